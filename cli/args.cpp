@@ -1,0 +1,35 @@
+#include <ATen/ops/contiguous.h>  // IWYU pragma: keep
+#include <ATen/ops/to.h>          // IWYU pragma: keep
+
+#include <cstring>
+
+#include "cli.h"
+#include "semroute/error.h"
+
+namespace semroute::cli {
+
+Args parse_args(int argc, char** argv, int first) {
+  Args args;
+  for (int i = first; i < argc; ++i) {
+    const std::string arg = argv[i];
+    if (arg == "--json") {
+      args.json = true;
+    } else if (arg == "--adapter") {
+      if (i + 1 >= argc) throw InvalidInput("--adapter needs a directory");
+      args.adapter = argv[++i];
+    } else if (arg.size() > 1 && arg[0] == '-') {
+      throw InvalidInput("unknown option '" + arg + "' (see semroute --help)");
+    } else {
+      args.positional.push_back(arg);
+    }
+  }
+  return args;
+}
+
+nlohmann::json tensor_json(const at::Tensor& t) {
+  const at::Tensor values = t.to(c10::kFloat).contiguous();
+  const float* data = values.data_ptr<float>();
+  return {{"shape", t.sizes().vec()}, {"data", std::vector<float>(data, data + values.numel())}};
+}
+
+}  // namespace semroute::cli

@@ -1,0 +1,27 @@
+// Shared pieces of the semroute command-line tool.
+#pragma once
+
+#include <ATen/core/Tensor.h>
+
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+namespace semroute::cli {
+
+struct Args {
+  std::vector<std::string> positional;
+  bool json = false;
+  std::string adapter;  // --adapter DIR
+};
+
+// Parses flags common to all subcommands; throws InvalidInput on unknown ones.
+Args parse_args(int argc, char** argv, int first);
+
+// {shape, data} with data flat and row-major, as in the fixtures' reference.json.
+nlohmann::json tensor_json(const at::Tensor& t);
+
+int run_info(const Args& args);
+int run_forward(const Args& args);
+
+}  // namespace semroute::cli

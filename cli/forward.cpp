@@ -1,0 +1,91 @@
+// `semroute forward`: run a model directory on given token ids and print every
+// output it can produce, under the names the reference fixtures use.
+#include <ATen/ops/from_blob.h>
+#include <ATen/ops/ones_like.h>
+#include <c10/core/InferenceMode.h>
+
+#include <cstdio>
+#include <fstream>
+#include <map>
+
+#include "cli.h"
+#include "models/model_factory.h"
+#include "semroute/error.h"
+#include "tasks/pooling.h"
+
+namespace semroute::cli {
+namespace {
+
+// A [batch, seq] int64 tensor from a rectangular JSON array of integers.
+at::Tensor id_matrix(const nlohmann::json& rows, const std::string& what) {
+  if (!rows.is_array() || rows.empty() || !rows[0].is_array())
+    throw InvalidInput(what + " must be a non-empty list of lists of integers");
+  const size_t width = rows[0].size();
+  std::vector<int64_t> flat;
+  for (const auto& row : rows) {
+    if (!row.is_array() || row.size() != width) throw InvalidInput(what + " rows must all have the same length");
+    for (const auto& v : row) {
+      if (!v.is_number_integer()) throw InvalidInput(what + " must hold integers");
+      flat.push_back(v.get<int64_t>());
+    }
+  }
+  return at::from_blob(flat.data(), {static_cast<int64_t>(rows.size()), static_cast<int64_t>(width)}, c10::kLong)
+      .clone();
+}
+
+ModelInputs case_inputs(const nlohmann::json& c, c10::Device device) {
+  ModelInputs in;
+  in.input_ids = id_matrix(c.at("input_ids"), "input_ids").to(device);
+  in.attention_mask = c.contains("attention_mask") ? id_matrix(c["attention_mask"], "attention_mask").to(device)
+                                                   : at::ones_like(in.input_ids);
+  if (c.contains("token_type_ids")) in.token_type_ids = id_matrix(c["token_type_ids"], "token_type_ids").to(device);
+  return in;
+}
+
+std::map<std::string, at::Tensor> core_outputs(const CoreModel& model, const ModelInputs& in) {
+  const at::Tensor hidden = model.forward(in).to(c10::kFloat);
+  return {
+      {"last_hidden_state", hidden},
+      {"cls_pooled", cls_pool(hidden)},
+      {"mean_pooled", mean_pool(hidden, in.attention_mask)},
+  };
+}
+
+}  // namespace
+
+int run_forward(const Args& args) {
+  if (args.positional.size() != 2)
+    throw InvalidInput("usage: semroute forward MODEL_DIR CASES.json [--adapter DIR] [--json]");
+  if (!args.adapter.empty()) throw Unsupported("--adapter: LoRA adapters are not supported yet");
+  std::ifstream file(args.positional[1]);
+  if (!file) throw InvalidInput(args.positional[1] + ": cannot open", ErrorCode::kNotFound);
+  nlohmann::json cases;
+  try {
+    cases = nlohmann::json::parse(file).at("cases");
+  } catch (const nlohmann::json::exception& e) {
+    throw InvalidInput(args.positional[1] + ": expected {\"cases\": [...]} (" + e.what() + ")");
+  }
+
+  const auto model = load_core_model(args.positional[0]);
+  c10::InferenceMode guard;
+  nlohmann::json out = {{"cases", nlohmann::json::array()}};
+  for (const auto& c : cases) {
+    const ModelInputs in = case_inputs(c, model->device());
+    nlohmann::json outputs = nlohmann::json::object();
+    for (const auto& [name, tensor] : core_outputs(*model, in)) outputs[name] = tensor_json(tensor);
+    out["cases"].push_back({{"name", c.value("name", "")}, {"outputs", outputs}});
+  }
+  if (args.json) {
+    std::printf("%s\n", out.dump().c_str());
+  } else {
+    for (const auto& c : out["cases"]) {
+      std::printf("%s\n", c["name"].get<std::string>().c_str());
+      for (const auto& [name, t] : c["outputs"].items())
+        std::printf("  %-20s shape %s  first %s\n", name.c_str(), t["shape"].dump().c_str(),
+                    t["data"].empty() ? "-" : t["data"][0].dump().c_str());
+    }
+  }
+  return 0;
+}
+
+}  // namespace semroute::cli

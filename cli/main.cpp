@@ -1,0 +1,60 @@
+// semroute: command-line access to the library (inspect, run, check models).
+#include <cstdio>
+#include <cstring>
+#include <exception>
+#include <string>
+
+#include "cli.h"
+#include "semroute/error.h"
+#include "semroute/version.h"
+
+namespace {
+
+const char* kUsage = R"(usage: semroute <command> [options]
+
+commands:
+  info MODEL_DIR [--json]
+      Open and validate a Hugging Face model directory (config.json, every
+      tensor of the safetensors weights, and the tensors its backend needs)
+      and describe it.
+  forward MODEL_DIR CASES.json [--adapter DIR] [--json]
+      Run the model on the token ids of each case (the format of a fixture's
+      reference.json: cases[] with input_ids, attention_mask, optional
+      token_type_ids) and print every output it can produce.
+  version
+      Print the library version.
+
+options:
+  --json      machine-readable output with stable keys (see README.md)
+  -h, --help  this help
+
+Errors go to stderr with exit code 1; bad usage exits with code 2.
+)";
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  using namespace semroute;
+  if (argc < 2 || std::strcmp(argv[1], "-h") == 0 || std::strcmp(argv[1], "--help") == 0) {
+    std::fputs(kUsage, argc < 2 ? stderr : stdout);
+    return argc < 2 ? 2 : 0;
+  }
+  const std::string command = argv[1];
+  try {
+    const cli::Args args = cli::parse_args(argc, argv, 2);
+    if (command == "info") return cli::run_info(args);
+    if (command == "forward") return cli::run_forward(args);
+    if (command == "version") {
+      std::printf("semroute %s\n", SEMROUTE_VERSION_STRING);
+      return 0;
+    }
+    std::fprintf(stderr, "semroute: unknown command '%s'\n\n%s", command.c_str(), kUsage);
+    return 2;
+  } catch (const InvalidInput& e) {
+    std::fprintf(stderr, "semroute %s: %s\n", command.c_str(), e.what());
+    return e.code() == ErrorCode::kInvalidArgument ? 2 : 1;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "semroute %s: %s\n", command.c_str(), e.what());
+    return 1;
+  }
+}

@@ -1,0 +1,37 @@
+#!/usr/bin/env bash
+# Installs everything semroute needs to build and test on Debian 12 (bookworm).
+# Idempotent; run as root (or with sudo available).
+set -euo pipefail
+
+packages=(
+  build-essential cmake ninja-build pkg-config ccache python3
+  libtorch-dev
+  libopenblas0-openmp            # fast BLAS for libtorch (the reference BLAS is ~40x slower)
+  libsentencepiece-dev
+  libyaml-cpp-dev libfmt-dev libtbb-dev libeigen3-dev nlohmann-json3-dev
+  libpcre2-dev libutf8proc-dev
+  libgtest-dev libgmock-dev libbenchmark-dev
+  golang-go
+)
+
+sudo_cmd=()
+if [ "$(id -u)" -ne 0 ]; then sudo_cmd=(sudo); fi
+
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+
+if [ ${#missing[@]} -gt 0 ]; then
+  echo "installing: ${missing[*]}"
+  "${sudo_cmd[@]}" apt-get update -q
+  DEBIAN_FRONTEND=noninteractive "${sudo_cmd[@]}" apt-get install -y -q --no-install-recommends "${missing[@]}"
+fi
+
+# libtorch calls whatever libblas.so.3 the alternatives system selects; make sure it is OpenBLAS.
+alt=/etc/alternatives/libblas.so.3-x86_64-linux-gnu
+if [ -e "$alt" ] && ! readlink -f "$alt" | grep -q openblas; then
+  blas=$(update-alternatives --list libblas.so.3-x86_64-linux-gnu | grep openblas-openmp | head -n1 || true)
+  if [ -n "$blas" ]; then "${sudo_cmd[@]}" update-alternatives --set libblas.so.3-x86_64-linux-gnu "$blas"; fi
+fi
+echo "BLAS in use: $(readlink -f "$alt" 2>/dev/null || echo unknown)"

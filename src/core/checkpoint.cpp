@@ -1,0 +1,140 @@
+#include "core/checkpoint.h"
+
+#include <ATen/ops/empty.h>
+#include <ATen/ops/from_blob.h>
+
+#include <algorithm>
+#include <cstring>
+#include <fstream>
+#include <nlohmann/json.hpp>
+
+#include "semroute/error.h"
+
+namespace semroute {
+namespace fs = std::filesystem;
+namespace {
+
+using json = nlohmann::json;
+
+json read_json_file(const fs::path& path) {
+  std::ifstream in(path);
+  if (!in) throw LoadError(path.string() + ": cannot open", ErrorCode::kNotFound);
+  try {
+    return json::parse(in);
+  } catch (const json::exception& e) {
+    throw LoadError(path.string() + ": not valid JSON (" + e.what() + ")");
+  }
+}
+
+// Shard names come from a file we do not trust: they must stay in the directory.
+void check_shard_name(const std::string& name, const fs::path& index) {
+  if (name.empty() || name == "." || name == ".." || name.find('/') != std::string::npos ||
+      name.find('\\') != std::string::npos || name.find('\0') != std::string::npos)
+    throw LoadError(index.string() + ": shard file name '" + name + "' is not a plain file name");
+}
+
+}  // namespace
+
+c10::ScalarType to_scalar_type(DType dtype) {
+  switch (dtype) {
+    case DType::kBool: return c10::ScalarType::Bool;
+    case DType::kU8: return c10::ScalarType::Byte;
+    case DType::kI8: return c10::ScalarType::Char;
+    case DType::kI16: return c10::ScalarType::Short;
+    case DType::kI32: return c10::ScalarType::Int;
+    case DType::kI64: return c10::ScalarType::Long;
+    case DType::kF16: return c10::ScalarType::Half;
+    case DType::kBF16: return c10::ScalarType::BFloat16;
+    case DType::kF32: return c10::ScalarType::Float;
+    case DType::kF64: return c10::ScalarType::Double;
+    default: break;
+  }
+  throw Unsupported(std::string("tensors of dtype ") + dtype_name(dtype) + " are not supported by this libtorch");
+}
+
+void Checkpoint::add_file(std::shared_ptr<const SafetensorsFile> file) {
+  for (const auto& info : file->tensors()) {
+    const auto [it, inserted] = entries_.emplace(info.name, Entry{file, &info});
+    if (!inserted)
+      throw LoadError("tensor '" + info.name + "' appears in both " + it->second.file->path() + " and " +
+                      file->path());
+  }
+  file_paths_.push_back(file->path());
+}
+
+Checkpoint Checkpoint::open_weights_in(const fs::path& dir, const std::string& stem) {
+  Checkpoint checkpoint;
+  const fs::path index = dir / (stem + ".safetensors.index.json");
+  const fs::path single = dir / (stem + ".safetensors");
+  if (fs::exists(index)) {
+    const json j = read_json_file(index);
+    const auto map_it = j.find("weight_map");
+    if (!j.is_object() || map_it == j.end() || !map_it->is_object())
+      throw LoadError(index.string() + ": has no \"weight_map\" object");
+    std::vector<std::string> shard_names;
+    for (const auto& [tensor, shard] : map_it->items()) {
+      if (!shard.is_string()) throw LoadError(index.string() + ": weight_map entry '" + tensor + "' is not a string");
+      check_shard_name(shard.get<std::string>(), index);
+      shard_names.push_back(shard.get<std::string>());
+    }
+    std::sort(shard_names.begin(), shard_names.end());
+    shard_names.erase(std::unique(shard_names.begin(), shard_names.end()), shard_names.end());
+    for (const auto& shard : shard_names) checkpoint.add_file(SafetensorsFile::open((dir / shard).string()));
+    for (const auto& [tensor, shard] : map_it->items()) {
+      const TensorInfo* info = checkpoint.find(tensor);
+      if (info == nullptr || fs::path(checkpoint.entries_.at(tensor).file->path()).filename() != shard.get<std::string>())
+        throw LoadError(index.string() + ": maps tensor '" + tensor + "' to " + shard.get<std::string>() +
+                        ", which does not contain it");
+    }
+  } else if (fs::exists(single)) {
+    checkpoint.add_file(SafetensorsFile::open(single.string()));
+  } else {
+    std::string hint;
+    if (fs::exists(dir / "pytorch_model.bin"))
+      hint = " (only pytorch_model.bin is present: convert it to safetensors)";
+    throw LoadError(dir.string() + ": no " + stem + ".safetensors or " + stem + ".safetensors.index.json" + hint,
+                    ErrorCode::kNotFound);
+  }
+  return checkpoint;
+}
+
+Checkpoint Checkpoint::open(const fs::path& path) {
+  std::error_code ec;
+  if (fs::is_directory(path, ec)) return open_weights_in(path, "model");
+  if (!fs::exists(path, ec)) throw LoadError(path.string() + ": does not exist", ErrorCode::kNotFound);
+  Checkpoint checkpoint;
+  checkpoint.add_file(SafetensorsFile::open(path.string()));
+  return checkpoint;
+}
+
+std::vector<std::string> Checkpoint::names() const {
+  std::vector<std::string> names;
+  names.reserve(entries_.size());
+  for (const auto& [name, entry] : entries_) names.push_back(name);
+  std::sort(names.begin(), names.end());
+  return names;
+}
+
+const TensorInfo* Checkpoint::find(const std::string& name) const {
+  const auto it = entries_.find(name);
+  return it == entries_.end() ? nullptr : it->second.info;
+}
+
+at::Tensor Checkpoint::tensor(const std::string& name) const {
+  const auto it = entries_.find(name);
+  if (it == entries_.end()) throw LoadError("tensor '" + name + "' not found in the checkpoint", ErrorCode::kNotFound);
+  const TensorInfo& info = *it->second.info;
+  const auto options = at::TensorOptions().dtype(to_scalar_type(info.dtype));
+  const uint8_t* bytes = it->second.file->data(info);
+  const size_t element = dtype_size(info.dtype);
+  if (reinterpret_cast<uintptr_t>(bytes) % element == 0) {
+    // Zero-copy: the tensor keeps its file mapped for as long as it lives.
+    std::shared_ptr<const SafetensorsFile> owner = it->second.file;
+    return at::from_blob(const_cast<uint8_t*>(bytes), info.shape, [owner](void*) {}, options);
+  }
+  at::Tensor copy = at::empty(info.shape, options);
+  if (info.nbytes() > 0) std::memcpy(copy.data_ptr(), bytes, info.nbytes());
+  return copy;
+}
+
+}  // namespace semroute

@@ -1,0 +1,42 @@
+#include "core/device.h"
+
+#include <ATen/Context.h>
+
+#include "semroute/error.h"
+
+namespace semroute {
+
+bool cuda_available() { return at::hasCUDA(); }
+
+c10::Device parse_device(const std::string& name) {
+  if (name.empty() || name == "auto") return cuda_available() ? c10::Device(c10::kCUDA, 0) : c10::Device(c10::kCPU);
+  if (name == "cpu") return c10::Device(c10::kCPU);
+  if (name.rfind("cuda", 0) == 0) {
+    if (!cuda_available()) throw Unsupported("device '" + name + "' requested, but this libtorch has no CUDA");
+    try {
+      return c10::Device(name);
+    } catch (const std::exception&) {
+      throw InvalidInput("invalid device '" + name + "' (use cpu, cuda or cuda:N)");
+    }
+  }
+  throw InvalidInput("unknown device '" + name + "' (use cpu, cuda, cuda:N or auto)");
+}
+
+c10::ScalarType parse_dtype_name(const std::string& name, c10::Device device) {
+  if (name.empty() || name == "auto") return device.is_cuda() ? c10::kHalf : c10::kFloat;
+  if (name == "float32" || name == "fp32" || name == "float") return c10::kFloat;
+  if (name == "float16" || name == "fp16" || name == "half") return c10::kHalf;
+  if (name == "bfloat16" || name == "bf16") return c10::kBFloat16;
+  throw InvalidInput("unknown dtype '" + name + "' (use float32, float16, bfloat16 or auto)");
+}
+
+std::string dtype_display_name(c10::ScalarType dtype) {
+  switch (dtype) {
+    case c10::kFloat: return "float32";
+    case c10::kHalf: return "float16";
+    case c10::kBFloat16: return "bfloat16";
+    default: return c10::toString(dtype);
+  }
+}
+
+}  // namespace semroute

@@ -1,0 +1,92 @@
+#include "core/runtime.h"
+
+#include <ATen/Parallel.h>
+#include <ATen/core/Tensor.h>
+#include <ATen/ops/mm.h>
+#include <ATen/ops/rand.h>
+#include <link.h>
+#include <sched.h>
+
+#include <algorithm>
+#include <chrono>
+#include <climits>
+#include <cstdlib>
+#include <cstring>
+#include <mutex>
+
+#include "core/log.h"
+
+namespace semroute {
+namespace {
+
+// Path of the first loaded object whose name mentions libblas / openblas.
+std::string loaded_blas_library() {
+  std::string found;
+  dl_iterate_phdr(
+      [](dl_phdr_info* info, size_t, void* out) {
+        const char* name = info->dlpi_name;
+        if (name == nullptr || (std::strstr(name, "libblas") == nullptr && std::strstr(name, "openblas") == nullptr))
+          return 0;
+        char resolved[PATH_MAX];
+        *static_cast<std::string*>(out) = realpath(name, resolved) != nullptr ? resolved : name;
+        return 1;
+      },
+      &found);
+  return found;
+}
+
+double time_gemm_gflops() {
+  constexpr int64_t n = 256;
+  const at::Tensor a = at::rand({n, n});
+  const at::Tensor b = at::rand({n, n});
+  at::mm(a, b);  // warm-up: thread pool start, packing buffers
+  double best = 1e30;
+  for (int i = 0; i < 3; ++i) {
+    const auto start = std::chrono::steady_clock::now();
+    at::mm(a, b);
+    best = std::min(best, std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+  }
+  return 2.0 * n * n * n / best / 1e9;
+}
+
+}  // namespace
+
+int usable_cpus() {
+  cpu_set_t set;
+  if (sched_getaffinity(0, sizeof(set), &set) == 0) return std::max(1, CPU_COUNT(&set));
+  return 1;
+}
+
+void set_compute_threads(int n) { at::set_num_threads(n > 0 ? n : usable_cpus()); }
+
+int compute_threads() { return at::get_num_threads(); }
+
+BlasReport check_blas() {
+  BlasReport report;
+  report.library = loaded_blas_library();
+  // Debian installs the reference BLAS under .../blas/, OpenBLAS under .../openblas-*/.
+  report.reference_blas = report.library.find("/blas/") != std::string::npos &&
+                          report.library.find("openblas") == std::string::npos;
+  report.gflops = time_gemm_gflops();
+  report.slow = report.reference_blas || report.gflops < 20.0;
+  return report;
+}
+
+void ensure_runtime_initialized() {
+  static std::once_flag once;
+  std::call_once(once, [] {
+    const char* threads = std::getenv("SEMROUTE_NUM_THREADS");
+    set_compute_threads(threads != nullptr ? std::atoi(threads) : 0);
+    const char* skip = std::getenv("SEMROUTE_SKIP_BLAS_CHECK");
+    if (skip != nullptr && std::strcmp(skip, "1") == 0) return;
+    const BlasReport blas = check_blas();
+    log_at(LogLevel::kDebug, "BLAS {} at {:.1f} GFLOP/s, {} threads", blas.library, blas.gflops, compute_threads());
+    if (blas.slow)
+      log_at(LogLevel::kWarning,
+             "slow BLAS in use ({}; {:.1f} GFLOP/s): inference will be many times slower than it should. "
+             "Install OpenBLAS: apt-get install libopenblas0-openmp",
+             blas.library.empty() ? "unknown library" : blas.library, blas.gflops);
+  });
+}
+
+}  // namespace semroute

@@ -1,0 +1,75 @@
+#include "core/weight_map.h"
+
+#include <ATen/ops/to.h>  // IWYU pragma: keep
+
+#include <sstream>
+
+#include "semroute/error.h"
+
+namespace semroute {
+namespace {
+
+std::string shape_string(at::IntArrayRef shape) {
+  std::ostringstream out;
+  out << '[';
+  for (size_t i = 0; i < shape.size(); ++i) out << (i ? ", " : "") << shape[i];
+  out << ']';
+  return out.str();
+}
+
+}  // namespace
+
+WeightMap::WeightMap(const Checkpoint& checkpoint, std::vector<std::string> prefixes, at::TensorOptions options)
+    : checkpoint_(checkpoint), prefixes_(std::move(prefixes)), options_(options) {
+  if (prefixes_.empty()) prefixes_.push_back("");
+}
+
+std::string WeightMap::resolve(const std::string& name) const {
+  for (const auto& prefix : prefixes_) {
+    std::string full = prefix + name;
+    if (checkpoint_.find(full) != nullptr) return full;
+  }
+  return {};
+}
+
+at::Tensor WeightMap::fetch(const std::string& name, at::IntArrayRef shape, bool required) {
+  const std::string full = resolve(name);
+  if (full.empty()) {
+    if (required) problems_.push_back("missing tensor '" + name + "'");
+    return {};
+  }
+  used_.insert(full);
+  at::Tensor t = checkpoint_.tensor(full);
+  if (!shape.empty() && t.sizes() != shape) {
+    problems_.push_back("tensor '" + full + "' has shape " + shape_string(t.sizes()) + ", expected " +
+                        shape_string(shape));
+    return {};
+  }
+  if (t.is_floating_point()) return t.to(options_);
+  return t.to(options_.device());
+}
+
+at::Tensor WeightMap::get(const std::string& name, at::IntArrayRef shape) { return fetch(name, shape, true); }
+
+at::Tensor WeightMap::get_optional(const std::string& name, at::IntArrayRef shape) {
+  return fetch(name, shape, false);
+}
+
+void WeightMap::check() const {
+  if (problems_.empty()) return;
+  std::string message = "checkpoint does not match the model (" + std::to_string(problems_.size()) + " problem" +
+                        (problems_.size() > 1 ? "s" : "") + "):";
+  for (const auto& p : problems_) message += "\n  " + p;
+  const auto& files = checkpoint_.files();
+  if (!files.empty()) message += "\n  in " + files.front() + (files.size() > 1 ? " (and other shards)" : "");
+  throw LoadError(message);
+}
+
+std::vector<std::string> WeightMap::unused() const {
+  std::vector<std::string> names;
+  for (auto& name : checkpoint_.names())
+    if (used_.count(name) == 0) names.push_back(name);
+  return names;
+}
+
+}  // namespace semroute

@@ -1,0 +1,46 @@
+// Resolves the tensor names a backend asks for against the names a real
+// checkpoint uses (bare, `model.`, `bert.`, `_orig_mod.` …), converts them to
+// the model's dtype and device, and collects every problem so that a load
+// fails once with the complete list of missing and mis-shaped tensors.
+#pragma once
+
+#include <ATen/core/Tensor.h>
+
+#include <set>
+#include <string>
+#include <vector>
+
+#include "core/checkpoint.h"
+
+namespace semroute {
+
+class WeightMap {
+ public:
+  // `prefixes` are tried in order; "" means the bare name.
+  WeightMap(const Checkpoint& checkpoint, std::vector<std::string> prefixes, at::TensorOptions options);
+
+  // The tensor for `name` (floating tensors converted to the model dtype).
+  // A missing tensor or a shape other than `shape` (when given) is recorded
+  // and an undefined tensor returned; call check() before using the model.
+  at::Tensor get(const std::string& name, at::IntArrayRef shape = {});
+  // Like get(), but absence is not an error.
+  at::Tensor get_optional(const std::string& name, at::IntArrayRef shape = {});
+  bool has(const std::string& name) const { return !resolve(name).empty(); }
+
+  // Throws LoadError listing every missing or mis-shaped tensor.
+  void check() const;
+  // Checkpoint tensors nobody asked for (sorted).
+  std::vector<std::string> unused() const;
+
+ private:
+  std::string resolve(const std::string& name) const;
+  at::Tensor fetch(const std::string& name, at::IntArrayRef shape, bool required);
+
+  const Checkpoint& checkpoint_;
+  std::vector<std::string> prefixes_;
+  at::TensorOptions options_;
+  std::set<std::string> used_;
+  std::vector<std::string> problems_;
+};
+
+}  // namespace semroute

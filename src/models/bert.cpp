@@ -1,0 +1,77 @@
+#include "models/bert.h"
+
+#include <ATen/TensorOperators.h>
+#include <ATen/ops/arange.h>
+#include <ATen/ops/embedding.h>
+#include <c10/core/InferenceMode.h>
+
+#include <cmath>
+
+#include "models/attention.h"
+
+namespace semroute {
+
+BertEncoder::BertEncoder(BertConfig config, const LoadOptions& options)
+    : CoreModel(config.base, options), config_(std::move(config)), activation_(parse_activation(config_.hidden_act)) {}
+
+std::unique_ptr<CoreModel> BertEncoder::create(const ModelSource& source, const LoadOptions& options) {
+  std::unique_ptr<BertEncoder> model(new BertEncoder(BertConfig::parse(source.config), options));
+  WeightMap weights(source.checkpoint, {"", "bert.", "model."},
+                    at::TensorOptions().dtype(options.dtype).device(options.device));
+  model->load(weights);
+  weights.check();
+  return model;
+}
+
+void BertEncoder::load(WeightMap& w) {
+  const auto& c = config_.base;
+  const int64_t h = c.hidden_size;
+  const double eps = config_.layer_norm_eps;
+  word_embeddings_ = w.get("embeddings.word_embeddings.weight", {c.vocab_size, h});
+  position_embeddings_ = w.get("embeddings.position_embeddings.weight", {c.max_position_embeddings, h});
+  token_type_embeddings_ = w.get("embeddings.token_type_embeddings.weight", {config_.type_vocab_size, h});
+  embedding_norm_ = LayerNorm::load(w, "embeddings.LayerNorm", h, eps, true);
+  for (int64_t i = 0; i < c.num_hidden_layers; ++i) {
+    const std::string p = "encoder.layer." + std::to_string(i) + ".";
+    layers_.push_back(Layer{
+        Linear::load(w, p + "attention.self.query", h, h, true),
+        Linear::load(w, p + "attention.self.key", h, h, true),
+        Linear::load(w, p + "attention.self.value", h, h, true),
+        Linear::load(w, p + "attention.output.dense", h, h, true),
+        LayerNorm::load(w, p + "attention.output.LayerNorm", h, eps, true),
+        Linear::load(w, p + "intermediate.dense", h, c.intermediate_size, true),
+        Linear::load(w, p + "output.dense", c.intermediate_size, h, true),
+        LayerNorm::load(w, p + "output.LayerNorm", h, eps, true),
+    });
+  }
+}
+
+at::Tensor BertEncoder::embed(const ModelInputs& in) const {
+  const int64_t seq = in.input_ids.size(1);
+  const at::Tensor positions = at::arange(seq, in.input_ids.options());
+  at::Tensor x = at::embedding(word_embeddings_, in.input_ids) + at::embedding(position_embeddings_, positions);
+  x = in.token_type_ids.defined() ? x + at::embedding(token_type_embeddings_, in.token_type_ids)
+                                  : x + token_type_embeddings_[0];
+  return embedding_norm_(x);
+}
+
+at::Tensor BertEncoder::run_layer(const Layer& layer, const at::Tensor& x, const at::Tensor& bias) const {
+  const int64_t heads = config_.base.num_attention_heads;
+  const double scale = 1.0 / std::sqrt(static_cast<double>(config_.base.hidden_size / heads));
+  const at::Tensor context = dense_attention(split_heads(layer.query(x), heads), split_heads(layer.key(x), heads),
+                                             split_heads(layer.value(x), heads), bias, scale);
+  const at::Tensor h = layer.attention_norm(x + layer.attention_out(merge_heads(context)));
+  return layer.output_norm(h + layer.output(activate(activation_, layer.intermediate(h))));
+}
+
+at::Tensor BertEncoder::forward(const ModelInputs& inputs) const {
+  check_inputs(inputs);
+  if (inputs.token_type_ids.defined()) check_ids_in_range(inputs.token_type_ids, config_.type_vocab_size, "token type");
+  c10::InferenceMode guard;
+  at::Tensor x = embed(inputs);
+  const at::Tensor bias = key_padding_bias(inputs.attention_mask, x.scalar_type());
+  for (const auto& layer : layers_) x = run_layer(layer, x, bias);
+  return x;
+}
+
+}  // namespace semroute

@@ -1,0 +1,44 @@
+// BERT / MiniLM encoder (Hugging Face BertModel): word + position + token-type
+// embeddings, post-LayerNorm layers with GELU MLPs. Serves the legacy BERT
+// classifiers and MiniLM sentence embeddings.
+#pragma once
+
+#include <memory>
+#include <vector>
+
+#include "models/configs.h"
+#include "models/core_model.h"
+#include "models/layers.h"
+#include "models/model_factory.h"
+
+namespace semroute {
+
+class BertEncoder final : public CoreModel {
+ public:
+  static std::unique_ptr<CoreModel> create(const ModelSource& source, const LoadOptions& options);
+
+  at::Tensor forward(const ModelInputs& inputs) const override;
+  const char* backend_name() const override { return "bert"; }
+  const BertConfig& bert_config() const { return config_; }
+
+ private:
+  struct Layer {
+    Linear query, key, value, attention_out;
+    LayerNorm attention_norm;
+    Linear intermediate, output;
+    LayerNorm output_norm;
+  };
+
+  BertEncoder(BertConfig config, const LoadOptions& options);
+  void load(WeightMap& weights);
+  at::Tensor embed(const ModelInputs& inputs) const;
+  at::Tensor run_layer(const Layer& layer, const at::Tensor& x, const at::Tensor& bias) const;
+
+  BertConfig config_;
+  Activation activation_;
+  at::Tensor word_embeddings_, position_embeddings_, token_type_embeddings_;
+  LayerNorm embedding_norm_;
+  std::vector<Layer> layers_;
+};
+
+}  // namespace semroute

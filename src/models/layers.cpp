@@ -1,0 +1,52 @@
+#include "models/layers.h"
+
+#include <ATen/ops/gelu.h>
+#include <ATen/ops/layer_norm.h>
+#include <ATen/ops/linear.h>
+#include <ATen/ops/relu.h>
+#include <ATen/ops/silu.h>
+
+#include "semroute/error.h"
+
+namespace semroute {
+
+Linear Linear::load(WeightMap& weights, const std::string& name, int64_t in, int64_t out, bool bias) {
+  Linear linear;
+  linear.weight_ = weights.get(name + ".weight", {out, in});
+  if (bias) linear.bias_ = weights.get(name + ".bias", {out});
+  return linear;
+}
+
+at::Tensor Linear::operator()(const at::Tensor& x) const { return at::linear(x, weight_, bias_); }
+
+LayerNorm LayerNorm::load(WeightMap& weights, const std::string& name, int64_t dim, double eps, bool bias) {
+  LayerNorm norm;
+  norm.weight_ = weights.get(name + ".weight", {dim});
+  if (bias) norm.bias_ = weights.get(name + ".bias", {dim});
+  norm.eps_ = eps;
+  return norm;
+}
+
+at::Tensor LayerNorm::operator()(const at::Tensor& x) const {
+  return at::layer_norm(x, {x.size(-1)}, weight_, bias_, eps_);
+}
+
+Activation parse_activation(const std::string& name) {
+  if (name == "gelu") return Activation::kGeluErf;
+  if (name == "gelu_new" || name == "gelu_pytorch_tanh" || name == "gelu_fast") return Activation::kGeluTanh;
+  if (name == "relu") return Activation::kRelu;
+  if (name == "silu" || name == "swish") return Activation::kSilu;
+  throw Unsupported("activation '" + name + "' is not supported");
+}
+
+at::Tensor activate(Activation activation, const at::Tensor& x) {
+  switch (activation) {
+    case Activation::kGeluErf: return at::gelu(x);
+    case Activation::kGeluTanh: return at::gelu(x, "tanh");
+    case Activation::kRelu: return at::relu(x);
+    case Activation::kSilu: return at::silu(x);
+  }
+  throw InternalError("unhandled activation");
+}
+
+}  // namespace semroute

@@ -1,0 +1,47 @@
+// Building blocks shared by the backends: linear, norms, activations.
+// Every projection goes through Linear, so weight formats (and later LoRA)
+// are handled in one place.
+#pragma once
+
+#include <ATen/core/Tensor.h>
+
+#include <string>
+
+#include "core/weight_map.h"
+
+namespace semroute {
+
+class Linear {
+ public:
+  Linear() = default;
+  // Loads `<name>.weight` [out, in] and, when `bias`, `<name>.bias` [out].
+  static Linear load(WeightMap& weights, const std::string& name, int64_t in, int64_t out, bool bias);
+
+  at::Tensor operator()(const at::Tensor& x) const;
+  const at::Tensor& weight() const { return weight_; }
+
+ private:
+  at::Tensor weight_;
+  at::Tensor bias_;
+};
+
+// LayerNorm over the last dimension; `bias` may be absent (ModernBERT).
+class LayerNorm {
+ public:
+  LayerNorm() = default;
+  static LayerNorm load(WeightMap& weights, const std::string& name, int64_t dim, double eps, bool bias);
+  at::Tensor operator()(const at::Tensor& x) const;
+
+ private:
+  at::Tensor weight_;
+  at::Tensor bias_;
+  double eps_ = 1e-5;
+};
+
+enum class Activation { kGeluErf, kGeluTanh, kRelu, kSilu };
+
+// HF activation names: gelu, gelu_new, gelu_pytorch_tanh, relu, silu, swish.
+Activation parse_activation(const std::string& name);
+at::Tensor activate(Activation activation, const at::Tensor& x);
+
+}  // namespace semroute

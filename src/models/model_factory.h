@@ -1,0 +1,45 @@
+// Picks and builds the backend for a Hugging Face model directory from its
+// config.json (`model_type`, then `architectures`). The list of backends is
+// in registry.cpp: adding an architecture is one line there.
+#pragma once
+
+#include <filesystem>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "core/checkpoint.h"
+#include "core/config_reader.h"
+#include "models/core_model.h"
+
+namespace semroute {
+
+// Everything a backend needs to build itself.
+struct ModelSource {
+  std::filesystem::path dir;
+  ConfigReader config;     // the raw config.json, for architecture-specific keys
+  Checkpoint checkpoint;   // the validated weights
+};
+
+struct Backend {
+  std::string name;                      // "modernbert"
+  std::vector<std::string> model_types;  // config.json "model_type" values it serves
+  std::string architecture_prefix;       // or an "architectures" entry starting with this
+  std::function<std::unique_ptr<CoreModel>(const ModelSource&, const LoadOptions&)> build;
+};
+
+// All registered backends (registry.cpp).
+const std::vector<Backend>& registered_backends();
+
+// The backend serving this config, or nullptr.
+const Backend* find_backend(const ConfigReader& config);
+
+// Opens `dir` (config.json + weights) without building a model.
+ModelSource open_model_source(const std::filesystem::path& dir);
+
+// Opens `dir` and builds its backend. Throws LoadError / Unsupported.
+std::shared_ptr<const CoreModel> load_core_model(const ModelSource& source, const LoadOptions& options);
+std::shared_ptr<const CoreModel> load_core_model(const std::filesystem::path& dir, const LoadOptions& options = {});
+
+}  // namespace semroute

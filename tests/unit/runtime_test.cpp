@@ -1,0 +1,36 @@
+// The compute runtime: thread count and the BLAS check.
+#include <gtest/gtest.h>
+
+#include "core/device.h"
+#include "core/runtime.h"
+#include "test_util.h"
+
+namespace semroute {
+namespace {
+
+TEST(Runtime, SetsTheThreadCountExplicitly) {
+  set_compute_threads(1);
+  EXPECT_EQ(compute_threads(), 1);
+  set_compute_threads(0);
+  EXPECT_EQ(compute_threads(), usable_cpus());
+}
+
+TEST(Runtime, FindsAFastBlas) {
+  const BlasReport blas = check_blas();
+  EXPECT_FALSE(blas.library.empty());
+  EXPECT_GT(blas.gflops, 0.0);
+  // The install script selects OpenBLAS; the reference BLAS would make every model ~40x slower.
+  EXPECT_FALSE(blas.reference_blas) << "libtorch is using the reference BLAS: " << blas.library;
+}
+
+TEST(Device, ParsesNamesAndRefusesWhatThisBuildLacks) {
+  EXPECT_TRUE(parse_device("cpu").is_cpu());
+  EXPECT_EQ(parse_dtype_name("bf16", parse_device("cpu")), c10::kBFloat16);
+  EXPECT_EQ(parse_dtype_name("auto", parse_device("cpu")), c10::kFloat);
+  test::expect_error([] { parse_device("tpu"); }, ErrorCode::kInvalidArgument, "unknown device");
+  test::expect_error([] { parse_dtype_name("fp8", parse_device("cpu")); }, ErrorCode::kInvalidArgument, "unknown dtype");
+  if (!cuda_available()) test::expect_error([] { parse_device("cuda:0"); }, ErrorCode::kUnsupported, "no CUDA");
+}
+
+}  // namespace
+}  // namespace semroute

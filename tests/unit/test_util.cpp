@@ -1,0 +1,48 @@
+#include "test_util.h"
+
+#include <cstring>
+#include <random>
+
+namespace semroute::test {
+
+TempDir::TempDir() {
+  std::random_device rd;
+  path_ = std::filesystem::temp_directory_path() / ("semroute-test-" + std::to_string(rd()) + std::to_string(rd()));
+  std::filesystem::create_directories(path_);
+}
+
+TempDir::~TempDir() {
+  std::error_code ec;
+  std::filesystem::remove_all(path_, ec);
+}
+
+void write_file(const std::filesystem::path& path, const std::string& bytes) {
+  std::ofstream out(path, std::ios::binary);
+  out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+}
+
+std::string safetensors_image(const std::string& header, const std::string& data) {
+  std::string out(8, '\0');
+  uint64_t n = header.size();
+  for (int i = 0; i < 8; ++i) out[i] = static_cast<char>((n >> (8 * i)) & 0xff);
+  return out + header + data;
+}
+
+std::string safetensors_f32(const std::vector<F32Tensor>& tensors) {
+  std::string header = "{";
+  std::string data;
+  for (const auto& t : tensors) {
+    const size_t begin = data.size();
+    data.append(reinterpret_cast<const char*>(t.values.data()), t.values.size() * sizeof(float));
+    std::string shape;
+    for (auto d : t.shape) shape += (shape.empty() ? "" : ",") + std::to_string(d);
+    header += (header.size() > 1 ? "," : "") + std::string("\"") + t.name + "\":{\"dtype\":\"F32\",\"shape\":[" +
+              shape + "],\"data_offsets\":[" + std::to_string(begin) + "," + std::to_string(data.size()) + "]}";
+  }
+  header += "}";
+  // Pad the header with spaces so the data buffer starts 8-byte aligned, as writers do.
+  while ((8 + header.size()) % 8 != 0) header += ' ';
+  return safetensors_image(header, data);
+}
+
+}  // namespace semroute::test

@@ -1,0 +1,56 @@
+// Helpers shared by the unit tests: fixture paths, temporary directories and
+// hand-made (possibly malformed) safetensors images.
+#pragma once
+
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include "semroute/error.h"
+
+namespace semroute::test {
+
+inline std::filesystem::path data_dir() { return SEMROUTE_TEST_DATA; }
+
+// A fresh directory removed at scope exit.
+class TempDir {
+ public:
+  TempDir();
+  ~TempDir();
+  const std::filesystem::path& path() const { return path_; }
+  std::filesystem::path operator/(const std::string& name) const { return path_ / name; }
+
+ private:
+  std::filesystem::path path_;
+};
+
+void write_file(const std::filesystem::path& path, const std::string& bytes);
+
+// 8-byte little-endian length + header text + data bytes.
+std::string safetensors_image(const std::string& header, const std::string& data);
+
+// A valid image holding float32 tensors; each entry is {name, shape, values}.
+struct F32Tensor {
+  std::string name;
+  std::vector<int64_t> shape;
+  std::vector<float> values;
+};
+std::string safetensors_f32(const std::vector<F32Tensor>& tensors);
+
+// Runs `fn`, expects a semroute::Error with `code` whose message contains `needle`.
+template <typename Fn>
+void expect_error(Fn&& fn, ErrorCode code, const std::string& needle) {
+  try {
+    fn();
+    ADD_FAILURE() << "expected an error containing '" << needle << "'";
+  } catch (const Error& e) {
+    EXPECT_EQ(static_cast<int>(e.code()), static_cast<int>(code)) << e.what();
+    EXPECT_NE(std::string(e.what()).find(needle), std::string::npos) << "message: " << e.what();
+  }
+}
+
+}  // namespace semroute::test
