@@ -42,9 +42,11 @@ nlohmann::json describe(const ModelSource& source) {
   };
   if (backend != nullptr) {
     // Building the backend checks the complete expected tensor set and shapes.
-    const auto model = load_core_model(source, LoadOptions{});
+    std::vector<std::string> unused;
+    const auto model = load_core_model(source, LoadOptions{}, &unused);
     out["dtype"] = dtype_display_name(model->dtype());
     out["max_length"] = model->max_length();
+    out["tensors_outside_encoder"] = unused;
   }
   return out;
 }
@@ -70,6 +72,11 @@ void print_text(const nlohmann::json& d) {
   if (d.contains("dtype"))
     std::printf("loaded as:     %s, max length %lld\n", d["dtype"].get<std::string>().c_str(),
                 d["max_length"].get<long long>());
+  if (d.contains("tensors_outside_encoder") && !d["tensors_outside_encoder"].empty()) {
+    std::string names;
+    for (const auto& n : d["tensors_outside_encoder"]) names += (names.empty() ? "" : ", ") + n.get<std::string>();
+    std::printf("not encoder:   %s\n", names.c_str());
+  }
   std::printf("status:        ok\n");
 }
 

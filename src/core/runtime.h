@@ -21,7 +21,7 @@ struct BlasReport {
   std::string library;  // resolved path of the loaded libblas, or "" if unknown
   double gflops = 0;    // fp32 GEMM rate measured on one 256^3 product
   bool reference_blas = false;  // the netlib reference implementation is loaded
-  bool slow = false;            // reference BLAS or a rate below 20 GFLOP/s
+  bool slow = false;            // reference BLAS or a rate below 5 GFLOP/s
 };
 
 // Inspects the loaded BLAS and times a small GEMM (~1 ms with OpenBLAS).

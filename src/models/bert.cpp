@@ -14,12 +14,10 @@ namespace semroute {
 BertEncoder::BertEncoder(BertConfig config, const LoadOptions& options)
     : CoreModel(config.base, options), config_(std::move(config)), activation_(parse_activation(config_.hidden_act)) {}
 
-std::unique_ptr<CoreModel> BertEncoder::create(const ModelSource& source, const LoadOptions& options) {
+std::unique_ptr<CoreModel> BertEncoder::create(const ModelSource& source, WeightMap& weights,
+                                               const LoadOptions& options) {
   std::unique_ptr<BertEncoder> model(new BertEncoder(BertConfig::parse(source.config), options));
-  WeightMap weights(source.checkpoint, {"", "bert.", "model."},
-                    at::TensorOptions().dtype(options.dtype).device(options.device));
   model->load(weights);
-  weights.check();
   return model;
 }
 

@@ -15,7 +15,7 @@ namespace semroute {
 
 class BertEncoder final : public CoreModel {
  public:
-  static std::unique_ptr<CoreModel> create(const ModelSource& source, const LoadOptions& options);
+  static std::unique_ptr<CoreModel> create(const ModelSource& source, WeightMap& weights, const LoadOptions& options);
 
   at::Tensor forward(const ModelInputs& inputs) const override;
   const char* backend_name() const override { return "bert"; }

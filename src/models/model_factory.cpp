@@ -29,7 +29,8 @@ ModelSource open_model_source(const std::filesystem::path& dir) {
   return ModelSource{dir, std::move(config), Checkpoint::open(dir)};
 }
 
-std::shared_ptr<const CoreModel> load_core_model(const ModelSource& source, const LoadOptions& options) {
+std::shared_ptr<const CoreModel> load_core_model(const ModelSource& source, const LoadOptions& options,
+                                                 std::vector<std::string>* unused_tensors) {
   const Backend* backend = find_backend(source.config);
   if (backend == nullptr) {
     std::string known;
@@ -38,7 +39,12 @@ std::shared_ptr<const CoreModel> load_core_model(const ModelSource& source, cons
                       "' is not supported (supported: " + (known.empty() ? "none" : known) + ")");
   }
   ensure_runtime_initialized();
-  return backend->build(source, options);
+  WeightMap weights(source.checkpoint, backend->weight_prefixes,
+                    at::TensorOptions().dtype(options.dtype).device(options.device));
+  std::shared_ptr<const CoreModel> model = backend->build(source, weights, options);
+  weights.check();
+  if (unused_tensors != nullptr) *unused_tensors = weights.unused();
+  return model;
 }
 
 std::shared_ptr<const CoreModel> load_core_model(const std::filesystem::path& dir, const LoadOptions& options) {

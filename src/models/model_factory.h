@@ -11,6 +11,7 @@
 
 #include "core/checkpoint.h"
 #include "core/config_reader.h"
+#include "core/weight_map.h"
 #include "models/core_model.h"
 
 namespace semroute {
@@ -26,7 +27,10 @@ struct Backend {
   std::string name;                      // "modernbert"
   std::vector<std::string> model_types;  // config.json "model_type" values it serves
   std::string architecture_prefix;       // or an "architectures" entry starting with this
-  std::function<std::unique_ptr<CoreModel>(const ModelSource&, const LoadOptions&)> build;
+  std::vector<std::string> weight_prefixes;  // where checkpoints put the encoder ("", "model.", …)
+  // Builds the model, taking its tensors from `weights`; the factory checks
+  // afterwards that nothing was missing or mis-shaped.
+  std::function<std::unique_ptr<CoreModel>(const ModelSource&, WeightMap& weights, const LoadOptions&)> build;
 };
 
 // All registered backends (registry.cpp).
@@ -39,7 +43,10 @@ const Backend* find_backend(const ConfigReader& config);
 ModelSource open_model_source(const std::filesystem::path& dir);
 
 // Opens `dir` and builds its backend. Throws LoadError / Unsupported.
-std::shared_ptr<const CoreModel> load_core_model(const ModelSource& source, const LoadOptions& options);
+// `unused_tensors`, when given, receives the checkpoint tensors the backend did
+// not take (task heads, MLM heads, extras).
+std::shared_ptr<const CoreModel> load_core_model(const ModelSource& source, const LoadOptions& options,
+                                                 std::vector<std::string>* unused_tensors = nullptr);
 std::shared_ptr<const CoreModel> load_core_model(const std::filesystem::path& dir, const LoadOptions& options = {});
 
 }  // namespace semroute

@@ -6,7 +6,8 @@ namespace semroute {
 
 const std::vector<Backend>& registered_backends() {
   static const std::vector<Backend> backends = {
-      {"bert", {"bert"}, "Bert", &BertEncoder::create},
+      // name    model_type   architectures   weight prefixes         builder
+      {"bert", {"bert"}, "Bert", {"", "bert.", "model."}, &BertEncoder::create},
   };
   return backends;
 }
