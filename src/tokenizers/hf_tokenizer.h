@@ -1,0 +1,16 @@
+// The Hugging Face tokenizer.json pipeline: added tokens -> normalizer ->
+// pre-tokenizer -> model -> post-processor, and the decoder for the way back.
+#pragma once
+
+#include <filesystem>
+#include <memory>
+
+#include "tokenizers/tokenizer.h"
+
+namespace semroute {
+
+// Throws LoadError naming the file for anything malformed, Unsupported for
+// pipeline components this library does not implement.
+std::shared_ptr<const Tokenizer> load_hf_tokenizer(const std::filesystem::path& tokenizer_json);
+
+}  // namespace semroute

@@ -1,0 +1,49 @@
+#include "tokenizers/models.h"
+
+#include "semroute/error.h"
+
+namespace semroute {
+
+std::unique_ptr<TokenizerModel> make_bpe_model(const nlohmann::json& spec);
+std::unique_ptr<TokenizerModel> make_wordpiece_model(const nlohmann::json& spec);
+
+namespace {
+const std::string kNoToken;
+}  // namespace
+
+std::optional<int32_t> TokenizerModel::token_to_id(std::string_view token) const {
+  const auto it = token_to_id_.find(std::string(token));
+  if (it == token_to_id_.end()) return std::nullopt;
+  return it->second;
+}
+
+const std::string& TokenizerModel::id_to_token(int32_t id) const {
+  if (id < 0 || static_cast<size_t>(id) >= id_to_token_.size()) return kNoToken;
+  return id_to_token_[static_cast<size_t>(id)];
+}
+
+void TokenizerModel::register_token(int32_t id, const std::string& token) {
+  if (id < 0) throw LoadError("tokenizer.json: negative token id for '" + token + "'");
+  if (static_cast<size_t>(id) >= id_to_token_.size()) id_to_token_.resize(static_cast<size_t>(id) + 1);
+  id_to_token_[static_cast<size_t>(id)] = token;
+  token_to_id_.emplace(token, id);
+}
+
+void TokenizerModel::load_vocab(const nlohmann::json& vocab) {
+  if (!vocab.is_object()) throw LoadError("tokenizer.json: model.vocab must be an object of token -> id");
+  token_to_id_.reserve(vocab.size());
+  for (const auto& [token, id] : vocab.items()) {
+    if (!id.is_number_integer() || id.get<int64_t>() < 0 || id.get<int64_t>() > (1 << 30))
+      throw LoadError("tokenizer.json: vocabulary id of '" + token + "' is not a valid id");
+    register_token(static_cast<int32_t>(id.get<int64_t>()), token);
+  }
+}
+
+std::unique_ptr<TokenizerModel> make_tokenizer_model(const nlohmann::json& spec) {
+  const std::string type = spec.value("type", std::string(spec.contains("merges") ? "BPE" : ""));
+  if (type == "BPE") return make_bpe_model(spec);
+  if (type == "WordPiece") return make_wordpiece_model(spec);
+  throw Unsupported("tokenizer.json: model type '" + type + "' is not supported (BPE and WordPiece are)");
+}
+
+}  // namespace semroute

@@ -1,0 +1,46 @@
+// Tokenization models: BPE (byte-level or with byte fallback) and WordPiece.
+// A model turns one pre-tokenized word into token ids with byte ranges
+// inside that word. Models are immutable and safe to share between threads.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+namespace semroute {
+
+struct ModelToken {
+  int32_t id;
+  uint32_t begin;  // byte range inside the word
+  uint32_t end;
+};
+
+class TokenizerModel {
+ public:
+  virtual ~TokenizerModel() = default;
+  // Appends the tokens of `word` to `out`.
+  virtual void tokenize(std::string_view word, std::vector<ModelToken>& out) const = 0;
+
+  std::optional<int32_t> token_to_id(std::string_view token) const;
+  // "" for ids outside the model's vocabulary.
+  const std::string& id_to_token(int32_t id) const;
+  size_t vocab_size() const { return id_to_token_.size(); }
+  // Adds tokens defined outside the model (added_tokens) to the id <-> token maps.
+  void register_token(int32_t id, const std::string& token);
+
+ protected:
+  void load_vocab(const nlohmann::json& vocab);
+
+  std::unordered_map<std::string, int32_t> token_to_id_;
+  std::vector<std::string> id_to_token_;
+};
+
+// Builds the model of a tokenizer.json "model" object.
+std::unique_ptr<TokenizerModel> make_tokenizer_model(const nlohmann::json& spec);
+
+}  // namespace semroute

@@ -1,0 +1,141 @@
+#include "tokenizers/tokenizer.h"
+
+#include <tbb/parallel_for.h>
+
+#include <algorithm>
+#include <fstream>
+
+#include "semroute/error.h"
+#include "tokenizers/hf_tokenizer.h"
+#include "tokenizers/post_processors.h"
+#include "tokenizers/sentencepiece_tokenizer.h"
+#include "tokenizers/unicode.h"
+
+namespace semroute {
+namespace fs = std::filesystem;
+
+void Encoding::push(int32_t id, std::string token, Span offset, int8_t sequence, int32_t type_id, bool special) {
+  ids.push_back(id);
+  tokens.push_back(std::move(token));
+  offsets.push_back(offset);
+  sequence_ids.push_back(sequence);
+  type_ids.push_back(type_id);
+  special_tokens_mask.push_back(special ? 1 : 0);
+  attention_mask.push_back(1);
+}
+
+namespace {
+
+template <typename T>
+void keep(std::vector<T>& v, size_t n, bool from_left) {
+  if (v.size() <= n) return;
+  if (from_left) {
+    v.erase(v.begin(), v.end() - static_cast<long>(n));
+  } else {
+    v.resize(n);
+  }
+}
+
+template <typename T>
+void pad_vector(std::vector<T>& v, size_t length, const T& value, bool left) {
+  if (v.size() >= length) return;
+  v.insert(left ? v.begin() : v.end(), length - v.size(), value);
+}
+
+void check_text(std::string_view text) {
+  if (text.size() > Tokenizer::kMaxInputBytes)
+    throw InvalidInput("text of " + std::to_string(text.size()) + " bytes exceeds the tokenizer limit of " +
+                           std::to_string(Tokenizer::kMaxInputBytes) + " bytes",
+                       ErrorCode::kTooLong);
+  const size_t bad = unicode::find_invalid_utf8(text);
+  if (bad != std::string_view::npos)
+    throw InvalidInput("text is not valid UTF-8 (first invalid byte at offset " + std::to_string(bad) + ")",
+                       ErrorCode::kInvalidUtf8);
+}
+
+}  // namespace
+
+void Encoding::truncate(size_t n, bool from_left) {
+  keep(ids, n, from_left);
+  keep(type_ids, n, from_left);
+  keep(tokens, n, from_left);
+  keep(offsets, n, from_left);
+  keep(sequence_ids, n, from_left);
+  keep(special_tokens_mask, n, from_left);
+  keep(attention_mask, n, from_left);
+}
+
+void Encoding::pad(size_t length, int32_t pad_id, const std::string& pad_token, bool left) {
+  pad_vector(ids, length, pad_id, left);
+  pad_vector(type_ids, length, 0, left);
+  pad_vector(tokens, length, pad_token, left);
+  pad_vector(offsets, length, Span{}, left);
+  pad_vector<int8_t>(sequence_ids, length, -1, left);
+  pad_vector<uint8_t>(special_tokens_mask, length, 1, left);
+  pad_vector<uint8_t>(attention_mask, length, 0, left);
+}
+
+Tokenizer::~Tokenizer() = default;
+
+Encoding Tokenizer::finish(Encoding first, std::optional<Encoding> second, const EncodeOptions& options) const {
+  const bool pair = second.has_value();
+  if (options.max_length > 0) {
+    const size_t specials =
+        options.add_special_tokens && post_processor_ ? post_processor_->added_tokens(pair) : 0;
+    const size_t budget = options.max_length > specials ? options.max_length - specials : 0;
+    const bool left = options.truncation_side == Side::kLeft;
+    if (!pair) {
+      first.truncate(budget, left);
+    } else {
+      // Longest first: trim the longer text one token at a time.
+      size_t a = first.size(), b = second->size();
+      while (a + b > budget) (a >= b ? a : b)--;
+      first.truncate(a, left);
+      second->truncate(b, left);
+    }
+  }
+  if (post_processor_) return post_processor_->process(std::move(first), std::move(second), options.add_special_tokens);
+  return join_plain(std::move(first), std::move(second));
+}
+
+Encoding Tokenizer::encode(std::string_view text, const EncodeOptions& options) const {
+  check_text(text);
+  return finish(encode_text(text), std::nullopt, options);
+}
+
+Encoding Tokenizer::encode_pair(std::string_view first, std::string_view second, const EncodeOptions& options) const {
+  check_text(first);
+  check_text(second);
+  return finish(encode_text(first), encode_text(second), options);
+}
+
+std::vector<Encoding> Tokenizer::encode_batch(const std::vector<std::string_view>& texts, const EncodeOptions& options,
+                                              const PaddingOptions& padding) const {
+  std::vector<Encoding> out(texts.size());
+  // Small batches are cheaper on the calling thread than handed to the pool.
+  if (texts.size() < 4) {
+    for (size_t i = 0; i < texts.size(); ++i) out[i] = encode(texts[i], options);
+  } else {
+    tbb::parallel_for(size_t{0}, texts.size(), [&](size_t i) { out[i] = encode(texts[i], options); });
+  }
+  size_t length = padding.length;
+  if (length == 0)
+    for (const auto& e : out) length = std::max(length, e.size());
+  if (padding.multiple_of > 1 && length % padding.multiple_of != 0)
+    length += padding.multiple_of - length % padding.multiple_of;
+  for (auto& e : out) e.pad(length, pad_id_, pad_token_, padding.side == Side::kLeft);
+  return out;
+}
+
+std::shared_ptr<const Tokenizer> load_tokenizer(const fs::path& path) {
+  std::error_code ec;
+  if (fs::is_directory(path, ec)) {
+    if (fs::exists(path / "tokenizer.json")) return load_hf_tokenizer(path / "tokenizer.json");
+    if (fs::exists(path / "tokenizer.model")) return load_sentencepiece_tokenizer(path / "tokenizer.model");
+    throw LoadError(path.string() + ": no tokenizer.json or tokenizer.model", ErrorCode::kNotFound);
+  }
+  if (path.extension() == ".model") return load_sentencepiece_tokenizer(path);
+  return load_hf_tokenizer(path);
+}
+
+}  // namespace semroute

@@ -1,0 +1,94 @@
+// Text -> token ids with byte offsets into the original text, and back.
+// A Tokenizer is immutable after loading; every method is const and safe to
+// call from any number of threads at once.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "tokenizers/aligned_text.h"
+
+namespace semroute {
+
+class PostProcessor;
+
+struct Encoding {
+  std::vector<int32_t> ids;
+  std::vector<int32_t> type_ids;
+  std::vector<std::string> tokens;
+  // Byte range of each token in the text it came from ({0, 0} for added
+  // special tokens); sequence_ids says which text (0 = first, 1 = second of a
+  // pair, -1 = a special token).
+  std::vector<Span> offsets;
+  std::vector<int8_t> sequence_ids;
+  std::vector<uint8_t> special_tokens_mask;
+  std::vector<uint8_t> attention_mask;
+
+  size_t size() const { return ids.size(); }
+  void push(int32_t id, std::string token, Span offset, int8_t sequence, int32_t type_id, bool special);
+  // Keeps `n` tokens, dropping from the end (or the start when `from_left`).
+  void truncate(size_t n, bool from_left);
+  // Pads to `length` with `pad_id` (on the left when `left`); mask 0 there.
+  void pad(size_t length, int32_t pad_id, const std::string& pad_token, bool left);
+};
+
+enum class Side { kRight, kLeft };
+
+struct EncodeOptions {
+  bool add_special_tokens = true;
+  size_t max_length = 0;  // 0: no truncation. Counts special tokens.
+  Side truncation_side = Side::kRight;
+};
+
+struct PaddingOptions {
+  size_t length = 0;  // 0: pad to the longest encoding of the batch
+  Side side = Side::kRight;
+  size_t multiple_of = 0;
+};
+
+class Tokenizer {
+ public:
+  virtual ~Tokenizer();
+
+  // Throws InvalidInput (kInvalidUtf8) for invalid UTF-8 and kTooLong above
+  // the hard input limit (kMaxInputBytes).
+  Encoding encode(std::string_view text, const EncodeOptions& options = {}) const;
+  // A pair (NLI premise + hypothesis); truncation is longest-first.
+  Encoding encode_pair(std::string_view first, std::string_view second, const EncodeOptions& options = {}) const;
+  // Encodes every text (in parallel for large batches) and pads them to a
+  // common length.
+  std::vector<Encoding> encode_batch(const std::vector<std::string_view>& texts, const EncodeOptions& options = {},
+                                     const PaddingOptions& padding = {}) const;
+
+  virtual std::string decode(const std::vector<int32_t>& ids, bool skip_special_tokens = true) const = 0;
+  virtual std::optional<int32_t> token_to_id(std::string_view token) const = 0;
+  virtual std::string id_to_token(int32_t id) const = 0;
+  virtual size_t vocab_size() const = 0;
+  // The padding id: the file's padding settings, else a pad token it defines, else 0.
+  int32_t pad_id() const { return pad_id_; }
+  const std::string& pad_token() const { return pad_token_; }
+
+  static constexpr size_t kMaxInputBytes = 64u << 20;
+
+ protected:
+  Tokenizer() = default;
+  // Tokens of one text, without special tokens.
+  virtual Encoding encode_text(std::string_view text) const = 0;
+  std::shared_ptr<const PostProcessor> post_processor_;
+  int32_t pad_id_ = 0;
+  std::string pad_token_;
+
+ private:
+  Encoding finish(Encoding first, std::optional<Encoding> second, const EncodeOptions& options) const;
+};
+
+// Loads `tokenizer.json` (a file, or a model directory holding one; a
+// directory with only `tokenizer.model` uses SentencePiece).
+std::shared_ptr<const Tokenizer> load_tokenizer(const std::filesystem::path& path);
+
+}  // namespace semroute

@@ -1,0 +1,38 @@
+// UTF-8 and Unicode character properties for the tokenizers (properties and
+// normalization come from utf8proc).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+namespace semroute::unicode {
+
+// Decodes the code point at text[pos] (text must be valid UTF-8) and returns
+// its byte length through `length`.
+char32_t decode(std::string_view text, size_t pos, size_t* length);
+void append_utf8(std::string& out, char32_t cp);
+size_t utf8_length(char32_t cp);
+
+// Offset of the first invalid byte, or npos when `text` is valid UTF-8
+// (no overlongs, no surrogates, nothing above U+10FFFF).
+size_t find_invalid_utf8(std::string_view text);
+
+bool is_whitespace(char32_t cp);   // the Unicode White_Space property
+bool is_control(char32_t cp);      // HF BERT's definition: categories Cc/Cf/Co except \t \n \r
+bool is_punctuation(char32_t cp);  // ASCII symbol ranges or any P* category
+bool is_cjk(char32_t cp);          // CJK Unified Ideographs blocks (BERT's list)
+bool is_mark_nonspacing(char32_t cp);
+char32_t to_lower(char32_t cp);
+
+// True if NFC composition may join this code point with the one before it.
+bool may_compose_with_previous(char32_t cp);
+// True if the code point is its own NFC/NFD form and combines with nothing.
+bool is_normalization_stable(char32_t cp);
+
+enum class NormalForm { kNFC, kNFD, kNFKC, kNFKD };
+// Normalizes a short UTF-8 string.
+std::string normalize(std::string_view text, NormalForm form);
+
+}  // namespace semroute::unicode

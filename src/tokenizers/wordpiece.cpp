@@ -1,0 +1,70 @@
+// WordPiece (BERT): greedy longest-match-first over the word, continuation
+// pieces carrying the `##` prefix; a word with an unmatchable remainder, or
+// longer than max_input_chars_per_word characters, becomes the unk token.
+#include "semroute/error.h"
+#include "tokenizers/models.h"
+#include "tokenizers/unicode.h"
+
+namespace semroute {
+namespace {
+
+using nlohmann::json;
+
+class WordPieceModel final : public TokenizerModel {
+ public:
+  explicit WordPieceModel(const json& spec) {
+    load_vocab(spec.at("vocab"));
+    prefix_ = spec.value("continuing_subword_prefix", std::string("##"));
+    max_chars_ = spec.value("max_input_chars_per_word", 100);
+    const std::string unk = spec.value("unk_token", std::string("[UNK]"));
+    const auto id = token_to_id(unk);
+    if (!id) throw LoadError("tokenizer.json: WordPiece unk_token '" + unk + "' is not in the vocabulary");
+    unk_id_ = *id;
+  }
+
+  void tokenize(std::string_view word, std::vector<ModelToken>& out) const override {
+    if (word.empty()) return;
+    const auto whole = [&] { out.push_back({unk_id_, 0, static_cast<uint32_t>(word.size())}); };
+    size_t chars = 0;
+    for (size_t i = 0; i < word.size(); ++chars) {
+      size_t len;
+      unicode::decode(word, i, &len);
+      i += len;
+    }
+    if (chars > static_cast<size_t>(max_chars_)) return whole();
+
+    const size_t first = out.size();
+    std::string candidate;
+    for (size_t start = 0; start < word.size();) {
+      size_t end = word.size();
+      std::optional<int32_t> found;
+      while (end > start) {
+        candidate.assign(start > 0 ? prefix_ : "");
+        candidate.append(word.substr(start, end - start));
+        if ((found = token_to_id(candidate))) break;
+        // Step back one whole character.
+        do --end;
+        while (end > start && (static_cast<unsigned char>(word[end]) & 0xC0) == 0x80);
+      }
+      if (!found) {
+        out.resize(first);
+        return whole();
+      }
+      out.push_back({*found, static_cast<uint32_t>(start), static_cast<uint32_t>(end)});
+      start = end;
+    }
+  }
+
+ private:
+  std::string prefix_;
+  int max_chars_ = 100;
+  int32_t unk_id_ = 0;
+};
+
+}  // namespace
+
+std::unique_ptr<TokenizerModel> make_wordpiece_model(const json& spec) {
+  return std::make_unique<WordPieceModel>(spec);
+}
+
+}  // namespace semroute
