@@ -35,7 +35,7 @@ AlignedText AlignedText::slice(size_t begin, size_t end) const {
 
 void AlignedText::append(std::string_view bytes, Span from) {
   text_.append(bytes);
-  align_.insert(align_.end(), bytes.size(), from);
+  for (size_t i = 0; i < bytes.size(); ++i) align_.push_back(from);  // faster than a fill-insert for 1-4 bytes
 }
 
 void AlignedText::append(const AlignedText& other) {

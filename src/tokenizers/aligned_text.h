@@ -33,6 +33,10 @@ class AlignedText {
   AlignedText slice(size_t begin, size_t end) const;
 
   void append(std::string_view bytes, Span from);
+  void reserve(size_t bytes) {
+    text_.reserve(bytes);
+    align_.reserve(bytes);
+  }
   void append(const AlignedText& other);
 
   // Rebuilds the text character by character: `fn(cp, out)` appends the

@@ -3,6 +3,7 @@
 // lookup, `byte_fallback` to <0xNN> tokens, `unk_token` with `fuse_unk`,
 // continuing-subword prefix and end-of-word suffix. Merging uses a heap over
 // a linked list of symbols, so a long word costs O(n log n), not O(n²).
+#include <atomic>
 #include <cstdio>
 #include <queue>
 
@@ -54,6 +55,45 @@ class BpeModel final : public TokenizerModel {
 
   void tokenize(std::string_view word, std::vector<ModelToken>& out) const override {
     if (word.empty()) return;
+    // Natural text repeats its words: short words are memoized per thread.
+    if (word.size() <= kMaxCachedWord) {
+      WordCache& cache = thread_cache();
+      const auto hit = cache.tokens.find(std::string(word));
+      if (hit != cache.tokens.end()) {
+        out.insert(out.end(), hit->second.begin(), hit->second.end());
+        return;
+      }
+      const size_t first = out.size();
+      tokenize_uncached(word, out);
+      if (cache.tokens.size() >= kMaxCacheEntries) cache.tokens.clear();
+      cache.tokens.emplace(std::string(word), std::vector<ModelToken>(out.begin() + static_cast<long>(first), out.end()));
+      return;
+    }
+    tokenize_uncached(word, out);
+  }
+
+ private:
+  static constexpr size_t kMaxCachedWord = 64;
+  static constexpr size_t kMaxCacheEntries = 1 << 16;
+
+  // One cache per thread and model. Keyed by a process-unique model number,
+  // never by address, so a new model at a freed address starts empty.
+  struct WordCache {
+    uint64_t owner = 0;
+    std::unordered_map<std::string, std::vector<ModelToken>> tokens;
+  };
+  WordCache& thread_cache() const {
+    thread_local std::unordered_map<uint64_t, WordCache> caches;
+    WordCache& cache = caches[instance_];
+    if (caches.size() > 16) {  // bound the number of models a thread remembers
+      WordCache keep = std::move(cache);
+      caches.clear();
+      return caches[instance_] = std::move(keep);
+    }
+    return cache;
+  }
+
+  void tokenize_uncached(std::string_view word, std::vector<ModelToken>& out) const {
     if (ignore_merges_) {
       if (const auto id = token_to_id(word)) {
         out.push_back({*id, 0, static_cast<uint32_t>(word.size())});
@@ -68,7 +108,6 @@ class BpeModel final : public TokenizerModel {
     }
   }
 
- private:
   struct Symbol {
     int32_t id;
     uint32_t begin, len;
@@ -184,6 +223,12 @@ class BpeModel final : public TokenizerModel {
   int32_t unk_id_ = -1;
   bool fuse_unk_ = false, byte_fallback_ = false, ignore_merges_ = false;
   int32_t byte_ids_[256] = {};
+  const uint64_t instance_ = next_instance();
+
+  static uint64_t next_instance() {
+    static std::atomic<uint64_t> counter{0};
+    return ++counter;
+  }
 };
 
 }  // namespace

@@ -12,7 +12,10 @@ const std::string kNoToken;
 }  // namespace
 
 std::optional<int32_t> TokenizerModel::token_to_id(std::string_view token) const {
-  const auto it = token_to_id_.find(std::string(token));
+  // A reused per-thread key keeps lookups free of allocations.
+  thread_local std::string key;
+  key.assign(token.data(), token.size());
+  const auto it = token_to_id_.find(key);
   if (it == token_to_id_.end()) return std::nullopt;
   return it->second;
 }

@@ -164,14 +164,15 @@ class ByteLevel final : public PreTokenizer {
 
   // Every byte becomes its printable stand-in, aligned to the byte's span.
   static AlignedText to_byte_chars(const AlignedText& piece) {
-    const auto& table = byte_to_unicode();
+    static const std::array<std::string, 256> utf8 = [] {
+      std::array<std::string, 256> t;
+      for (int b = 0; b < 256; ++b) unicode::append_utf8(t[b], byte_to_unicode()[b]);
+      return t;
+    }();
     AlignedText out;
-    std::string buffer;
-    for (size_t i = 0; i < piece.size(); ++i) {
-      buffer.clear();
-      unicode::append_utf8(buffer, table[static_cast<unsigned char>(piece.text()[i])]);
-      out.append(buffer, piece.original_span(i, i + 1));
-    }
+    out.reserve(piece.size() * 2);
+    for (size_t i = 0; i < piece.size(); ++i)
+      out.append(utf8[static_cast<unsigned char>(piece.text()[i])], piece.original_span(i, i + 1));
     return out;
   }
 
