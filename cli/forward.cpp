@@ -2,6 +2,7 @@
 // output it can produce, under the names the reference fixtures use.
 #include <ATen/ops/from_blob.h>
 #include <ATen/ops/ones_like.h>
+#include <ATen/ops/softmax.h>
 #include <c10/core/InferenceMode.h>
 
 #include <cstdio>
@@ -12,6 +13,7 @@
 #include "models/model_factory.h"
 #include "semroute/error.h"
 #include "tasks/pooling.h"
+#include "tasks/task_head.h"
 
 namespace semroute::cli {
 namespace {
@@ -42,13 +44,23 @@ ModelInputs case_inputs(const nlohmann::json& c, c10::Device device) {
   return in;
 }
 
-std::map<std::string, at::Tensor> core_outputs(const CoreModel& model, const ModelInputs& in) {
-  const at::Tensor hidden = model.forward(in).to(c10::kFloat);
-  return {
+// Every output the model directory can produce, under the fixtures' names.
+std::map<std::string, at::Tensor> outputs(const CoreModel& model, const std::optional<TaskHead>& head,
+                                          const ModelInputs& in) {
+  const at::Tensor hidden = model.forward(in);
+  std::map<std::string, at::Tensor> out = {
       {"last_hidden_state", hidden},
       {"cls_pooled", cls_pool(hidden)},
       {"mean_pooled", mean_pool(hidden, in.attention_mask)},
   };
+  if (head && head->kind() == TaskKind::kSequence) {
+    out["logits"] = head->sequence_logits(hidden, in.attention_mask);
+    out["probs"] = at::softmax(out["logits"].to(at::kFloat), -1);
+  } else if (head) {
+    out["logits"] = head->token_logits(hidden);
+    out["argmax"] = out["logits"].argmax(-1);
+  }
+  return out;
 }
 
 }  // namespace
@@ -66,14 +78,20 @@ int run_forward(const Args& args) {
     throw InvalidInput(args.positional[1] + ": expected {\"cases\": [...]} (" + e.what() + ")");
   }
 
-  const auto model = load_core_model(args.positional[0]);
+  const ModelSource source = open_model_source(args.positional[0]);
+  const auto model = load_core_model(source, LoadOptions{});
+  std::optional<TaskHead> head;
+  if (const auto kind = task_kind_of(model->config().architecture())) {
+    WeightMap weights(source.checkpoint, {""}, at::TensorOptions().dtype(model->dtype()).device(model->device()));
+    head = TaskHead::load(*model, *kind, weights);
+  }
   c10::InferenceMode guard;
   nlohmann::json out = {{"cases", nlohmann::json::array()}};
   for (const auto& c : cases) {
     const ModelInputs in = case_inputs(c, model->device());
-    nlohmann::json outputs = nlohmann::json::object();
-    for (const auto& [name, tensor] : core_outputs(*model, in)) outputs[name] = tensor_json(tensor);
-    out["cases"].push_back({{"name", c.value("name", "")}, {"outputs", outputs}});
+    nlohmann::json outputs_json = nlohmann::json::object();
+    for (const auto& [name, tensor] : outputs(*model, head, in)) outputs_json[name] = tensor_json(tensor);
+    out["cases"].push_back({{"name", c.value("name", "")}, {"outputs", outputs_json}});
   }
   if (args.json) {
     std::printf("%s\n", out.dump().c_str());

@@ -32,6 +32,20 @@ def masked_pairs(ours, ref, shape, mask):
         yield from zip(ours, ref)
 
 
+def as_tensor(value):
+    """{shape, data} as is; a nested list (e.g. argmax) flattened with its shape."""
+    if isinstance(value, dict):
+        return value
+    shape, level = [], value
+    while isinstance(level, list):
+        shape.append(len(level))
+        level = level[0] if level else None
+    flat = value
+    while flat and isinstance(flat[0], list):
+        flat = [x for row in flat for x in row]
+    return {"shape": shape, "data": flat}
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("ours")
@@ -52,6 +66,7 @@ def main():
         for name, ref in case["outputs"].items():
             if name not in got:
                 continue
+            ref = as_tensor(ref)
             if got[name]["shape"] != ref["shape"]:
                 print(f"{case['name']}/{name}: shape {got[name]['shape']} != reference {ref['shape']}")
                 failed = True

@@ -1,12 +1,21 @@
 #include "models/attention.h"
 
 #include <ATen/TensorOperators.h>
+#include <ATen/ops/arange.h>
+#include <ATen/ops/cat.h>
 #include <ATen/ops/matmul.h>
 #include <ATen/ops/softmax.h>
+#include <torch/csrc/api/include/torch/version.h>
+#if TORCH_VERSION_MAJOR >= 2
+#include <ATen/ops/scaled_dot_product_attention.h>
+#define SEMROUTE_HAVE_SDPA 1
+#endif
 #include <c10/util/BFloat16.h>
 #include <c10/util/Half.h>
 
+#include <algorithm>
 #include <limits>
+#include <vector>
 
 namespace semroute {
 namespace {
@@ -34,6 +43,65 @@ at::Tensor dense_attention(const at::Tensor& q, const at::Tensor& k, const at::T
   const bool reduced = scores.scalar_type() == c10::kHalf || scores.scalar_type() == c10::kBFloat16;
   const at::Tensor probs = reduced ? at::softmax(scores, -1, c10::kFloat).to(v.scalar_type()) : at::softmax(scores, -1);
   return at::matmul(probs, v);
+}
+
+namespace {
+
+// Score bytes one query block may use; bounds memory for any length.
+constexpr int64_t kBlockScoreBudget = 16 << 20;
+
+at::Tensor softmax_rows(const at::Tensor& scores, c10::ScalarType out) {
+  const bool reduced = out == c10::kHalf || out == c10::kBFloat16;
+  return reduced ? at::softmax(scores, -1, c10::kFloat).to(out) : at::softmax(scores, -1);
+}
+
+// Keys a block of queries [q0, q1) may see, and the band mask between them
+// (true = masked out), or an undefined mask when nothing is masked.
+at::Tensor band_mask(int64_t q0, int64_t q1, int64_t k0, int64_t k1, int64_t window, c10::Device device) {
+  const at::Tensor qi = at::arange(q0, q1, at::TensorOptions().dtype(at::kLong).device(device)).unsqueeze(1);
+  const at::Tensor kj = at::arange(k0, k1, at::TensorOptions().dtype(at::kLong).device(device)).unsqueeze(0);
+  return (qi - kj).abs() > window;
+}
+
+at::Tensor attend_block(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v, const at::Tensor& masked,
+                        double scale) {
+#ifdef SEMROUTE_HAVE_SDPA
+  // libtorch >= 2: fused (flash / memory-efficient) kernels where available.
+  if (q.is_cuda() || !masked.defined()) {
+    const at::Tensor allowed = masked.defined() ? masked.logical_not() : at::Tensor();
+    return at::scaled_dot_product_attention(q, k, v, allowed, 0.0, false, scale);
+  }
+#endif
+  at::Tensor scores = at::matmul(q, k.transpose(-2, -1)) * scale;
+  if (masked.defined()) scores = scores.masked_fill(masked, -std::numeric_limits<float>::infinity());
+  return at::matmul(softmax_rows(scores, v.scalar_type()), v);
+}
+
+}  // namespace
+
+at::Tensor blocked_attention(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v, double scale,
+                             int64_t window, int64_t block) {
+  const int64_t length = q.size(-2);
+  const bool windowed = window >= 0 && window < length - 1;
+  const int64_t keys = windowed ? std::min<int64_t>(length, 2 * window + 1) : length;
+  if (block <= 0) {
+    const int64_t rows = q.numel() / (q.size(-1) * length);  // batch × heads
+    block = std::max<int64_t>(16, kBlockScoreBudget / (4 * rows * std::max<int64_t>(keys, 1)));
+  }
+  if (block >= length) {
+    const at::Tensor masked = windowed ? band_mask(0, length, 0, length, window, q.device()) : at::Tensor();
+    return attend_block(q, k, v, masked, scale);
+  }
+  std::vector<at::Tensor> outputs;
+  for (int64_t q0 = 0; q0 < length; q0 += block) {
+    const int64_t q1 = std::min(length, q0 + block);
+    const int64_t k0 = windowed ? std::max<int64_t>(0, q0 - window) : 0;
+    const int64_t k1 = windowed ? std::min(length, q1 + window) : length;
+    const at::Tensor masked = windowed ? band_mask(q0, q1, k0, k1, window, q.device()) : at::Tensor();
+    outputs.push_back(attend_block(q.narrow(-2, q0, q1 - q0), k.narrow(-2, k0, k1 - k0), v.narrow(-2, k0, k1 - k0),
+                                   masked, scale));
+  }
+  return at::cat(outputs, -2);
 }
 
 at::Tensor split_heads(const at::Tensor& x, int64_t heads) {

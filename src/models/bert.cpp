@@ -62,13 +62,14 @@ at::Tensor BertEncoder::run_layer(const Layer& layer, const at::Tensor& x, const
   return layer.output_norm(h + layer.output(activate(activation_, layer.intermediate(h))));
 }
 
-at::Tensor BertEncoder::forward(const ModelInputs& inputs) const {
+at::Tensor BertEncoder::forward(const ModelInputs& inputs, const ForwardOptions& options) const {
   check_inputs(inputs);
   if (inputs.token_type_ids.defined()) check_ids_in_range(inputs.token_type_ids, config_.type_vocab_size, "token type");
   c10::InferenceMode guard;
   at::Tensor x = embed(inputs);
   const at::Tensor bias = key_padding_bias(inputs.attention_mask, x.scalar_type());
-  for (const auto& layer : layers_) x = run_layer(layer, x, bias);
+  const int64_t layers = layers_to_run(options, static_cast<int64_t>(layers_.size()));
+  for (int64_t i = 0; i < layers; ++i) x = run_layer(layers_[static_cast<size_t>(i)], x, bias);
   return x;
 }
 

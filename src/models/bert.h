@@ -17,7 +17,7 @@ class BertEncoder final : public CoreModel {
  public:
   static std::unique_ptr<CoreModel> create(const ModelSource& source, WeightMap& weights, const LoadOptions& options);
 
-  at::Tensor forward(const ModelInputs& inputs) const override;
+  at::Tensor forward(const ModelInputs& inputs, const ForwardOptions& options = {}) const override;
   const char* backend_name() const override { return "bert"; }
   const BertConfig& bert_config() const { return config_; }
 

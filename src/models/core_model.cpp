@@ -32,3 +32,14 @@ void CoreModel::check_ids_in_range(const at::Tensor& ids, int64_t limit, const c
 }
 
 }  // namespace semroute
+
+namespace semroute {
+
+int64_t CoreModel::layers_to_run(const ForwardOptions& options, int64_t total) {
+  if (options.layers < 0 || options.layers > total)
+    throw InvalidInput("cannot stop after layer " + std::to_string(options.layers) + ": the model has " +
+                       std::to_string(total) + " layers");
+  return options.layers == 0 ? total : options.layers;
+}
+
+}  // namespace semroute

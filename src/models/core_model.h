@@ -30,6 +30,15 @@ struct LoadOptions {
   c10::ScalarType dtype = c10::kFloat;
 };
 
+struct ForwardOptions {
+  // Run only the first `layers` layers (0 = all); the final norm, if the
+  // architecture has one, is still applied ("early exit" embeddings).
+  int64_t layers = 0;
+  // Attention query-block size; 0 chooses one that bounds memory. Tests set
+  // a block >= the length to get the one-shot reference computation.
+  int64_t attention_block = 0;
+};
+
 class CoreModel {
  public:
   virtual ~CoreModel() = default;
@@ -38,7 +47,7 @@ class CoreModel {
 
   // Last hidden state, [batch, seq, hidden_size], in the model's dtype.
   // Values at padded positions are unspecified.
-  virtual at::Tensor forward(const ModelInputs& inputs) const = 0;
+  virtual at::Tensor forward(const ModelInputs& inputs, const ForwardOptions& options = {}) const = 0;
 
   // The backend's short name ("modernbert", "bert", …).
   virtual const char* backend_name() const = 0;
@@ -55,6 +64,8 @@ class CoreModel {
 
   // Throws InvalidInput unless `inputs` has the documented shapes and dtypes.
   void check_inputs(const ModelInputs& inputs) const;
+  // Number of layers to run for `options` (validated against `total`).
+  static int64_t layers_to_run(const ForwardOptions& options, int64_t total);
   // Throws InvalidInput unless every value of `ids` is in [0, limit).
   static void check_ids_in_range(const at::Tensor& ids, int64_t limit, const char* what);
 

@@ -27,12 +27,16 @@ void Encoding::push(int32_t id, std::string token, Span offset, int8_t sequence,
 namespace {
 
 template <typename T>
-void keep(std::vector<T>& v, size_t n, bool from_left) {
+void keep(std::vector<T>& v, size_t n, Keep which) {
   if (v.size() <= n) return;
-  if (from_left) {
-    v.erase(v.begin(), v.end() - static_cast<long>(n));
-  } else {
-    v.resize(n);
+  switch (which) {
+    case Keep::kStart: v.resize(n); break;
+    case Keep::kEnd: v.erase(v.begin(), v.end() - static_cast<long>(n)); break;
+    case Keep::kStartAndEnd: {
+      const size_t head = (n + 1) / 2, tail = n - head;
+      v.erase(v.begin() + static_cast<long>(head), v.end() - static_cast<long>(tail));
+      break;
+    }
   }
 }
 
@@ -55,14 +59,14 @@ void check_text(std::string_view text) {
 
 }  // namespace
 
-void Encoding::truncate(size_t n, bool from_left) {
-  keep(ids, n, from_left);
-  keep(type_ids, n, from_left);
-  keep(tokens, n, from_left);
-  keep(offsets, n, from_left);
-  keep(sequence_ids, n, from_left);
-  keep(special_tokens_mask, n, from_left);
-  keep(attention_mask, n, from_left);
+void Encoding::truncate(size_t n, Keep which) {
+  keep(ids, n, which);
+  keep(type_ids, n, which);
+  keep(tokens, n, which);
+  keep(offsets, n, which);
+  keep(sequence_ids, n, which);
+  keep(special_tokens_mask, n, which);
+  keep(attention_mask, n, which);
 }
 
 void Encoding::pad(size_t length, int32_t pad_id, const std::string& pad_token, bool left) {
@@ -83,7 +87,7 @@ Encoding Tokenizer::finish(Encoding first, std::optional<Encoding> second, const
     const size_t specials =
         options.add_special_tokens && post_processor_ ? post_processor_->added_tokens(pair) : 0;
     const size_t budget = options.max_length > specials ? options.max_length - specials : 0;
-    const bool left = options.truncation_side == Side::kLeft;
+    const Keep left = options.truncation;
     if (!pair) {
       first.truncate(budget, left);
     } else {

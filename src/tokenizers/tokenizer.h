@@ -17,6 +17,13 @@ namespace semroute {
 
 class PostProcessor;
 
+enum class Side { kRight, kLeft };
+
+// Which tokens survive truncation: the start of the text (drop the end), the
+// end (drop the start), or both ends (drop the middle; the start gets the
+// extra token when the budget is odd).
+enum class Keep { kStart, kEnd, kStartAndEnd };
+
 struct Encoding {
   std::vector<int32_t> ids;
   std::vector<int32_t> type_ids;
@@ -31,18 +38,16 @@ struct Encoding {
 
   size_t size() const { return ids.size(); }
   void push(int32_t id, std::string token, Span offset, int8_t sequence, int32_t type_id, bool special);
-  // Keeps `n` tokens, dropping from the end (or the start when `from_left`).
-  void truncate(size_t n, bool from_left);
+  // Keeps `n` tokens (see Keep).
+  void truncate(size_t n, Keep keep);
   // Pads to `length` with `pad_id` (on the left when `left`); mask 0 there.
   void pad(size_t length, int32_t pad_id, const std::string& pad_token, bool left);
 };
 
-enum class Side { kRight, kLeft };
-
 struct EncodeOptions {
   bool add_special_tokens = true;
   size_t max_length = 0;  // 0: no truncation. Counts special tokens.
-  Side truncation_side = Side::kRight;
+  Keep truncation = Keep::kStart;
 };
 
 struct PaddingOptions {

@@ -148,9 +148,12 @@ TEST(Tokenizer, TruncatesCountingSpecialTokens) {
   options.max_length = 5;
   const Encoding right = bert.encode("one two three four five six", options);
   EXPECT_EQ(right.ids, (std::vector<int32_t>{101, 2028, 2048, 2093, 102}));
-  options.truncation_side = Side::kLeft;
+  options.truncation = Keep::kEnd;
   const Encoding left = bert.encode("one two three four five six", options);
   EXPECT_EQ(left.ids, (std::vector<int32_t>{101, 2176, 2274, 2416, 102}));
+  options.truncation = Keep::kStartAndEnd;
+  const Encoding both = bert.encode("one two three four five six", options);
+  EXPECT_EQ(both.ids, (std::vector<int32_t>{101, 2028, 2048, 2416, 102}));
   // Longest first for pairs: the longer text loses tokens first.
   options = EncodeOptions{};
   options.max_length = 8;

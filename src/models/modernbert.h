@@ -1,0 +1,54 @@
+// ModernBERT and mmBERT (Hugging Face ModernBertModel): pre-norm layers with a
+// fused QKV projection, RoPE (separate θ for global and local layers),
+// alternating global / sliding-window attention and a GeGLU MLP, bias-free
+// norms by default. mmBERT is the same architecture with another vocabulary
+// and θ, and loads through the same code.
+//
+// Sequences are processed unpadded: the linear layers run on the packed real
+// tokens of the whole batch, attention runs per sequence (or batched when
+// all lengths are equal) with memory-bounded blocked kernels.
+#pragma once
+
+#include <memory>
+#include <vector>
+
+#include "models/configs.h"
+#include "models/core_model.h"
+#include "models/layers.h"
+#include "models/model_factory.h"
+#include "models/rope.h"
+
+namespace semroute {
+
+class ModernBertEncoder final : public CoreModel {
+ public:
+  static std::unique_ptr<CoreModel> create(const ModelSource& source, WeightMap& weights, const LoadOptions& options);
+
+  at::Tensor forward(const ModelInputs& inputs, const ForwardOptions& options = {}) const override;
+  const char* backend_name() const override { return "modernbert"; }
+  const ModernBertConfig& modernbert_config() const { return config_; }
+
+ private:
+  struct Layer {
+    bool global;
+    bool has_attn_norm;
+    LayerNorm attn_norm, mlp_norm;
+    Linear wqkv, wo, wi, mlp_wo;
+  };
+
+  explicit ModernBertEncoder(ModernBertConfig config, const LoadOptions& options);
+  void load(WeightMap& weights);
+  // One layer over packed tokens x [tokens, hidden] of sequences of `lengths`.
+  at::Tensor run_layer(const Layer& layer, const at::Tensor& x, const std::vector<int64_t>& lengths,
+                       const at::Tensor& cos_global, const at::Tensor& sin_global, const at::Tensor& cos_local,
+                       const at::Tensor& sin_local, int64_t block) const;
+
+  ModernBertConfig config_;
+  Activation activation_;
+  at::Tensor token_embeddings_;
+  LayerNorm embedding_norm_, final_norm_;
+  std::vector<Layer> layers_;
+  RotaryEmbedding global_rope_, local_rope_;
+};
+
+}  // namespace semroute

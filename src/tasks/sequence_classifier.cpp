@@ -1,0 +1,46 @@
+#include "tasks/sequence_classifier.h"
+
+#include <ATen/ops/softmax.h>
+#include <c10/core/InferenceMode.h>
+
+namespace semroute {
+
+std::shared_ptr<const SequenceClassifier> SequenceClassifier::load(const std::filesystem::path& dir,
+                                                                   const TaskOptions& options) {
+  return std::shared_ptr<const SequenceClassifier>(
+      new SequenceClassifier(TaskModel::load(dir, TaskKind::kSequence, options)));
+}
+
+at::Tensor SequenceClassifier::logits(const ModelInputs& inputs) const {
+  c10::InferenceMode guard;
+  return task_.head.sequence_logits(task_.encoder->forward(inputs), inputs.attention_mask);
+}
+
+std::vector<Classification> to_classifications(const at::Tensor& logits, const std::vector<std::string>& labels) {
+  const at::Tensor probs = at::softmax(logits.to(at::kFloat), -1).cpu().contiguous();
+  std::vector<Classification> out;
+  const int64_t n = probs.size(1);
+  for (int64_t b = 0; b < probs.size(0); ++b) {
+    const float* p = probs.data_ptr<float>() + b * n;
+    Classification c;
+    c.probabilities.assign(p, p + n);
+    for (int64_t i = 1; i < n; ++i)
+      if (p[i] > p[c.class_id]) c.class_id = i;
+    c.confidence = p[c.class_id];
+    c.label = labels.at(static_cast<size_t>(c.class_id));
+    out.push_back(std::move(c));
+  }
+  return out;
+}
+
+std::vector<Classification> SequenceClassifier::classify(const std::vector<std::string_view>& texts) const {
+  const TextBatch batch = make_text_batch(*task_.tokenizer, texts, task_.encode, task_.encoder->device());
+  return to_classifications(logits(batch.inputs), task_.labels);
+}
+
+std::vector<Classification> SequenceClassifier::classify_pairs(const std::vector<TextPair>& pairs) const {
+  const TextBatch batch = make_pair_batch(*task_.tokenizer, pairs, task_.encode, task_.encoder->device());
+  return to_classifications(logits(batch.inputs), task_.labels);
+}
+
+}  // namespace semroute

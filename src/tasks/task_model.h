@@ -1,0 +1,38 @@
+// What every task pipeline holds: a tokenizer, an encoder, a head, labels,
+// and the input policy (maximum length and which tokens survive truncation).
+#pragma once
+
+#include <filesystem>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "models/core_model.h"
+#include "tasks/task_head.h"
+#include "tokenizers/tokenizer.h"
+
+namespace semroute {
+
+struct TaskOptions {
+  LoadOptions load;
+  // Longest input in tokens, special tokens included; 0 = the model's limit.
+  // Longer inputs are truncated as `truncation` says, never silently capped
+  // elsewhere.
+  size_t max_length = 0;
+  Keep truncation = Keep::kStart;
+  // Tokenizer location when not beside the model (a directory or tokenizer.json).
+  std::filesystem::path tokenizer;
+};
+
+struct TaskModel {
+  std::shared_ptr<const Tokenizer> tokenizer;
+  std::shared_ptr<const CoreModel> encoder;
+  TaskHead head;
+  std::vector<std::string> labels;
+  EncodeOptions encode;
+
+  // Loads a fine-tuned task checkpoint (e.g. *ForSequenceClassification).
+  static TaskModel load(const std::filesystem::path& dir, TaskKind kind, const TaskOptions& options);
+};
+
+}  // namespace semroute

@@ -1,0 +1,56 @@
+#include "tasks/text_batch.h"
+
+#include <ATen/ops/empty.h>
+
+#include "semroute/error.h"
+
+namespace semroute {
+namespace {
+
+TextBatch to_inputs(std::vector<Encoding> encodings, c10::Device device) {
+  const int64_t batch = static_cast<int64_t>(encodings.size());
+  const int64_t seq = encodings.empty() ? 0 : static_cast<int64_t>(encodings[0].size());
+  at::Tensor ids = at::empty({batch, seq}, at::kLong), mask = at::empty({batch, seq}, at::kLong),
+             types = at::empty({batch, seq}, at::kLong);
+  int64_t* id = ids.data_ptr<int64_t>();
+  int64_t* m = mask.data_ptr<int64_t>();
+  int64_t* t = types.data_ptr<int64_t>();
+  for (const auto& e : encodings)
+    for (size_t i = 0; i < e.size(); ++i) {
+      *id++ = e.ids[i];
+      *m++ = e.attention_mask[i];
+      *t++ = e.type_ids[i];
+    }
+  TextBatch batch_out;
+  batch_out.encodings = std::move(encodings);
+  batch_out.inputs.input_ids = ids.to(device);
+  batch_out.inputs.attention_mask = mask.to(device);
+  batch_out.inputs.token_type_ids = types.to(device);
+  return batch_out;
+}
+
+void pad_all(std::vector<Encoding>& encodings, const Tokenizer& tokenizer) {
+  size_t length = 0;
+  for (const auto& e : encodings) length = std::max(length, e.size());
+  for (auto& e : encodings) e.pad(length, tokenizer.pad_id(), tokenizer.pad_token(), false);
+}
+
+}  // namespace
+
+TextBatch make_text_batch(const Tokenizer& tokenizer, const std::vector<std::string_view>& texts,
+                          const EncodeOptions& options, c10::Device device) {
+  if (texts.empty()) throw InvalidInput("the batch holds no text");
+  return to_inputs(tokenizer.encode_batch(texts, options), device);
+}
+
+TextBatch make_pair_batch(const Tokenizer& tokenizer, const std::vector<TextPair>& pairs,
+                          const EncodeOptions& options, c10::Device device) {
+  if (pairs.empty()) throw InvalidInput("the batch holds no text pair");
+  std::vector<Encoding> encodings;
+  encodings.reserve(pairs.size());
+  for (const auto& [first, second] : pairs) encodings.push_back(tokenizer.encode_pair(first, second, options));
+  pad_all(encodings, tokenizer);
+  return to_inputs(std::move(encodings), device);
+}
+
+}  // namespace semroute

@@ -1,0 +1,27 @@
+// Texts (or text pairs) tokenized into one right-padded batch of model inputs,
+// keeping the encodings for their offsets.
+#pragma once
+
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "models/core_model.h"
+#include "tokenizers/tokenizer.h"
+
+namespace semroute {
+
+struct TextBatch {
+  std::vector<Encoding> encodings;
+  ModelInputs inputs;
+};
+
+using TextPair = std::pair<std::string_view, std::string_view>;
+
+// Throws InvalidInput for an empty batch.
+TextBatch make_text_batch(const Tokenizer& tokenizer, const std::vector<std::string_view>& texts,
+                          const EncodeOptions& options, c10::Device device);
+TextBatch make_pair_batch(const Tokenizer& tokenizer, const std::vector<TextPair>& pairs,
+                          const EncodeOptions& options, c10::Device device);
+
+}  // namespace semroute
