@@ -21,6 +21,15 @@ Args parse_args(int argc, char** argv, int first) {
     } else if (arg == "--pair") {
       if (i + 1 >= argc) throw InvalidInput("--pair needs a text");
       args.pair = argv[++i];
+    } else if (arg == "--labels" || arg == "--token-labels" || arg == "--tokenizer" || arg == "--seed" ||
+               arg == "--truncation") {
+      if (i + 1 >= argc) throw InvalidInput(arg + " needs a value");
+      const std::string value = argv[++i];
+      if (arg == "--labels") args.labels = value;
+      if (arg == "--token-labels") args.token_labels = value;
+      if (arg == "--tokenizer") args.tokenizer = value;
+      if (arg == "--seed") args.seed = std::strtoull(value.c_str(), nullptr, 10);
+      if (arg == "--truncation") args.truncation = value;
     } else if (arg == "--no-special") {
       args.no_special = true;
     } else if (arg == "--max-length") {

@@ -16,6 +16,11 @@ struct Args {
   std::string pair;     // --pair TEXT
   bool no_special = false;  // --no-special
   size_t max_length = 0;    // --max-length N
+  std::string labels;        // --labels a,b,c
+  std::string token_labels;  // --token-labels O,B-X,I-X
+  std::string tokenizer;     // --tokenizer PATH
+  uint64_t seed = 1;         // --seed N
+  std::string truncation;    // --truncation start|end|both
 };
 
 // Parses flags common to all subcommands; throws InvalidInput on unknown ones.
@@ -27,5 +32,8 @@ nlohmann::json tensor_json(const at::Tensor& t);
 int run_info(const Args& args);
 int run_forward(const Args& args);
 int run_tokenize(const Args& args);
+int run_make_model(const Args& args);
+int run_classify(const Args& args);
+int run_tokens(const Args& args);
 
 }  // namespace semroute::cli

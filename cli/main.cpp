@@ -25,11 +25,20 @@ commands:
       Token ids, tokens and byte offsets of TEXT with the model's tokenizer
       (tokenizer.json, or a SentencePiece tokenizer.model). MODEL_DIR may
       also be a tokenizer.json file.
+  classify MODEL_DIR TEXT... [--pair TEXT] [--max-length N] [--truncation start|end|both] [--json]
+      Sequence classification: label, confidence and every probability.
+      With --pair, each TEXT is a premise and the pair text its hypothesis.
+  tokens MODEL_DIR TEXT... [--max-length N] [--json]
+      Token classification: entity spans (type, byte range, text, score).
+  make-model PRESET OUT_DIR [--labels a,b] [--token-labels O,B-X,I-X] [--tokenizer FILE] [--seed N]
+      Write a ModernBERT checkpoint with random weights (presets:
+      modernbert-base, mmbert-base, mmbert-small, tiny) for tests and benchmarks.
   version
       Print the library version.
 
 options:
-  --json      machine-readable output with stable keys (see README.md)
+  --json           machine-readable output with stable keys (see README.md)
+  --tokenizer P    tokenizer.json (or its directory) when not beside the model
   -h, --help  this help
 
 Errors go to stderr with exit code 1; bad usage exits with code 2.
@@ -49,6 +58,9 @@ int main(int argc, char** argv) {
     if (command == "info") return cli::run_info(args);
     if (command == "forward") return cli::run_forward(args);
     if (command == "tokenize") return cli::run_tokenize(args);
+    if (command == "classify") return cli::run_classify(args);
+    if (command == "tokens") return cli::run_tokens(args);
+    if (command == "make-model") return cli::run_make_model(args);
     if (command == "version") {
       std::printf("semroute %s\n", SEMROUTE_VERSION_STRING);
       return 0;

@@ -2,6 +2,7 @@
 
 #include <ATen/ops/empty.h>
 #include <ATen/ops/from_blob.h>
+#include <c10/core/ScalarType.h>
 
 #include <algorithm>
 #include <cstring>
@@ -34,6 +35,55 @@ void check_shard_name(const std::string& name, const fs::path& index) {
 }
 
 }  // namespace
+
+namespace {
+
+DType from_scalar_type(c10::ScalarType t) {
+  switch (t) {
+    case c10::ScalarType::Bool: return DType::kBool;
+    case c10::ScalarType::Byte: return DType::kU8;
+    case c10::ScalarType::Char: return DType::kI8;
+    case c10::ScalarType::Short: return DType::kI16;
+    case c10::ScalarType::Int: return DType::kI32;
+    case c10::ScalarType::Long: return DType::kI64;
+    case c10::ScalarType::Half: return DType::kF16;
+    case c10::ScalarType::BFloat16: return DType::kBF16;
+    case c10::ScalarType::Float: return DType::kF32;
+    case c10::ScalarType::Double: return DType::kF64;
+    default: throw Unsupported(std::string("cannot save tensors of type ") + c10::toString(t));
+  }
+}
+
+}  // namespace
+
+void save_safetensors(const fs::path& path, const std::vector<std::pair<std::string, at::Tensor>>& tensors,
+                      const std::map<std::string, std::string>& metadata) {
+  json header = json::object();
+  if (!metadata.empty()) header["__metadata__"] = metadata;
+  std::vector<at::Tensor> data;
+  size_t offset = 0;
+  for (const auto& [name, tensor] : tensors) {
+    at::Tensor t = tensor.cpu().contiguous();
+    const size_t bytes = static_cast<size_t>(t.numel()) * t.element_size();
+    header[name] = {{"dtype", dtype_name(from_scalar_type(t.scalar_type()))},
+                    {"shape", t.sizes().vec()},
+                    {"data_offsets", {offset, offset + bytes}}};
+    offset += bytes;
+    data.push_back(std::move(t));
+  }
+  std::string text = header.dump();
+  while ((8 + text.size()) % 8 != 0) text += ' ';
+  std::ofstream out(path, std::ios::binary);
+  if (!out) throw InvalidInput(path.string() + ": cannot write", ErrorCode::kNotFound);
+  const uint64_t n = text.size();
+  char length[8];
+  for (int i = 0; i < 8; ++i) length[i] = static_cast<char>((n >> (8 * i)) & 0xff);
+  out.write(length, 8);
+  out.write(text.data(), static_cast<std::streamsize>(text.size()));
+  for (const auto& t : data)
+    out.write(static_cast<const char*>(t.data_ptr()), static_cast<std::streamsize>(t.numel() * t.element_size()));
+  if (!out) throw InvalidInput(path.string() + ": write failed");
+}
 
 c10::ScalarType to_scalar_type(DType dtype) {
   switch (dtype) {

@@ -5,6 +5,7 @@
 #include <ATen/core/Tensor.h>
 
 #include <filesystem>
+#include <map>
 #include <memory>
 #include <string>
 #include <unordered_map>
@@ -46,5 +47,11 @@ class Checkpoint {
 
 // Maps a safetensors dtype to libtorch's, or throws Unsupported.
 c10::ScalarType to_scalar_type(DType dtype);
+
+// Writes tensors (contiguous copies, any supported dtype) as a safetensors
+// file: 8-byte-aligned data, tensors in the given order.
+void save_safetensors(const std::filesystem::path& path,
+                      const std::vector<std::pair<std::string, at::Tensor>>& tensors,
+                      const std::map<std::string, std::string>& metadata = {{"format", "pt"}});
 
 }  // namespace semroute

@@ -87,6 +87,9 @@ at::Tensor blocked_attention(const at::Tensor& q, const at::Tensor& k, const at:
   if (block <= 0) {
     const int64_t rows = q.numel() / (q.size(-1) * length);  // batch × heads
     block = std::max<int64_t>(16, kBlockScoreBudget / (4 * rows * std::max<int64_t>(keys, 1)));
+    // A windowed block sees block + 2·window keys: blocks about one window
+    // long keep the wasted band work near 1.5x instead of growing with length.
+    if (windowed) block = std::min(block, std::max<int64_t>(32, window));
   }
   if (block >= length) {
     const at::Tensor masked = windowed ? band_mask(0, length, 0, length, window, q.device()) : at::Tensor();

@@ -63,12 +63,16 @@ std::vector<EntitySpan> aggregate_entities(std::string_view text, const Encoding
       close();
       continue;
     }
+    const Span offset = encoding.offsets[i];
+    if (offset.begin < text.size() && is_continuation(static_cast<unsigned char>(text[offset.begin]))) {
+      if (open) spans.back().end = std::max<size_t>(spans.back().end, offset.end);
+      continue;
+    }
     const ParsedLabel label = parse_label(labels.at(static_cast<size_t>(tokens[i].label_id)));
     if (label.prefix == 'O') {
       close();
       continue;
     }
-    const Span offset = encoding.offsets[i];
     const bool continues = open && label.prefix != 'B' && spans.back().type == label.type;
     if (continues) {
       spans.back().end = std::max<size_t>(spans.back().end, offset.end);

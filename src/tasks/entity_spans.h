@@ -7,7 +7,11 @@
 //     "I-X" (after O, at the start, or after another type) starts a new span;
 //   - a label without prefix ("EMAIL") behaves like "I-EMAIL": consecutive
 //     tokens with the same plain label form one span;
-//   - special and padding tokens are skipped and end the current span.
+//   - special and padding tokens are skipped and end the current span;
+//   - a byte-level token that starts inside a UTF-8 character (the tail of a
+//     character split across tokens) follows the token before it: it extends
+//     the open span, or stays outside, whatever its own label, so spans never
+//     overlap or split a character.
 // A span's byte range runs from its first token's start to its last token's
 // end, widened to whole UTF-8 characters and trimmed of surrounding
 // whitespace; its score is the mean of its tokens' label probabilities.

@@ -31,8 +31,12 @@ class UnicodeNormalizer final : public Normalizer {
         size_t first_len;
         const char32_t first = unicode::decode(piece, 0, &first_len);
         const bool single_stable = first_len == piece.size() && unicode::is_normalization_stable(first);
-        out.append(single_stable ? std::string(piece) : unicode::normalize(piece, form_),
-                   text.original_span(chunk, i));
+        const std::string normalized = single_stable ? std::string(piece) : unicode::normalize(piece, form_);
+        if (normalized == piece) {
+          out.append(text.slice(chunk, i));  // unchanged: keep byte-exact alignment
+        } else {
+          out.append(normalized, text.original_span(chunk, i));
+        }
         chunk = i;
       }
       if (i == s.size()) break;

@@ -137,8 +137,7 @@ bool is_normalization_stable(char32_t cp) {
   if (cp < 0xC0) return true;
   if (cp >= 0xAC00 && cp <= 0xD7A3) return false;  // precomposed Hangul decomposes under NFD
   const utf8proc_property_t* p = utf8proc_get_property(static_cast<utf8proc_int32_t>(cp));
-  return p->decomp_seqindex == UINT16_MAX && p->combining_class == 0 && p->comb_index == UINT16_MAX &&
-         !may_compose_with_previous(cp);
+  return p->decomp_seqindex == UINT16_MAX && p->combining_class == 0 && !may_compose_with_previous(cp);
 }
 
 std::string normalize(std::string_view text, NormalForm form) {
