@@ -30,6 +30,14 @@ Args parse_args(int argc, char** argv, int first) {
       if (arg == "--tokenizer") args.tokenizer = value;
       if (arg == "--seed") args.seed = std::strtoull(value.c_str(), nullptr, 10);
       if (arg == "--truncation") args.truncation = value;
+    } else if (arg == "--pooling" || arg == "--dim" || arg == "--layer") {
+      if (i + 1 >= argc) throw InvalidInput(arg + " needs a value");
+      const std::string value = argv[++i];
+      if (arg == "--pooling") args.pooling = value;
+      if (arg == "--dim") args.dimension = std::atoll(value.c_str());
+      if (arg == "--layer") args.layer = std::atoll(value.c_str());
+    } else if (arg == "--no-normalize") {
+      args.no_normalize = true;
     } else if (arg == "--no-special") {
       args.no_special = true;
     } else if (arg == "--max-length") {

@@ -21,6 +21,10 @@ struct Args {
   std::string tokenizer;     // --tokenizer PATH
   uint64_t seed = 1;         // --seed N
   std::string truncation;    // --truncation start|end|both
+  std::string pooling;       // --pooling mean|cls|last
+  int64_t dimension = 0;     // --dim N
+  int64_t layer = 0;         // --layer K
+  bool no_normalize = false; // --no-normalize
 };
 
 // Parses flags common to all subcommands; throws InvalidInput on unknown ones.
@@ -35,5 +39,6 @@ int run_tokenize(const Args& args);
 int run_make_model(const Args& args);
 int run_classify(const Args& args);
 int run_tokens(const Args& args);
+int run_embed(const Args& args);
 
 }  // namespace semroute::cli

@@ -30,6 +30,9 @@ commands:
       With --pair, each TEXT is a premise and the pair text its hypothesis.
   tokens MODEL_DIR TEXT... [--max-length N] [--json]
       Token classification: entity spans (type, byte range, text, score).
+  embed MODEL_DIR TEXT... [--pooling mean|cls|last] [--dim N] [--layer K] [--no-normalize] [--json]
+      Sentence embeddings (Matryoshka dimension N, early exit after layer K)
+      and the cosine similarity of every pair of texts.
   make-model PRESET OUT_DIR [--labels a,b] [--token-labels O,B-X,I-X] [--tokenizer FILE] [--seed N]
       Write a ModernBERT checkpoint with random weights (presets:
       modernbert-base, mmbert-base, mmbert-small, tiny) for tests and benchmarks.
@@ -60,6 +63,7 @@ int main(int argc, char** argv) {
     if (command == "tokenize") return cli::run_tokenize(args);
     if (command == "classify") return cli::run_classify(args);
     if (command == "tokens") return cli::run_tokens(args);
+    if (command == "embed") return cli::run_embed(args);
     if (command == "make-model") return cli::run_make_model(args);
     if (command == "version") {
       std::printf("semroute %s\n", SEMROUTE_VERSION_STRING);

@@ -1,0 +1,131 @@
+// Sequence classification latency at real model sizes (random weights),
+// against the machine's fp32 GEMM floor measured in the same run.
+//
+//   semroute_classification_bench [--preset modernbert-base] [--threads 2]
+//                                 [--lengths 16,64,256,512,2048] [--batches 1,8] [--dtype float32|bfloat16]
+//
+// floor(ms) = model FLOPs / peak GEMM rate, where FLOPs count every linear
+// layer (2 per multiply-add) plus QKᵀ and PV with the keys each query really
+// sees (the window on local layers), and the peak is the best of a few
+// [512 x 768] x [768 x 2304] products (the shape of a fused QKV / GeGLU input).
+#include <ATen/ATen.h>
+#include <c10/core/InferenceMode.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "core/device.h"
+#include "core/runtime.h"
+#include "models/modernbert.h"
+#include "models/model_factory.h"
+#include "models/random_model.h"
+#include "tasks/sequence_classifier.h"
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double seconds_since(Clock::time_point start) {
+  return std::chrono::duration<double>(Clock::now() - start).count();
+}
+
+std::vector<int64_t> parse_list(const std::string& csv) {
+  std::vector<int64_t> out;
+  std::stringstream in(csv);
+  for (std::string item; std::getline(in, item, ',');) out.push_back(std::stoll(item));
+  return out;
+}
+
+double peak_gemm_gflops() {
+  const at::Tensor x = at::randn({512, 768}), w = at::randn({2304, 768});
+  at::linear(x, w);
+  double best = 1e30;
+  for (int i = 0; i < 10; ++i) {
+    const auto start = Clock::now();
+    at::linear(x, w);
+    best = std::min(best, seconds_since(start));
+  }
+  return 2.0 * 512 * 768 * 2304 / best / 1e9;
+}
+
+// Forward FLOPs of one sequence of `length` tokens.
+double model_flops(const semroute::ModernBertConfig& c, int64_t length) {
+  const double h = static_cast<double>(c.base.hidden_size), inter = static_cast<double>(c.base.intermediate_size);
+  const double linear_per_token = 2.0 * (3 * h * h + h * h + 2 * inter * h + inter * h);
+  double flops = linear_per_token * length * c.base.num_hidden_layers;
+  for (int64_t i = 0; i < c.base.num_hidden_layers; ++i) {
+    double keys = static_cast<double>(length);
+    if (!c.is_global(i)) keys = std::min<double>(length, c.local_attention + 1);
+    flops += 2.0 * 2.0 * length * keys * h;  // QKᵀ and PV
+  }
+  return flops + 2.0 * h * h;  // head
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::string preset = "modernbert-base";
+  int threads = 2;
+  std::vector<int64_t> lengths = {16, 64, 256, 512, 2048}, batches = {1, 8};
+  std::string dtype = "float32";
+  for (int i = 1; i + 1 < argc; i += 2) {
+    const std::string flag = argv[i], value = argv[i + 1];
+    if (flag == "--preset") preset = value;
+    if (flag == "--threads") threads = std::atoi(value.c_str());
+    if (flag == "--lengths") lengths = parse_list(value);
+    if (flag == "--batches") batches = parse_list(value);
+    if (flag == "--dtype") dtype = value;
+  }
+  semroute::ensure_runtime_initialized();
+  semroute::set_compute_threads(threads);
+  const auto dir = std::filesystem::temp_directory_path() / ("semroute-bench-" + preset);
+  if (!std::filesystem::exists(dir / "model.safetensors")) {
+    semroute::RandomModelSpec spec;
+    spec.preset = preset;
+    spec.labels = {"math", "law", "biology", "other"};
+    spec.tokenizer = std::filesystem::path(SEMROUTE_SOURCE_DIR) / "tests/data/tokenizers/modernbert/tokenizer.json";
+    semroute::write_random_modernbert(spec, dir);
+  }
+  auto start = Clock::now();
+  semroute::TaskOptions options;
+  options.load.dtype = semroute::parse_dtype_name(dtype, options.load.device);
+  const auto classifier = semroute::SequenceClassifier::load(dir, options);
+  const double load_s = seconds_since(start);
+  const auto& config = dynamic_cast<const semroute::ModernBertEncoder&>(*classifier->task().encoder).modernbert_config();
+  const double peak = peak_gemm_gflops();
+  std::printf("preset %s, %s, %d threads, load %.2f s, peak fp32 GEMM %.1f GFLOP/s (floor = fp32 FLOPs / this)\n",
+              preset.c_str(), dtype.c_str(), threads, load_s, peak);
+  std::printf("%6s %6s %10s %10s %8s %12s %10s\n", "tokens", "batch", "ms", "floor ms", "ratio", "tokens/s", "GFLOP/s");
+  c10::InferenceMode guard;
+  for (int64_t batch : batches) {
+    for (int64_t length : lengths) {
+      if (batch * length > 8192) continue;  // keep the run short
+      semroute::ModelInputs in;
+      in.input_ids = at::randint(1000, 50000, {batch, length}, at::kLong);
+      in.attention_mask = at::ones({batch, length}, at::kLong);
+      classifier->logits(in);  // warm-up
+      std::vector<double> times;
+      const auto budget = Clock::now();
+      while (times.size() < 3 || (times.size() < 20 && seconds_since(budget) < 3.0)) {
+        start = Clock::now();
+        classifier->logits(in);
+        times.push_back(seconds_since(start));
+      }
+      std::sort(times.begin(), times.end());
+      const double ms = times[times.size() / 2] * 1e3;
+      // The machine's speed drifts (shared hosts): re-measure the peak next to each row.
+      const double row_peak = std::max(peak_gemm_gflops(), 0.0);
+      const double floor_ms = batch * model_flops(config, length) / (row_peak * 1e9) * 1e3;
+      std::printf("%6lld %6lld %10.1f %10.1f %8.2f %12.0f %10.1f\n", static_cast<long long>(length),
+                  static_cast<long long>(batch), ms, floor_ms, ms / floor_ms, batch * length / (ms / 1e3), row_peak);
+      std::fflush(stdout);
+    }
+  }
+  return 0;
+}

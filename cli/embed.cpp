@@ -1,0 +1,56 @@
+// `semroute embed`: sentence embeddings (pooling, normalization, Matryoshka
+// dimension, early-exit layer) and their pairwise cosine similarities.
+#include <ATen/ATen.h>
+
+#include <cstdio>
+
+#include "cli.h"
+#include "semroute/error.h"
+#include "tasks/embedder.h"
+
+namespace semroute::cli {
+
+int run_embed(const Args& args) {
+  if (args.positional.size() < 2)
+    throw InvalidInput("usage: semroute embed MODEL_DIR TEXT... [--pooling mean|cls|last] [--dim N] [--layer K] "
+                       "[--no-normalize] [--json]");
+  EmbedderOptions options;
+  options.max_length = args.max_length;
+  options.tokenizer = args.tokenizer;
+  if (!args.pooling.empty()) options.defaults.pooling = parse_pooling(args.pooling);
+  options.defaults.dimension = args.dimension;
+  options.defaults.layer = args.layer;
+  options.defaults.normalize = !args.no_normalize;
+  const auto embedder = Embedder::load(args.positional[0], options);
+  const std::vector<std::string_view> texts(args.positional.begin() + 1, args.positional.end());
+  const at::Tensor e = embedder->embed(texts);
+  const int64_t dim = e.size(1);
+  nlohmann::json out = {{"dimension", dim}, {"embeddings", nlohmann::json::array()}};
+  for (int64_t i = 0; i < e.size(0); ++i) {
+    const float* row = e.data_ptr<float>() + i * dim;
+    out["embeddings"].push_back(std::vector<float>(row, row + dim));
+  }
+  const at::Tensor sims = at::matmul(e, e.t()) /
+                          at::outer(e.norm(2, {1}), e.norm(2, {1})).clamp_min(1e-12);
+  out["cosine"] = nlohmann::json::array();
+  for (int64_t i = 0; i < sims.size(0); ++i) {
+    std::vector<float> row(sims.size(1));
+    for (int64_t j = 0; j < sims.size(1); ++j) row[static_cast<size_t>(j)] = sims[i][j].item<float>();
+    out["cosine"].push_back(row);
+  }
+  if (args.json) {
+    std::printf("%s\n", out.dump().c_str());
+    return 0;
+  }
+  for (int64_t i = 0; i < e.size(0); ++i) {
+    std::printf("[%lld dims] %.4f %.4f %.4f ...  %s\n", static_cast<long long>(dim), e[i][0].item<float>(),
+                e[i][1].item<float>(), e[i][2].item<float>(), std::string(texts[static_cast<size_t>(i)]).c_str());
+  }
+  for (int64_t i = 0; i < sims.size(0); ++i)
+    for (int64_t j = i + 1; j < sims.size(1); ++j)
+      std::printf("cosine(%lld, %lld) = %.4f\n", static_cast<long long>(i), static_cast<long long>(j),
+                  sims[i][j].item<float>());
+  return 0;
+}
+
+}  // namespace semroute::cli

@@ -1,0 +1,25 @@
+// Writes ModernBERT-family checkpoints with random weights in the Hugging Face
+// layout (config.json + model.safetensors [+ tokenizer.json]), at published
+// model sizes for benchmarks or tiny for tests. Weights are scaled so
+// activations stay of order 1 through every layer.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+namespace semroute {
+
+struct RandomModelSpec {
+  std::string preset = "tiny";  // modernbert-base, mmbert-base, mmbert-small, tiny
+  std::vector<std::string> labels = {"negative", "positive"};
+  bool token_task = false;      // ModernBertForTokenClassification instead of sequence
+  std::filesystem::path tokenizer;  // copied beside the weights when set
+  uint64_t seed = 1;
+};
+
+// Throws InvalidInput for an unknown preset.
+void write_random_modernbert(const RandomModelSpec& spec, const std::filesystem::path& dir);
+
+}  // namespace semroute
