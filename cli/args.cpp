@@ -30,6 +30,9 @@ Args parse_args(int argc, char** argv, int first) {
       if (arg == "--tokenizer") args.tokenizer = value;
       if (arg == "--seed") args.seed = std::strtoull(value.c_str(), nullptr, 10);
       if (arg == "--truncation") args.truncation = value;
+    } else if (arg == "--prompt") {
+      if (i + 1 >= argc) throw InvalidInput("--prompt needs a text");
+      args.prompt = argv[++i];
     } else if (arg == "--pooling" || arg == "--dim" || arg == "--layer") {
       if (i + 1 >= argc) throw InvalidInput(arg + " needs a value");
       const std::string value = argv[++i];

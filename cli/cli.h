@@ -25,6 +25,7 @@ struct Args {
   int64_t dimension = 0;     // --dim N
   int64_t layer = 0;         // --layer K
   bool no_normalize = false; // --no-normalize
+  std::string prompt;        // --prompt TEXT
 };
 
 // Parses flags common to all subcommands; throws InvalidInput on unknown ones.

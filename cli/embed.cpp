@@ -17,10 +17,11 @@ int run_embed(const Args& args) {
   EmbedderOptions options;
   options.max_length = args.max_length;
   options.tokenizer = args.tokenizer;
-  if (!args.pooling.empty()) options.defaults.pooling = parse_pooling(args.pooling);
-  options.defaults.dimension = args.dimension;
-  options.defaults.layer = args.layer;
-  options.defaults.normalize = !args.no_normalize;
+  if (!args.pooling.empty()) options.pooling = parse_pooling(args.pooling);
+  options.dimension = args.dimension;
+  options.layer = args.layer;
+  if (args.no_normalize) options.normalize = false;
+  options.prompt = args.prompt;
   const auto embedder = Embedder::load(args.positional[0], options);
   const std::vector<std::string_view> texts(args.positional.begin() + 1, args.positional.end());
   const at::Tensor e = embedder->embed(texts);

@@ -12,6 +12,7 @@
 #include "cli.h"
 #include "models/model_factory.h"
 #include "semroute/error.h"
+#include "tasks/embedder.h"
 #include "tasks/pooling.h"
 #include "tasks/task_head.h"
 
@@ -44,9 +45,11 @@ ModelInputs case_inputs(const nlohmann::json& c, c10::Device device) {
   return in;
 }
 
-// Every output the model directory can produce, under the fixtures' names.
+// Every output the model directory can produce, under the fixtures' names:
+// hidden states and pooled vectors, the task head's logits, or the embedding
+// pipeline's steps with Matryoshka truncations.
 std::map<std::string, at::Tensor> outputs(const CoreModel& model, const std::optional<TaskHead>& head,
-                                          const ModelInputs& in) {
+                                          const Embedder* embedder, const ModelInputs& in) {
   const at::Tensor hidden = model.forward(in);
   std::map<std::string, at::Tensor> out = {
       {"last_hidden_state", hidden},
@@ -59,6 +62,11 @@ std::map<std::string, at::Tensor> outputs(const CoreModel& model, const std::opt
   } else if (head) {
     out["logits"] = head->token_logits(hidden);
     out["argmax"] = out["logits"].argmax(-1);
+  } else if (embedder != nullptr) {
+    for (auto& [name, tensor] : embedder->embed_steps(in, embedder->defaults())) out[name] = tensor;
+    const at::Tensor embedding = out["embedding"];
+    for (int64_t dim : {768, 512, 256, 128, 64, 32, 16})
+      if (dim < embedding.size(1)) out["matryoshka_renormalized" + std::to_string(dim)] = matryoshka(embedding, dim, true);
   }
   return out;
 }
@@ -81,16 +89,21 @@ int run_forward(const Args& args) {
   const ModelSource source = open_model_source(args.positional[0]);
   const auto model = load_core_model(source, LoadOptions{});
   std::optional<TaskHead> head;
+  std::shared_ptr<const Embedder> embedder;
   if (const auto kind = task_kind_of(model->config().architecture())) {
     WeightMap weights(source.checkpoint, {""}, at::TensorOptions().dtype(model->dtype()).device(model->device()));
     head = TaskHead::load(*model, *kind, weights);
+  } else {
+    EmbedderOptions options;
+    options.require_tokenizer = false;
+    embedder = Embedder::load(args.positional[0], options);
   }
   c10::InferenceMode guard;
   nlohmann::json out = {{"cases", nlohmann::json::array()}};
   for (const auto& c : cases) {
     const ModelInputs in = case_inputs(c, model->device());
     nlohmann::json outputs_json = nlohmann::json::object();
-    for (const auto& [name, tensor] : outputs(*model, head, in)) outputs_json[name] = tensor_json(tensor);
+    for (const auto& [name, tensor] : outputs(*model, head, embedder.get(), in)) outputs_json[name] = tensor_json(tensor);
     out["cases"].push_back({{"name", c.value("name", "")}, {"outputs", outputs_json}});
   }
   if (args.json) {

@@ -63,7 +63,14 @@ def main():
             if name not in got:
                 print(f"{case['name']}: required output '{name}' missing")
                 failed = True
+        flat = {}
         for name, ref in case["outputs"].items():
+            # {"32": {shape, data}, "16": …} -> name32, name16
+            if isinstance(ref, dict) and "shape" not in ref:
+                flat.update({name + key: value for key, value in ref.items()})
+            else:
+                flat[name] = ref
+        for name, ref in flat.items():
             if name not in got:
                 continue
             ref = as_tensor(ref)

@@ -14,15 +14,23 @@ at::Tensor key_padding_bias(const at::Tensor& attention_mask, c10::ScalarType dt
 at::Tensor dense_attention(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v, const at::Tensor& bias,
                            double scale);
 
+// Which keys a query may see: all (window < 0) or those with |i - j| <=
+// window; with `causal`, only keys at or before the query as well.
+struct AttentionPattern {
+  int64_t window = -1;
+  bool causal = false;
+};
+
 // Memory-bounded attention over unpadded sequences: q, k, v are
-// [..., heads, length, head_dim] with every position real. `window` < 0 means
-// full attention; otherwise query i sees key j iff |i - j| <= window. Queries
-// are processed in blocks (sized so a block's scores stay within a few MB),
-// and a windowed block only looks at the keys its window reaches, so neither
-// an S×S mask nor an S×S score tensor is ever built. `block` > 0 forces the
-// block size (block >= length gives the one-shot reference computation).
+// [..., heads, length, head_dim] with every position real (k and v may have
+// fewer heads: grouped-query attention). Queries are processed in blocks
+// (sized so a block's scores stay within a few MB), and a block only looks at
+// the keys its pattern reaches, so neither an S×S mask nor an S×S score
+// tensor is ever built. `block` > 0 forces the block size (block >= length
+// gives the one-shot reference computation). `softcap` > 0 applies
+// cap·tanh(score / cap) to the scores (Gemma).
 at::Tensor blocked_attention(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v, double scale,
-                             int64_t window, int64_t block = 0);
+                             AttentionPattern pattern, int64_t block = 0, double softcap = 0);
 
 // [batch, seq, heads*dim] <-> [batch, heads, seq, dim]
 at::Tensor split_heads(const at::Tensor& x, int64_t heads);

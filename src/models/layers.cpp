@@ -1,6 +1,10 @@
 #include "models/layers.h"
 
+#include <ATen/TensorOperators.h>
 #include <ATen/ops/gelu.h>
+#include <ATen/ops/mean.h>
+#include <ATen/ops/pow.h>
+#include <ATen/ops/rsqrt.h>
 #include <ATen/ops/layer_norm.h>
 #include <ATen/ops/linear.h>
 #include <ATen/ops/relu.h>
@@ -29,6 +33,22 @@ LayerNorm LayerNorm::load(WeightMap& weights, const std::string& name, int64_t d
 
 at::Tensor LayerNorm::operator()(const at::Tensor& x) const {
   return at::layer_norm(x, {x.size(-1)}, weight_, bias_, eps_);
+}
+
+RmsNorm RmsNorm::load(WeightMap& weights, const std::string& name, int64_t dim, double eps, bool one_plus_weight) {
+  RmsNorm norm;
+  const at::Tensor w = weights.get(name + ".weight", {dim});
+  if (w.defined()) norm.weight_ = one_plus_weight ? w.to(at::kFloat) + 1.0 : w;
+  norm.eps_ = eps;
+  norm.scale_in_fp32_ = one_plus_weight;
+  return norm;
+}
+
+at::Tensor RmsNorm::operator()(const at::Tensor& x) const {
+  const at::Tensor h = x.to(at::kFloat);
+  const at::Tensor normed = h * at::rsqrt(h.pow(2).mean(-1, true) + eps_);
+  // Gemma scales in fp32 then casts; Qwen3 casts then scales in the model dtype.
+  return scale_in_fp32_ ? (normed * weight_).to(x.scalar_type()) : weight_ * normed.to(x.scalar_type());
 }
 
 Activation parse_activation(const std::string& name) {

@@ -38,6 +38,20 @@ class LayerNorm {
   double eps_ = 1e-5;
 };
 
+// RMSNorm over the last dimension, computed in fp32: x / rms(x) scaled by w
+// (Qwen3, Llama) or by (1 + w) (Gemma, whose weights are stored as offsets).
+class RmsNorm {
+ public:
+  RmsNorm() = default;
+  static RmsNorm load(WeightMap& weights, const std::string& name, int64_t dim, double eps, bool one_plus_weight);
+  at::Tensor operator()(const at::Tensor& x) const;
+
+ private:
+  at::Tensor weight_;  // fp32; (1 + w) already folded in for Gemma
+  double eps_ = 1e-6;
+  bool scale_in_fp32_ = false;  // Gemma multiplies before casting back
+};
+
 enum class Activation { kGeluErf, kGeluTanh, kRelu, kSilu };
 
 // HF activation names: gelu, gelu_new, gelu_pytorch_tanh, relu, silu, swish.

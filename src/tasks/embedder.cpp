@@ -25,29 +25,80 @@ at::Tensor matryoshka(const at::Tensor& embeddings, int64_t dimension, bool norm
 std::shared_ptr<const Embedder> Embedder::load(const std::filesystem::path& dir, const EmbedderOptions& options) {
   std::shared_ptr<Embedder> e(new Embedder());
   e->encoder_ = load_core_model(dir, options.load);
-  e->tokenizer_ = load_tokenizer(options.tokenizer.empty() ? dir : options.tokenizer);
+  const std::filesystem::path tokenizer_path = options.tokenizer.empty() ? dir : options.tokenizer;
+  if (options.require_tokenizer || std::filesystem::exists(tokenizer_path / "tokenizer.json") ||
+      !std::filesystem::is_directory(tokenizer_path))
+    e->tokenizer_ = load_tokenizer(tokenizer_path);
+  e->modules_ = SentenceTransformerModules::load(
+      dir, at::TensorOptions().dtype(options.load.dtype).device(options.load.device));
+  const bool qwen3 = std::string(e->encoder_->backend_name()) == "qwen3";
+  EmbeddingOptions& d = e->defaults_;
+  d.pooling = qwen3 ? Pooling::kLastToken : Pooling::kMean;
+  d.normalize = true;
+  if (e->modules_) {
+    if (e->modules_->pooling()) d.pooling = *e->modules_->pooling();
+    d.normalize = e->modules_->normalize();
+  }
+  if (options.pooling) d.pooling = *options.pooling;
+  if (options.normalize) d.normalize = *options.normalize;
+  d.dimension = options.dimension;
+  d.layer = options.layer;
+  d.prompt = options.prompt;
+  if (qwen3 && e->tokenizer_) e->append_token_ = e->tokenizer_->token_to_id("<|endoftext|>");
   const size_t limit = static_cast<size_t>(e->encoder_->max_length());
   if (options.max_length > limit)
     throw InvalidInput("max_length " + std::to_string(options.max_length) + " exceeds the model's limit of " +
                        std::to_string(limit));
   e->encode_.max_length = options.max_length ? options.max_length : limit;
   e->encode_.truncation = options.truncation;
-  e->defaults_ = options.defaults;
+  if (e->append_token_) e->encode_.max_length -= 1;  // room for the appended token
   return e;
 }
 
-at::Tensor Embedder::embed_inputs(const ModelInputs& inputs, const EmbeddingOptions& options) const {
+std::map<std::string, at::Tensor> Embedder::embed_steps(const ModelInputs& inputs,
+                                                         const EmbeddingOptions& options) const {
   c10::InferenceMode guard;
   ForwardOptions forward;
   forward.layers = options.layer;
-  const at::Tensor hidden = encoder_->forward(inputs, forward).to(at::kFloat);
-  at::Tensor pooled = pool(options.pooling, hidden, inputs.attention_mask);
-  if (options.normalize) pooled = l2_normalize(pooled);
-  return matryoshka(pooled, options.dimension, options.normalize).cpu().contiguous();
+  const at::Tensor hidden = encoder_->forward(inputs, forward);
+  std::map<std::string, at::Tensor> steps;
+  at::Tensor x = pool(options.pooling, hidden, inputs.attention_mask);
+  const char* pooled_name = options.pooling == Pooling::kMean  ? "mean_pooled"
+                            : options.pooling == Pooling::kCls ? "cls_pooled"
+                                                                : "last_token_pooled";
+  steps[pooled_name] = x;
+  // Dense modules belong to the full model; an early exit skips them.
+  if (modules_ && options.layer == 0) {
+    for (size_t i = 0; i < modules_->dense_count(); ++i) {
+      x = modules_->dense(i, x);
+      steps["dense" + std::to_string(i + 1)] = x;
+    }
+  }
+  x = x.to(at::kFloat);
+  if (options.normalize) x = l2_normalize(x);
+  steps["embedding"] = matryoshka(x, options.dimension, options.normalize).cpu().contiguous();
+  return steps;
+}
+
+at::Tensor Embedder::embed_inputs(const ModelInputs& inputs, const EmbeddingOptions& options) const {
+  return embed_steps(inputs, options).at("embedding");
+}
+
+std::vector<Encoding> Embedder::encode(const std::vector<std::string_view>& texts, const std::string& prompt) const {
+  if (!tokenizer_) throw InvalidInput("this embedder was loaded without a tokenizer: give it token ids");
+  std::vector<Encoding> encodings;
+  encodings.reserve(texts.size());
+  for (const auto text : texts) {
+    Encoding e = prompt.empty() ? tokenizer_->encode(text, encode_) : tokenizer_->encode(prompt + std::string(text), encode_);
+    if (append_token_ && (e.ids.empty() || e.ids.back() != *append_token_))
+      e.push(*append_token_, tokenizer_->id_to_token(*append_token_), Span{}, -1, 0, true);
+    encodings.push_back(std::move(e));
+  }
+  return encodings;
 }
 
 at::Tensor Embedder::embed(const std::vector<std::string_view>& texts, const EmbeddingOptions& options) const {
-  const TextBatch batch = make_text_batch(*tokenizer_, texts, encode_, encoder_->device());
+  const TextBatch batch = batch_from_encodings(encode(texts, options.prompt), *tokenizer_, encoder_->device());
   return embed_inputs(batch.inputs, options);
 }
 

@@ -8,11 +8,15 @@
 #include <ATen/core/Tensor.h>
 
 #include <filesystem>
+#include <map>
 #include <memory>
+#include <optional>
+#include <string>
 #include <vector>
 
 #include "models/core_model.h"
 #include "tasks/pooling.h"
+#include "tasks/sentence_transformers.h"
 #include "tokenizers/tokenizer.h"
 
 namespace semroute {
@@ -20,8 +24,11 @@ namespace semroute {
 struct EmbeddingOptions {
   Pooling pooling = Pooling::kMean;
   bool normalize = true;
-  int64_t dimension = 0;  // 0 = the full hidden size
-  int64_t layer = 0;      // 0 = all layers
+  int64_t dimension = 0;  // Matryoshka: 0 = the full dimension
+  int64_t layer = 0;      // early exit: 0 = all layers
+  // Text put before every input, e.g. "Instruct: <task>\nQuery: " for
+  // Qwen3-Embedding queries or "task: search result | query: " for EmbeddingGemma.
+  std::string prompt;
 };
 
 struct EmbedderOptions {
@@ -29,7 +36,15 @@ struct EmbedderOptions {
   size_t max_length = 0;  // 0 = the model's limit
   Keep truncation = Keep::kStart;
   std::filesystem::path tokenizer;  // when not beside the model
-  EmbeddingOptions defaults;
+  // Overrides of what the model folder implies (sentence-transformers
+  // modules, else mean pooling; last-token pooling for Qwen3), normalized.
+  std::optional<Pooling> pooling;
+  std::optional<bool> normalize;
+  int64_t dimension = 0;
+  int64_t layer = 0;
+  std::string prompt;
+  // Without a tokenizer only embed_inputs / embed_steps work (token ids in).
+  bool require_tokenizer = true;
 };
 
 class Embedder {
@@ -41,6 +56,12 @@ class Embedder {
   at::Tensor embed(const std::vector<std::string_view>& texts, const EmbeddingOptions& options) const;
   // Pools already tokenized inputs.
   at::Tensor embed_inputs(const ModelInputs& inputs, const EmbeddingOptions& options) const;
+  // Every intermediate of embed_inputs under the fixtures' names: the pooled
+  // vector ("mean_pooled", "cls_pooled" or "last_token_pooled"), "dense1",
+  // "dense2", …, and "embedding".
+  std::map<std::string, at::Tensor> embed_steps(const ModelInputs& inputs, const EmbeddingOptions& options) const;
+
+  const EmbeddingOptions& defaults() const { return defaults_; }
 
   int64_t hidden_size() const { return encoder_->hidden_size(); }
   const CoreModel& encoder() const { return *encoder_; }
@@ -48,10 +69,14 @@ class Embedder {
  private:
   Embedder() = default;
 
+  std::vector<Encoding> encode(const std::vector<std::string_view>& texts, const std::string& prompt) const;
+
   std::shared_ptr<const Tokenizer> tokenizer_;
   std::shared_ptr<const CoreModel> encoder_;
+  std::optional<SentenceTransformerModules> modules_;
   EncodeOptions encode_;
   EmbeddingOptions defaults_;
+  std::optional<int32_t> append_token_;  // Qwen3-Embedding ends every input with <|endoftext|>
 };
 
 // L2-normalizes rows; zero rows stay zero.

@@ -49,6 +49,11 @@ TextBatch make_pair_batch(const Tokenizer& tokenizer, const std::vector<TextPair
   std::vector<Encoding> encodings;
   encodings.reserve(pairs.size());
   for (const auto& [first, second] : pairs) encodings.push_back(tokenizer.encode_pair(first, second, options));
+  return batch_from_encodings(std::move(encodings), tokenizer, device);
+}
+
+TextBatch batch_from_encodings(std::vector<Encoding> encodings, const Tokenizer& tokenizer, c10::Device device) {
+  if (encodings.empty()) throw InvalidInput("the batch holds no text");
   pad_all(encodings, tokenizer);
   return to_inputs(std::move(encodings), device);
 }

@@ -21,6 +21,8 @@ using TextPair = std::pair<std::string_view, std::string_view>;
 // Throws InvalidInput for an empty batch.
 TextBatch make_text_batch(const Tokenizer& tokenizer, const std::vector<std::string_view>& texts,
                           const EncodeOptions& options, c10::Device device);
+// Right-pads already encoded texts into one batch.
+TextBatch batch_from_encodings(std::vector<Encoding> encodings, const Tokenizer& tokenizer, c10::Device device);
 TextBatch make_pair_batch(const Tokenizer& tokenizer, const std::vector<TextPair>& pairs,
                           const EncodeOptions& options, c10::Device device);
 

@@ -1,0 +1,55 @@
+// The unpadded ("packed") form every backend computes in: the real tokens of
+// a padded batch laid end to end, with each sequence's length. Linear layers
+// run on all tokens at once; attention runs per sequence.
+#pragma once
+
+#include <ATen/core/Tensor.h>
+
+#include <functional>
+#include <vector>
+
+#include "models/attention.h"
+#include "models/core_model.h"
+#include "models/layers.h"
+
+namespace semroute {
+
+struct PackedSequences {
+  at::Tensor positions;          // flat indices of the real tokens in [batch * seq]
+  std::vector<int64_t> lengths;  // per non-empty row, in order
+  int64_t batch = 0, seq = 0;
+
+  static PackedSequences from_mask(const at::Tensor& attention_mask);
+  int64_t longest() const;
+  at::Tensor gather(const at::Tensor& per_position) const;  // [batch, seq, ...] -> [tokens, ...]
+  // [tokens, hidden] -> [batch, seq, hidden], zeros at padding.
+  at::Tensor scatter(const at::Tensor& packed) const;
+};
+
+// Runs `attend` ([n, L, features] -> [n * L, out]) over packed rows
+// [tokens, features]: once for all sequences when their lengths are equal,
+// else sequence by sequence.
+at::Tensor for_each_sequence(const at::Tensor& packed, const std::vector<int64_t>& lengths,
+                             const std::function<at::Tensor(const at::Tensor&)>& attend);
+
+// Multi-head (or grouped-query) self-attention over packed projections
+// q [tokens, heads * head_dim] and k, v [tokens, kv_heads * head_dim]: per
+// sequence, optional per-head RMSNorm of q and k, RoPE from `cos`/`sin`
+// ([positions, head_dim]), then blocked attention. Returns [tokens, heads * head_dim].
+struct PackedAttention {
+  int64_t heads = 1;
+  int64_t kv_heads = 1;
+  int64_t head_dim = 1;
+  double scale = 1.0;
+  AttentionPattern pattern;
+  int64_t block = 0;
+  double softcap = 0;
+  const RmsNorm* q_norm = nullptr;
+  const RmsNorm* k_norm = nullptr;
+};
+
+at::Tensor attend_packed(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v,
+                         const std::vector<int64_t>& lengths, const at::Tensor& cos, const at::Tensor& sin,
+                         const PackedAttention& spec);
+
+}  // namespace semroute

@@ -1,0 +1,45 @@
+// Qwen3 (Hugging Face Qwen3Model) used as an encoder, as Qwen3-Embedding does:
+// RMSNorm pre-norm layers, grouped-query attention with an explicit head_dim,
+// per-head RMSNorm of q and k before RoPE, causal attention (optionally
+// sliding), SwiGLU MLP, final norm. Sequences run unpadded with positions
+// 0..L-1, so left and right padding give the same result for real tokens.
+#pragma once
+
+#include <memory>
+#include <vector>
+
+#include "models/configs.h"
+#include "models/core_model.h"
+#include "models/layers.h"
+#include "models/model_factory.h"
+#include "models/rope.h"
+
+namespace semroute {
+
+class Qwen3Encoder final : public CoreModel {
+ public:
+  static std::unique_ptr<CoreModel> create(const ModelSource& source, WeightMap& weights, const LoadOptions& options);
+
+  at::Tensor forward(const ModelInputs& inputs, const ForwardOptions& options = {}) const override;
+  const char* backend_name() const override { return "qwen3"; }
+  const Qwen3Config& qwen3_config() const { return config_; }
+
+ private:
+  struct Layer {
+    bool sliding;
+    RmsNorm input_norm, post_attention_norm, q_norm, k_norm;
+    Linear q, k, v, o, gate, up, down;
+  };
+
+  explicit Qwen3Encoder(Qwen3Config config, const LoadOptions& options);
+  void load(WeightMap& weights);
+
+  Qwen3Config config_;
+  Activation activation_;
+  at::Tensor token_embeddings_;
+  RmsNorm final_norm_;
+  std::vector<Layer> layers_;
+  RotaryEmbedding rope_;
+};
+
+}  // namespace semroute
