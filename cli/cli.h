@@ -41,5 +41,7 @@ int run_make_model(const Args& args);
 int run_classify(const Args& args);
 int run_tokens(const Args& args);
 int run_embed(const Args& args);
+int run_similarity(const Args& args);
+int run_intents(const Args& args);
 
 }  // namespace semroute::cli

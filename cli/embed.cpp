@@ -6,6 +6,7 @@
 
 #include "cli.h"
 #include "semroute/error.h"
+#include "classifiers/intent_index.h"
 #include "tasks/embedder.h"
 
 namespace semroute::cli {
@@ -51,6 +52,45 @@ int run_embed(const Args& args) {
     for (int64_t j = i + 1; j < sims.size(1); ++j)
       std::printf("cosine(%lld, %lld) = %.4f\n", static_cast<long long>(i), static_cast<long long>(j),
                   sims[i][j].item<float>());
+  return 0;
+}
+
+}  // namespace semroute::cli
+
+namespace semroute::cli {
+
+int run_similarity(const Args& args) {
+  if (args.positional.size() != 3) throw InvalidInput("usage: semroute similarity MODEL_DIR TEXT_A TEXT_B [--json]");
+  EmbedderOptions options;
+  options.tokenizer = args.tokenizer;
+  options.dimension = args.dimension;
+  const auto embedder = Embedder::load(args.positional[0], options);
+  const at::Tensor e = embedder->embed({args.positional[1], args.positional[2]});
+  const float cosine = (l2_normalize(e[0]) * l2_normalize(e[1])).sum().item<float>();
+  if (args.json) {
+    std::printf("%s\n", nlohmann::json({{"cosine", cosine}, {"dimension", e.size(1)}}).dump().c_str());
+  } else {
+    std::printf("%.6f\n", cosine);
+  }
+  return 0;
+}
+
+int run_intents(const Args& args) {
+  if (args.positional.size() < 3)
+    throw InvalidInput("usage: semroute intents MODEL_DIR INTENTS.yaml TEXT... [--json]");
+  EmbedderOptions options;
+  options.tokenizer = args.tokenizer;
+  const IntentIndex index(Embedder::load(args.positional[0], options), IntentSet::from_yaml(args.positional[1]));
+  nlohmann::json out = nlohmann::json::array();
+  for (size_t i = 2; i < args.positional.size(); ++i) {
+    const IntentMatch m = index.match(args.positional[i]);
+    out.push_back({{"text", args.positional[i]}, {"intent", m.intent}, {"score", m.score},
+                   {"runner_up", m.runner_up}, {"margin", m.margin}});
+    if (!args.json)
+      std::printf("%-12s %.4f (runner-up %s, margin %.4f)  %s\n", m.intent.empty() ? "(none)" : m.intent.c_str(),
+                  m.score, m.runner_up.c_str(), m.margin, args.positional[i].c_str());
+  }
+  if (args.json) std::printf("%s\n", nlohmann::json({{"results", out}}).dump(2).c_str());
   return 0;
 }
 

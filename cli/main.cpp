@@ -33,6 +33,11 @@ commands:
   embed MODEL_DIR TEXT... [--pooling mean|cls|last] [--dim N] [--layer K] [--no-normalize] [--json]
       Sentence embeddings (Matryoshka dimension N, early exit after layer K)
       and the cosine similarity of every pair of texts.
+  similarity MODEL_DIR TEXT_A TEXT_B [--dim N] [--json]
+      Cosine similarity of two texts' embeddings.
+  intents MODEL_DIR INTENTS.yaml TEXT... [--json]
+      Match texts against few-shot intents (name + example sentences) by
+      k-nearest neighbours; the YAML may set k, threshold, aggregation.
   make-model PRESET OUT_DIR [--labels a,b] [--token-labels O,B-X,I-X] [--tokenizer FILE] [--seed N]
       Write a ModernBERT checkpoint with random weights (presets:
       modernbert-base, mmbert-base, mmbert-small, tiny) for tests and benchmarks.
@@ -64,6 +69,8 @@ int main(int argc, char** argv) {
     if (command == "classify") return cli::run_classify(args);
     if (command == "tokens") return cli::run_tokens(args);
     if (command == "embed") return cli::run_embed(args);
+    if (command == "similarity") return cli::run_similarity(args);
+    if (command == "intents") return cli::run_intents(args);
     if (command == "make-model") return cli::run_make_model(args);
     if (command == "version") {
       std::printf("semroute %s\n", SEMROUTE_VERSION_STRING);
