@@ -37,10 +37,13 @@ at::Tensor for_each_sequence(const at::Tensor& packed, const std::vector<int64_t
 // sequence, optional per-head RMSNorm of q and k, RoPE from `cos`/`sin`
 // ([positions, head_dim]), then blocked attention. Returns [tokens, heads * head_dim].
 struct PackedAttention {
-  int64_t heads = 1;
-  int64_t kv_heads = 1;
-  int64_t head_dim = 1;
-  double scale = 1.0;
+  PackedAttention(int64_t heads, int64_t kv_heads, int64_t head_dim, double scale)
+      : heads(heads), kv_heads(kv_heads), head_dim(head_dim), scale(scale) {}
+
+  int64_t heads;
+  int64_t kv_heads;
+  int64_t head_dim;
+  double scale;
   AttentionPattern pattern;
   int64_t block = 0;
   double softcap = 0;

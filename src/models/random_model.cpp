@@ -3,6 +3,7 @@
 #include <ATen/CPUGeneratorImpl.h>
 #include <ATen/TensorOperators.h>
 #include <ATen/core/Generator.h>
+#include <ATen/ops/full.h>
 #include <ATen/ops/ones.h>
 #include <ATen/ops/randn.h>
 #include <ATen/ops/zeros.h>
@@ -82,6 +83,151 @@ void write_random_modernbert(const RandomModelSpec& spec, const fs::path& out) {
   tensors.emplace_back("classifier.bias", at::zeros({static_cast<int64_t>(labels.size())}));
   save_safetensors(out / "model.safetensors", tensors);
 
+  if (!spec.tokenizer.empty())
+    fs::copy_file(spec.tokenizer, out / "tokenizer.json", fs::copy_options::overwrite_existing);
+}
+
+namespace {
+
+// Weights named and shaped as the checkpoint's, of order-1 activations.
+class RandomWeights {
+ public:
+  explicit RandomWeights(uint64_t seed) : gen_(at::make_generator<at::CPUGeneratorImpl>(seed)) {}
+  void linear(const std::string& name, int64_t rows, int64_t cols, bool bias = false) {
+    tensors_.emplace_back(name + ".weight", at::randn({rows, cols}, gen_, at::TensorOptions()) /
+                                                 std::sqrt(static_cast<double>(cols)));
+    if (bias) tensors_.emplace_back(name + ".bias", at::zeros({rows}));
+  }
+  void table(const std::string& name, int64_t rows, int64_t cols) {
+    tensors_.emplace_back(name, at::randn({rows, cols}, gen_, at::TensorOptions()) * 0.5);
+  }
+  void norm(const std::string& name, int64_t dim, float value, bool bias = false) {
+    tensors_.emplace_back(name + ".weight", at::full({dim}, value));
+    if (bias) tensors_.emplace_back(name + ".bias", at::zeros({dim}));
+  }
+  void save(const fs::path& path) { save_safetensors(path, tensors_); }
+
+ private:
+  at::Generator gen_;
+  std::vector<std::pair<std::string, at::Tensor>> tensors_;
+};
+
+void write_json(const fs::path& path, const nlohmann::json& j) { std::ofstream(path) << j.dump(2) << "\n"; }
+
+constexpr int64_t kVocab = 32000;
+
+void qwen3_embedding(RandomWeights& w, const fs::path& out) {
+  const int64_t h = 1024, layers = 28, heads = 16, kv = 8, hd = 128, inter = 3072;
+  write_json(out / "config.json",
+             {{"architectures", {"Qwen3ForCausalLM"}}, {"model_type", "qwen3"}, {"vocab_size", kVocab},
+              {"hidden_size", h}, {"num_hidden_layers", layers}, {"num_attention_heads", heads},
+              {"num_key_value_heads", kv}, {"head_dim", hd}, {"intermediate_size", inter},
+              {"max_position_embeddings", 32768}, {"rope_theta", 1000000.0}, {"rms_norm_eps", 1e-6},
+              {"hidden_act", "silu"}, {"tie_word_embeddings", true}});
+  w.table("embed_tokens.weight", kVocab, h);
+  for (int64_t i = 0; i < layers; ++i) {
+    const std::string p = "layers." + std::to_string(i) + ".";
+    w.norm(p + "input_layernorm", h, 1.0f);
+    w.norm(p + "post_attention_layernorm", h, 1.0f);
+    w.norm(p + "self_attn.q_norm", hd, 1.0f);
+    w.norm(p + "self_attn.k_norm", hd, 1.0f);
+    w.linear(p + "self_attn.q_proj", heads * hd, h);
+    w.linear(p + "self_attn.k_proj", kv * hd, h);
+    w.linear(p + "self_attn.v_proj", kv * hd, h);
+    w.linear(p + "self_attn.o_proj", h, heads * hd);
+    w.linear(p + "mlp.gate_proj", inter, h);
+    w.linear(p + "mlp.up_proj", inter, h);
+    w.linear(p + "mlp.down_proj", h, inter);
+  }
+  w.norm("norm", h, 1.0f);
+}
+
+void embeddinggemma(RandomWeights& w, const fs::path& out, uint64_t seed) {
+  const int64_t h = 768, layers = 24, heads = 3, kv = 1, hd = 256, inter = 1152;
+  nlohmann::json types = nlohmann::json::array();
+  for (int64_t i = 0; i < layers; ++i) types.push_back((i + 1) % 6 == 0 ? "full_attention" : "sliding_attention");
+  write_json(out / "config.json",
+             {{"architectures", {"Gemma3TextModel"}}, {"model_type", "gemma3_text"}, {"vocab_size", kVocab},
+              {"hidden_size", h}, {"num_hidden_layers", layers}, {"num_attention_heads", heads},
+              {"num_key_value_heads", kv}, {"head_dim", hd}, {"intermediate_size", inter},
+              {"max_position_embeddings", 2048}, {"rope_theta", 1000000.0}, {"rope_local_base_freq", 10000.0},
+              {"query_pre_attn_scalar", 256}, {"sliding_window", 512}, {"layer_types", types},
+              {"use_bidirectional_attention", true}, {"rms_norm_eps", 1e-6}, {"hidden_activation", "gelu_pytorch_tanh"}});
+  w.table("embed_tokens.weight", kVocab, h);
+  for (int64_t i = 0; i < layers; ++i) {
+    const std::string p = "layers." + std::to_string(i) + ".";
+    for (const char* n : {"input_layernorm", "post_attention_layernorm", "pre_feedforward_layernorm",
+                          "post_feedforward_layernorm"})
+      w.norm(p + n, h, 0.0f);  // Gemma stores (scale − 1)
+    w.norm(p + "self_attn.q_norm", hd, 0.0f);
+    w.norm(p + "self_attn.k_norm", hd, 0.0f);
+    w.linear(p + "self_attn.q_proj", heads * hd, h);
+    w.linear(p + "self_attn.k_proj", kv * hd, h);
+    w.linear(p + "self_attn.v_proj", kv * hd, h);
+    w.linear(p + "self_attn.o_proj", h, heads * hd);
+    w.linear(p + "mlp.gate_proj", inter, h);
+    w.linear(p + "mlp.up_proj", inter, h);
+    w.linear(p + "mlp.down_proj", h, inter);
+  }
+  w.norm("norm", h, 0.0f);
+  // sentence-transformers: mean pooling, Dense 768->3072->768, Normalize.
+  write_json(out / "modules.json",
+             {{{"idx", 0}, {"name", "0"}, {"path", ""}, {"type", "sentence_transformers.models.Transformer"}},
+              {{"idx", 1}, {"name", "1"}, {"path", "1_Pooling"}, {"type", "sentence_transformers.models.Pooling"}},
+              {{"idx", 2}, {"name", "2"}, {"path", "2_Dense"}, {"type", "sentence_transformers.models.Dense"}},
+              {{"idx", 3}, {"name", "3"}, {"path", "3_Dense"}, {"type", "sentence_transformers.models.Dense"}},
+              {{"idx", 4}, {"name", "4"}, {"path", "4_Normalize"}, {"type", "sentence_transformers.models.Normalize"}}});
+  fs::create_directories(out / "1_Pooling");
+  write_json(out / "1_Pooling/config.json", {{"word_embedding_dimension", h}, {"pooling_mode_mean_tokens", true}});
+  const std::pair<int64_t, int64_t> dense[] = {{h, 3072}, {3072, h}};
+  for (int i = 0; i < 2; ++i) {
+    const fs::path dir = out / (std::to_string(i + 2) + "_Dense");
+    fs::create_directories(dir);
+    write_json(dir / "config.json", {{"in_features", dense[i].first}, {"out_features", dense[i].second},
+                                     {"bias", false}, {"activation_function", "torch.nn.modules.linear.Identity"}});
+    RandomWeights d(seed + 1 + static_cast<uint64_t>(i));
+    d.linear("linear", dense[i].second, dense[i].first);
+    d.save(dir / "model.safetensors");
+  }
+}
+
+void minilm(RandomWeights& w, const fs::path& out) {
+  const int64_t h = 384, layers = 6, heads = 12, inter = 1536;
+  write_json(out / "config.json",
+             {{"architectures", {"BertModel"}}, {"model_type", "bert"}, {"vocab_size", 30522}, {"hidden_size", h},
+              {"num_hidden_layers", layers}, {"num_attention_heads", heads}, {"intermediate_size", inter},
+              {"max_position_embeddings", 512}, {"hidden_act", "gelu"}, {"layer_norm_eps", 1e-12}});
+  w.table("embeddings.word_embeddings.weight", 30522, h);
+  w.table("embeddings.position_embeddings.weight", 512, h);
+  w.table("embeddings.token_type_embeddings.weight", 2, h);
+  w.norm("embeddings.LayerNorm", h, 1.0f, true);
+  for (int64_t i = 0; i < layers; ++i) {
+    const std::string p = "encoder.layer." + std::to_string(i) + ".";
+    for (const char* n : {"attention.self.query", "attention.self.key", "attention.self.value", "attention.output.dense"})
+      w.linear(p + n, h, h, true);
+    w.norm(p + "attention.output.LayerNorm", h, 1.0f, true);
+    w.linear(p + "intermediate.dense", inter, h, true);
+    w.linear(p + "output.dense", h, inter, true);
+    w.norm(p + "output.LayerNorm", h, 1.0f, true);
+  }
+}
+
+}  // namespace
+
+void write_random_embedding_model(const RandomModelSpec& spec, const fs::path& out) {
+  fs::create_directories(out);
+  RandomWeights weights(spec.seed);
+  if (spec.preset == "qwen3-embedding-0.6b") {
+    qwen3_embedding(weights, out);
+  } else if (spec.preset == "embeddinggemma-300m") {
+    embeddinggemma(weights, out, spec.seed);
+  } else if (spec.preset == "minilm-l6") {
+    minilm(weights, out);
+  } else {
+    throw InvalidInput("unknown embedding preset '" + spec.preset +
+                       "' (qwen3-embedding-0.6b, embeddinggemma-300m, minilm-l6)");
+  }
+  weights.save(out / "model.safetensors");
   if (!spec.tokenizer.empty())
     fs::copy_file(spec.tokenizer, out / "tokenizer.json", fs::copy_options::overwrite_existing);
 }

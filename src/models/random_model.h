@@ -22,4 +22,10 @@ struct RandomModelSpec {
 // Throws InvalidInput for an unknown preset.
 void write_random_modernbert(const RandomModelSpec& spec, const std::filesystem::path& dir);
 
+// Embedding encoders at published sizes: "qwen3-embedding-0.6b",
+// "embeddinggemma-300m" (with its Dense modules and modules.json), "minilm-l6".
+// The vocabulary is cut to 32000 rows: lookups cost the same at any size, and
+// the files stay small.
+void write_random_embedding_model(const RandomModelSpec& spec, const std::filesystem::path& dir);
+
 }  // namespace semroute

@@ -1,0 +1,135 @@
+// Embedding latency at real model sizes (random weights) against the
+// machine's fp32 GEMM floor measured beside each row (see
+// classification_bench.cpp for the floor's definition).
+//
+//   semroute_embedding_bench [--preset qwen3-embedding-0.6b|embeddinggemma-300m|minilm-l6]
+//                            [--threads 2] [--lengths 16,64,256,512] [--batches 1,8]
+#include <ATen/ATen.h>
+#include <c10/core/InferenceMode.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <sstream>
+
+#include "core/checkpoint.h"
+#include "core/runtime.h"
+#include "models/bert.h"
+#include "models/gemma3.h"
+#include "models/qwen3.h"
+#include "models/random_model.h"
+#include "tasks/embedder.h"
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double seconds_since(Clock::time_point start) { return std::chrono::duration<double>(Clock::now() - start).count(); }
+
+std::vector<int64_t> parse_list(const std::string& csv) {
+  std::vector<int64_t> out;
+  std::stringstream in(csv);
+  for (std::string item; std::getline(in, item, ',');) out.push_back(std::stoll(item));
+  return out;
+}
+
+double peak_gemm_gflops() {
+  const at::Tensor x = at::randn({512, 768}), w = at::randn({2304, 768});
+  at::linear(x, w);
+  double best = 1e30;
+  for (int i = 0; i < 10; ++i) {
+    const auto start = Clock::now();
+    at::linear(x, w);
+    best = std::min(best, seconds_since(start));
+  }
+  return 2.0 * 512 * 768 * 2304 / best / 1e9;
+}
+
+// Linear parameters of the encoder: every 2-D weight but the embedding tables.
+double linear_params(const std::filesystem::path& dir) {
+  const auto checkpoint = semroute::Checkpoint::open(dir);
+  double n = 0;
+  for (const auto& name : checkpoint.names()) {
+    const auto* info = checkpoint.find(name);
+    if (info->shape.size() == 2 && name.find("embed") == std::string::npos) n += static_cast<double>(info->numel());
+  }
+  return n;
+}
+
+// QKᵀ and PV FLOPs of one sequence: keys each query sees, per layer.
+double attention_flops(const semroute::CoreModel& model, int64_t length) {
+  double total = 0;
+  const auto add = [&](double keys, double width) { total += 2.0 * 2.0 * length * keys * width; };
+  if (const auto* q = dynamic_cast<const semroute::Qwen3Encoder*>(&model)) {
+    const auto& c = q->qwen3_config();
+    for (int64_t i = 0; i < c.base.num_hidden_layers; ++i) add((length + 1) / 2.0, c.base.num_attention_heads * c.head_dim);
+  } else if (const auto* g = dynamic_cast<const semroute::Gemma3Encoder*>(&model)) {
+    const auto& c = g->gemma3_config();
+    for (const auto& type : c.layer_types)
+      add(type == semroute::kSlidingAttention ? std::min<double>(length, 2.0 * c.sliding_window - 1) : length,
+          c.base.num_attention_heads * c.head_dim);
+  } else {
+    for (int64_t i = 0; i < model.config().num_hidden_layers; ++i) add(length, model.hidden_size());
+  }
+  return total;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::string preset = "qwen3-embedding-0.6b";
+  int threads = 2;
+  std::vector<int64_t> lengths = {16, 64, 256, 512}, batches = {1, 8};
+  for (int i = 1; i + 1 < argc; i += 2) {
+    const std::string flag = argv[i], value = argv[i + 1];
+    if (flag == "--preset") preset = value;
+    if (flag == "--threads") threads = std::atoi(value.c_str());
+    if (flag == "--lengths") lengths = parse_list(value);
+    if (flag == "--batches") batches = parse_list(value);
+  }
+  semroute::ensure_runtime_initialized();
+  semroute::set_compute_threads(threads);
+  const auto dir = std::filesystem::temp_directory_path() / ("semroute-bench-" + preset);
+  if (!std::filesystem::exists(dir / "model.safetensors")) {
+    semroute::RandomModelSpec spec;
+    spec.preset = preset;
+    semroute::write_random_embedding_model(spec, dir);
+  }
+  auto start = Clock::now();
+  semroute::EmbedderOptions options;
+  options.require_tokenizer = false;
+  const auto embedder = semroute::Embedder::load(dir, options);
+  const double load_s = seconds_since(start);
+  const double params = linear_params(dir);
+  std::printf("preset %s, %d threads, load %.2f s, %.1f M linear parameters\n", preset.c_str(), threads, load_s,
+              params / 1e6);
+  std::printf("%6s %6s %10s %10s %8s %12s %10s\n", "tokens", "batch", "ms", "floor ms", "ratio", "tokens/s", "GFLOP/s");
+  c10::InferenceMode guard;
+  for (int64_t batch : batches) {
+    for (int64_t length : lengths) {
+      if (batch * length > 4096) continue;
+      semroute::ModelInputs in;
+      in.input_ids = at::randint(10, 30000, {batch, length}, at::kLong);
+      in.attention_mask = at::ones({batch, length}, at::kLong);
+      embedder->embed_inputs(in, embedder->defaults());
+      std::vector<double> times;
+      const auto budget = Clock::now();
+      while (times.size() < 3 || (times.size() < 20 && seconds_since(budget) < 3.0)) {
+        start = Clock::now();
+        embedder->embed_inputs(in, embedder->defaults());
+        times.push_back(seconds_since(start));
+      }
+      std::sort(times.begin(), times.end());
+      const double ms = times[times.size() / 2] * 1e3;
+      const double peak = peak_gemm_gflops();
+      const double flops = batch * (2.0 * params * length + attention_flops(embedder->encoder(), length));
+      const double floor_ms = flops / (peak * 1e9) * 1e3;
+      std::printf("%6lld %6lld %10.1f %10.1f %8.2f %12.0f %10.1f\n", static_cast<long long>(length),
+                  static_cast<long long>(batch), ms, floor_ms, ms / floor_ms, batch * length / (ms / 1e3), peak);
+      std::fflush(stdout);
+    }
+  }
+  return 0;
+}
