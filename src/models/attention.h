@@ -5,15 +5,6 @@
 
 namespace semroute {
 
-// Additive key-padding bias [batch, 1, 1, seq]: 0 for real tokens, the dtype's
-// lowest value for padding (as HF's eager path, so fully padded rows stay finite).
-at::Tensor key_padding_bias(const at::Tensor& attention_mask, c10::ScalarType dtype);
-
-// softmax(q kᵀ · scale + bias) v, with `bias` broadcastable to [B, H, Sq, Sk]
-// (undefined = none). Softmax runs in fp32 for reduced-precision inputs.
-at::Tensor dense_attention(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v, const at::Tensor& bias,
-                           double scale);
-
 // Which keys a query may see: all (window < 0) or those with |i - j| <=
 // window; with `causal`, only keys at or before the query as well.
 struct AttentionPattern {

@@ -1,13 +1,12 @@
 #include "models/bert.h"
 
 #include <ATen/TensorOperators.h>
-#include <ATen/ops/arange.h>
 #include <ATen/ops/embedding.h>
 #include <c10/core/InferenceMode.h>
 
 #include <cmath>
 
-#include "models/attention.h"
+#include "models/packed_sequences.h"
 
 namespace semroute {
 
@@ -44,21 +43,13 @@ void BertEncoder::load(WeightMap& w) {
   }
 }
 
-at::Tensor BertEncoder::embed(const ModelInputs& in) const {
-  const int64_t seq = in.input_ids.size(1);
-  const at::Tensor positions = at::arange(seq, in.input_ids.options());
-  at::Tensor x = at::embedding(word_embeddings_, in.input_ids) + at::embedding(position_embeddings_, positions);
-  x = in.token_type_ids.defined() ? x + at::embedding(token_type_embeddings_, in.token_type_ids)
-                                  : x + token_type_embeddings_[0];
-  return embedding_norm_(x);
-}
-
-at::Tensor BertEncoder::run_layer(const Layer& layer, const at::Tensor& x, const at::Tensor& bias) const {
-  const int64_t heads = config_.base.num_attention_heads;
-  const double scale = 1.0 / std::sqrt(static_cast<double>(config_.base.hidden_size / heads));
-  const at::Tensor context = dense_attention(split_heads(layer.query(x), heads), split_heads(layer.key(x), heads),
-                                             split_heads(layer.value(x), heads), bias, scale);
-  const at::Tensor h = layer.attention_norm(x + layer.attention_out(merge_heads(context)));
+at::Tensor BertEncoder::run_layer(const Layer& layer, const at::Tensor& x, const std::vector<int64_t>& lengths,
+                                  int64_t block) const {
+  const int64_t heads = config_.base.num_attention_heads, hd = config_.base.hidden_size / heads;
+  PackedAttention spec{heads, heads, hd, 1.0 / std::sqrt(static_cast<double>(hd))};
+  spec.block = block;
+  const at::Tensor context = attend_packed(layer.query(x), layer.key(x), layer.value(x), lengths, {}, {}, spec);
+  const at::Tensor h = layer.attention_norm(x + layer.attention_out(context));
   return layer.output_norm(h + layer.output(activate(activation_, layer.intermediate(h))));
 }
 
@@ -66,11 +57,16 @@ at::Tensor BertEncoder::forward(const ModelInputs& inputs, const ForwardOptions&
   check_inputs(inputs);
   if (inputs.token_type_ids.defined()) check_ids_in_range(inputs.token_type_ids, config_.type_vocab_size, "token type");
   c10::InferenceMode guard;
-  at::Tensor x = embed(inputs);
-  const at::Tensor bias = key_padding_bias(inputs.attention_mask, x.scalar_type());
+  const PackedSequences packed = PackedSequences::from_mask(inputs.attention_mask);
+  at::Tensor x = at::embedding(word_embeddings_, packed.gather(inputs.input_ids)) +
+                 at::embedding(position_embeddings_, packed.positions_in_sequence());
+  x = inputs.token_type_ids.defined() ? x + at::embedding(token_type_embeddings_, packed.gather(inputs.token_type_ids))
+                                      : x + token_type_embeddings_[0];
+  x = embedding_norm_(x);
   const int64_t layers = layers_to_run(options, static_cast<int64_t>(layers_.size()));
-  for (int64_t i = 0; i < layers; ++i) x = run_layer(layers_[static_cast<size_t>(i)], x, bias);
-  return x;
+  for (int64_t i = 0; i < layers; ++i)
+    x = run_layer(layers_[static_cast<size_t>(i)], x, packed.lengths, options.attention_block);
+  return packed.scatter(x);
 }
 
 }  // namespace semroute

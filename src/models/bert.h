@@ -1,6 +1,7 @@
 // BERT / MiniLM encoder (Hugging Face BertModel): word + position + token-type
 // embeddings, post-LayerNorm layers with GELU MLPs. Serves the legacy BERT
-// classifiers and MiniLM sentence embeddings.
+// classifiers and MiniLM sentence embeddings. Runs unpadded, like every
+// backend; positions restart at 0 for each text.
 #pragma once
 
 #include <memory>
@@ -31,8 +32,8 @@ class BertEncoder final : public CoreModel {
 
   BertEncoder(BertConfig config, const LoadOptions& options);
   void load(WeightMap& weights);
-  at::Tensor embed(const ModelInputs& inputs) const;
-  at::Tensor run_layer(const Layer& layer, const at::Tensor& x, const at::Tensor& bias) const;
+  at::Tensor run_layer(const Layer& layer, const at::Tensor& x, const std::vector<int64_t>& lengths,
+                       int64_t block) const;
 
   BertConfig config_;
   Activation activation_;

@@ -2,6 +2,7 @@
 
 #include "models/rope.h"
 
+#include <ATen/ops/arange.h>
 #include <ATen/ops/cat.h>
 #include <ATen/ops/nonzero.h>
 #include <ATen/ops/zeros.h>
@@ -38,6 +39,12 @@ at::Tensor PackedSequences::scatter(const at::Tensor& packed) const {
   return out.view({batch, seq, -1});
 }
 
+at::Tensor PackedSequences::positions_in_sequence() const {
+  std::vector<at::Tensor> parts;
+  for (int64_t length : lengths) parts.push_back(at::arange(length, positions.options()));
+  return parts.empty() ? positions.new_empty({0}) : at::cat(parts, 0);
+}
+
 at::Tensor for_each_sequence(const at::Tensor& packed, const std::vector<int64_t>& lengths,
                              const std::function<at::Tensor(const at::Tensor&)>& attend) {
   if (lengths.empty()) return packed;  // nothing but padding
@@ -64,9 +71,12 @@ at::Tensor attend_packed(const at::Tensor& q, const at::Tensor& k, const at::Ten
       const at::Tensor h = x.reshape({n, length, count, spec.head_dim});
       return (norm != nullptr ? (*norm)(h) : h).transpose(1, 2);  // [n, heads, L, head_dim]
     };
-    const at::Tensor c = cos.narrow(0, 0, length), s = sin.narrow(0, 0, length);
-    const at::Tensor qh = RotaryEmbedding::apply(heads_of(pieces[0], spec.heads, spec.q_norm), c, s);
-    const at::Tensor kh = RotaryEmbedding::apply(heads_of(pieces[1], spec.kv_heads, spec.k_norm), c, s);
+    at::Tensor qh = heads_of(pieces[0], spec.heads, spec.q_norm), kh = heads_of(pieces[1], spec.kv_heads, spec.k_norm);
+    if (cos.defined()) {
+      const at::Tensor c = cos.narrow(0, 0, length), s = sin.narrow(0, 0, length);
+      qh = RotaryEmbedding::apply(qh, c, s);
+      kh = RotaryEmbedding::apply(kh, c, s);
+    }
     const at::Tensor vh = heads_of(pieces[2], spec.kv_heads, nullptr);
     return blocked_attention(qh, kh, vh, spec.scale, spec.pattern, spec.block, spec.softcap)
         .transpose(1, 2)

@@ -24,6 +24,8 @@ struct PackedSequences {
   at::Tensor gather(const at::Tensor& per_position) const;  // [batch, seq, ...] -> [tokens, ...]
   // [tokens, hidden] -> [batch, seq, hidden], zeros at padding.
   at::Tensor scatter(const at::Tensor& packed) const;
+  // Each real token's position inside its own sequence (0, 1, …, L−1).
+  at::Tensor positions_in_sequence() const;
 };
 
 // Runs `attend` ([n, L, features] -> [n * L, out]) over packed rows
