@@ -16,6 +16,15 @@ namespace semroute::test {
 
 inline std::filesystem::path data_dir() { return SEMROUTE_TEST_DATA; }
 
+// Sanitizer builds run several times slower and keep freed memory in
+// quarantine: time and memory bounds are scaled or skipped there.
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+constexpr bool kSanitized = true;
+#else
+constexpr bool kSanitized = false;
+#endif
+constexpr double kSlowdown = kSanitized ? 10.0 : 1.0;
+
 // A fresh directory removed at scope exit.
 class TempDir {
  public:

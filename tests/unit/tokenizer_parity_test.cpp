@@ -82,8 +82,9 @@ void check_pairs(const Tokenizer& tokenizer, const nlohmann::json& pairs) {
   for (const auto& pair : pairs) {
     const Encoding e = tokenizer.encode_pair(pair.at("text").get<std::string>(), pair.at("text_pair").get<std::string>());
     EXPECT_EQ(e.ids, pair.at("ids").get<std::vector<int32_t>>()) << pair.at("text") << " | " << pair.at("text_pair");
-    if (pair.contains("token_type_ids"))
+    if (pair.contains("token_type_ids")) {
       EXPECT_EQ(e.type_ids, pair.at("token_type_ids").get<std::vector<int32_t>>()) << pair.at("text");
+    }
   }
 }
 

@@ -57,17 +57,20 @@ TEST_P(RealTokenizer, OffsetsPointAtEachTokensText) {
     // normalizer changed (BERT lowercases, strips accents) cannot equal it.
     if (bytes == surface) ++exact;
     if (GetParam() != "bert" && bytes.size() == surface.size() &&
-        unicode::find_invalid_utf8(bytes) == std::string_view::npos)
+        unicode::find_invalid_utf8(bytes) == std::string_view::npos) {
       EXPECT_EQ(bytes, surface) << "token " << i << " " << e.tokens[i];
+    }
   }
   EXPECT_GT(exact, e.size() / 2) << "most tokens must map exactly to their text";
   // Offsets never go backwards.
   for (size_t i = 1; i < e.size(); ++i)
-    if (!e.special_tokens_mask[i] && !e.special_tokens_mask[i - 1]) EXPECT_GE(e.offsets[i].begin, e.offsets[i - 1].begin);
+    if (!e.special_tokens_mask[i] && !e.special_tokens_mask[i - 1]) {
+      EXPECT_GE(e.offsets[i].begin, e.offsets[i - 1].begin);
+    }
 }
 
 TEST_P(RealTokenizer, RejectsInvalidUtf8Clearly) {
-  for (const std::string bad : {std::string("abc\xff"), std::string("\xc3"), std::string("\xed\xa0\x80"),
+  for (const std::string& bad : {std::string("abc\xff"), std::string("\xc3"), std::string("\xed\xa0\x80"),
                                 std::string("\xc0\xaf"), std::string("ok \xf4\x90\x80\x80")}) {
     expect_error([&] { tok().encode(bad); }, ErrorCode::kInvalidUtf8, "not valid UTF-8");
   }
@@ -96,7 +99,7 @@ TEST_P(RealTokenizer, StaysFastOnHugeInputs) {
     const Encoding e = tok().encode(*text);
     const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     EXPECT_GT(e.size(), 0u);
-    EXPECT_LT(seconds, 10.0) << GetParam() << ": " << text->size() << " bytes took " << seconds << " s";
+    EXPECT_LT(seconds, 10.0 * kSlowdown) << GetParam() << ": " << text->size() << " bytes took " << seconds << " s";
   }
 }
 
