@@ -5,6 +5,7 @@
 #include <cstring>
 
 #include "cli.h"
+#include "core/device.h"
 #include "semroute/error.h"
 
 namespace semroute::cli {
@@ -30,6 +31,9 @@ Args parse_args(int argc, char** argv, int first) {
       if (arg == "--tokenizer") args.tokenizer = value;
       if (arg == "--seed") args.seed = std::strtoull(value.c_str(), nullptr, 10);
       if (arg == "--truncation") args.truncation = value;
+    } else if (arg == "--device" || arg == "--dtype") {
+      if (i + 1 >= argc) throw InvalidInput(arg + " needs a value");
+      (arg == "--device" ? args.device : args.dtype) = argv[++i];
     } else if (arg == "--prompt") {
       if (i + 1 >= argc) throw InvalidInput("--prompt needs a text");
       args.prompt = argv[++i];
@@ -55,6 +59,13 @@ Args parse_args(int argc, char** argv, int first) {
     }
   }
   return args;
+}
+
+LoadOptions load_options(const Args& args) {
+  LoadOptions options;
+  options.device = parse_device(args.device.empty() ? "cpu" : args.device);
+  options.dtype = parse_dtype_name(args.dtype.empty() ? "float32" : args.dtype, options.device);
+  return options;
 }
 
 nlohmann::json tensor_json(const at::Tensor& t) {

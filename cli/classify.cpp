@@ -12,6 +12,7 @@ namespace {
 
 TaskOptions task_options(const Args& args) {
   TaskOptions options;
+  options.load = load_options(args);
   options.max_length = args.max_length;
   options.tokenizer = args.tokenizer;
   if (args.truncation == "end") {

@@ -4,6 +4,8 @@
 #include <ATen/core/Tensor.h>
 
 #include <nlohmann/json.hpp>
+
+#include "models/core_model.h"
 #include <string>
 #include <vector>
 
@@ -26,10 +28,15 @@ struct Args {
   int64_t layer = 0;         // --layer K
   bool no_normalize = false; // --no-normalize
   std::string prompt;        // --prompt TEXT
+  std::string device;        // --device cpu|cuda|cuda:N|auto
+  std::string dtype;         // --dtype float32|float16|bfloat16|auto
 };
 
 // Parses flags common to all subcommands; throws InvalidInput on unknown ones.
 Args parse_args(int argc, char** argv, int first);
+
+// Device and dtype from --device / --dtype (CPU and float32 by default).
+LoadOptions load_options(const Args& args);
 
 // {shape, data} with data flat and row-major, as in the fixtures' reference.json.
 nlohmann::json tensor_json(const at::Tensor& t);

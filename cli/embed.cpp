@@ -16,6 +16,7 @@ int run_embed(const Args& args) {
     throw InvalidInput("usage: semroute embed MODEL_DIR TEXT... [--pooling mean|cls|last] [--dim N] [--layer K] "
                        "[--no-normalize] [--json]");
   EmbedderOptions options;
+  options.load = load_options(args);
   options.max_length = args.max_length;
   options.tokenizer = args.tokenizer;
   if (!args.pooling.empty()) options.pooling = parse_pooling(args.pooling);
@@ -62,6 +63,7 @@ namespace semroute::cli {
 int run_similarity(const Args& args) {
   if (args.positional.size() != 3) throw InvalidInput("usage: semroute similarity MODEL_DIR TEXT_A TEXT_B [--json]");
   EmbedderOptions options;
+  options.load = load_options(args);
   options.tokenizer = args.tokenizer;
   options.dimension = args.dimension;
   const auto embedder = Embedder::load(args.positional[0], options);
@@ -79,6 +81,7 @@ int run_intents(const Args& args) {
   if (args.positional.size() < 3)
     throw InvalidInput("usage: semroute intents MODEL_DIR INTENTS.yaml TEXT... [--json]");
   EmbedderOptions options;
+  options.load = load_options(args);
   options.tokenizer = args.tokenizer;
   const IntentIndex index(Embedder::load(args.positional[0], options), IntentSet::from_yaml(args.positional[1]));
   nlohmann::json out = nlohmann::json::array();

@@ -87,7 +87,7 @@ int run_forward(const Args& args) {
   }
 
   const ModelSource source = open_model_source(args.positional[0]);
-  const auto model = load_core_model(source, LoadOptions{});
+  const auto model = load_core_model(source, load_options(args));
   std::optional<TaskHead> head;
   std::shared_ptr<const Embedder> embedder;
   if (const auto kind = task_kind_of(model->config().architecture())) {
@@ -95,6 +95,8 @@ int run_forward(const Args& args) {
     head = TaskHead::load(*model, *kind, weights);
   } else {
     EmbedderOptions options;
+    options.load = load_options(args);
+  options.load = load_options(args);
     options.require_tokenizer = false;
     embedder = Embedder::load(args.positional[0], options);
   }

@@ -10,7 +10,7 @@
 namespace semroute::cli {
 namespace {
 
-nlohmann::json describe(const ModelSource& source) {
+nlohmann::json describe(const ModelSource& source, const Args& args) {
   const ModelConfig config = ModelConfig::parse(source.config);
   const Backend* backend = find_backend(source.config);
 
@@ -43,7 +43,7 @@ nlohmann::json describe(const ModelSource& source) {
   if (backend != nullptr) {
     // Building the backend checks the complete expected tensor set and shapes.
     std::vector<std::string> unused;
-    const auto model = load_core_model(source, LoadOptions{}, &unused);
+    const auto model = load_core_model(source, load_options(args), &unused);
     out["dtype"] = dtype_display_name(model->dtype());
     out["max_length"] = model->max_length();
     out["tensors_outside_encoder"] = unused;
@@ -84,7 +84,7 @@ void print_text(const nlohmann::json& d) {
 
 int run_info(const Args& args) {
   if (args.positional.size() != 1) throw InvalidInput("usage: semroute info MODEL_DIR [--json]");
-  const nlohmann::json d = describe(open_model_source(args.positional[0]));
+  const nlohmann::json d = describe(open_model_source(args.positional[0]), args);
   if (args.json) {
     std::printf("%s\n", d.dump(2).c_str());
   } else {

@@ -47,6 +47,8 @@ commands:
 options:
   --json           machine-readable output with stable keys (see README.md)
   --tokenizer P    tokenizer.json (or its directory) when not beside the model
+  --device D       cpu (default), cuda, cuda:N or auto
+  --dtype T        float32 (default), bfloat16, float16 or auto
   -h, --help  this help
 
 Errors go to stderr with exit code 1; bad usage exits with code 2.
