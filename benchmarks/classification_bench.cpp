@@ -12,7 +12,6 @@
 #include <c10/core/InferenceMode.h>
 
 #include <algorithm>
-#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -20,6 +19,7 @@
 #include <string>
 #include <vector>
 
+#include "bench_util.h"
 #include "core/device.h"
 #include "core/runtime.h"
 #include "models/modernbert.h"
@@ -29,30 +29,7 @@
 
 namespace {
 
-using Clock = std::chrono::steady_clock;
-
-double seconds_since(Clock::time_point start) {
-  return std::chrono::duration<double>(Clock::now() - start).count();
-}
-
-std::vector<int64_t> parse_list(const std::string& csv) {
-  std::vector<int64_t> out;
-  std::stringstream in(csv);
-  for (std::string item; std::getline(in, item, ',');) out.push_back(std::stoll(item));
-  return out;
-}
-
-double peak_gemm_gflops() {
-  const at::Tensor x = at::randn({512, 768}), w = at::randn({2304, 768});
-  at::linear(x, w);
-  double best = 1e30;
-  for (int i = 0; i < 10; ++i) {
-    const auto start = Clock::now();
-    at::linear(x, w);
-    best = std::min(best, seconds_since(start));
-  }
-  return 2.0 * 512 * 768 * 2304 / best / 1e9;
-}
+using namespace semroute::bench;
 
 // Forward FLOPs of one sequence of `length` tokens.
 double model_flops(const semroute::ModernBertConfig& c, int64_t length) {
@@ -109,16 +86,7 @@ int main(int argc, char** argv) {
       semroute::ModelInputs in;
       in.input_ids = at::randint(1000, 50000, {batch, length}, at::kLong);
       in.attention_mask = at::ones({batch, length}, at::kLong);
-      classifier->logits(in);  // warm-up
-      std::vector<double> times;
-      const auto budget = Clock::now();
-      while (times.size() < 3 || (times.size() < 20 && seconds_since(budget) < 3.0)) {
-        start = Clock::now();
-        classifier->logits(in);
-        times.push_back(seconds_since(start));
-      }
-      std::sort(times.begin(), times.end());
-      const double ms = times[times.size() / 2] * 1e3;
+      const double ms = median_seconds([&] { classifier->logits(in); }) * 1e3;
       // The machine's speed drifts (shared hosts): re-measure the peak next to each row.
       const double row_peak = std::max(peak_gemm_gflops(), 0.0);
       const double floor_ms = batch * model_flops(config, length) / (row_peak * 1e9) * 1e3;

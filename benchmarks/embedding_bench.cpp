@@ -8,13 +8,13 @@
 #include <c10/core/InferenceMode.h>
 
 #include <algorithm>
-#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <sstream>
 
 #include "core/checkpoint.h"
+#include "bench_util.h"
 #include "core/runtime.h"
 #include "models/bert.h"
 #include "models/gemma3.h"
@@ -24,28 +24,7 @@
 
 namespace {
 
-using Clock = std::chrono::steady_clock;
-
-double seconds_since(Clock::time_point start) { return std::chrono::duration<double>(Clock::now() - start).count(); }
-
-std::vector<int64_t> parse_list(const std::string& csv) {
-  std::vector<int64_t> out;
-  std::stringstream in(csv);
-  for (std::string item; std::getline(in, item, ',');) out.push_back(std::stoll(item));
-  return out;
-}
-
-double peak_gemm_gflops() {
-  const at::Tensor x = at::randn({512, 768}), w = at::randn({2304, 768});
-  at::linear(x, w);
-  double best = 1e30;
-  for (int i = 0; i < 10; ++i) {
-    const auto start = Clock::now();
-    at::linear(x, w);
-    best = std::min(best, seconds_since(start));
-  }
-  return 2.0 * 512 * 768 * 2304 / best / 1e9;
-}
+using namespace semroute::bench;
 
 // Linear parameters of the encoder: every 2-D weight but the embedding tables.
 double linear_params(const std::filesystem::path& dir) {
@@ -113,16 +92,7 @@ int main(int argc, char** argv) {
       semroute::ModelInputs in;
       in.input_ids = at::randint(10, 30000, {batch, length}, at::kLong);
       in.attention_mask = at::ones({batch, length}, at::kLong);
-      embedder->embed_inputs(in, embedder->defaults());
-      std::vector<double> times;
-      const auto budget = Clock::now();
-      while (times.size() < 3 || (times.size() < 20 && seconds_since(budget) < 3.0)) {
-        start = Clock::now();
-        embedder->embed_inputs(in, embedder->defaults());
-        times.push_back(seconds_since(start));
-      }
-      std::sort(times.begin(), times.end());
-      const double ms = times[times.size() / 2] * 1e3;
+      const double ms = median_seconds([&] { embedder->embed_inputs(in, embedder->defaults()); }) * 1e3;
       const double peak = peak_gemm_gflops();
       const double flops = batch * (2.0 * params * length + attention_flops(embedder->encoder(), length));
       const double floor_ms = flops / (peak * 1e9) * 1e3;

@@ -1,0 +1,59 @@
+// Helpers shared by the model benchmarks: timing, argument lists, and the
+// machine's fp32 GEMM rate that every "floor" is measured against.
+#pragma once
+
+#include <ATen/ATen.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdint>
+#include <sstream>
+#include <string>
+#include <vector>
+
+namespace semroute::bench {
+
+using Clock = std::chrono::steady_clock;
+
+inline double seconds_since(Clock::time_point start) {
+  return std::chrono::duration<double>(Clock::now() - start).count();
+}
+
+inline std::vector<int64_t> parse_list(const std::string& csv) {
+  std::vector<int64_t> out;
+  std::stringstream in(csv);
+  for (std::string item; std::getline(in, item, ',');) out.push_back(std::stoll(item));
+  return out;
+}
+
+// Best of ten [512 x 768] x [768 x 2304] products (a fused QKV / GeGLU input
+// shape), in GFLOP/s. Re-measured beside each row: shared hosts drift.
+inline double peak_gemm_gflops() {
+  const at::Tensor x = at::randn({512, 768}), w = at::randn({2304, 768});
+  at::linear(x, w);
+  double best = 1e30;
+  for (int i = 0; i < 10; ++i) {
+    const auto start = Clock::now();
+    at::linear(x, w);
+    best = std::min(best, seconds_since(start));
+  }
+  return 2.0 * 512 * 768 * 2304 / best / 1e9;
+}
+
+// Median seconds of `run` over at least 3 and at most 20 runs (~3 s budget),
+// after one warm-up.
+template <typename Fn>
+double median_seconds(Fn run) {
+  run();
+  std::vector<double> times;
+  const auto budget = Clock::now();
+  while (times.size() < 3 || (times.size() < 20 && seconds_since(budget) < 3.0)) {
+    const auto start = Clock::now();
+    run();
+    times.push_back(seconds_since(start));
+  }
+  std::sort(times.begin(), times.end());
+  return times[times.size() / 2];
+}
+
+}  // namespace semroute::bench
