@@ -26,6 +26,28 @@ inline std::vector<int64_t> parse_list(const std::string& csv) {
   return out;
 }
 
+// Flags every model benchmark takes: --preset, --threads, --lengths,
+// --batches, --dtype.
+struct BenchArgs {
+  std::string preset;
+  int threads = 2;
+  std::vector<int64_t> lengths;
+  std::vector<int64_t> batches = {1, 8};
+  std::string dtype = "float32";
+};
+
+inline BenchArgs parse_bench_args(int argc, char** argv, BenchArgs args) {
+  for (int i = 1; i + 1 < argc; i += 2) {
+    const std::string flag = argv[i], value = argv[i + 1];
+    if (flag == "--preset") args.preset = value;
+    if (flag == "--threads") args.threads = std::stoi(value);
+    if (flag == "--lengths") args.lengths = parse_list(value);
+    if (flag == "--batches") args.batches = parse_list(value);
+    if (flag == "--dtype") args.dtype = value;
+  }
+  return args;
+}
+
 // Best of ten [512 x 768] x [768 x 2304] products (a fused QKV / GeGLU input
 // shape), in GFLOP/s. Re-measured beside each row: shared hosts drift.
 inline double peak_gemm_gflops() {

@@ -47,18 +47,13 @@ double model_flops(const semroute::ModernBertConfig& c, int64_t length) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  std::string preset = "modernbert-base";
-  int threads = 2;
-  std::vector<int64_t> lengths = {16, 64, 256, 512, 2048}, batches = {1, 8};
-  std::string dtype = "float32";
-  for (int i = 1; i + 1 < argc; i += 2) {
-    const std::string flag = argv[i], value = argv[i + 1];
-    if (flag == "--preset") preset = value;
-    if (flag == "--threads") threads = std::atoi(value.c_str());
-    if (flag == "--lengths") lengths = parse_list(value);
-    if (flag == "--batches") batches = parse_list(value);
-    if (flag == "--dtype") dtype = value;
-  }
+  BenchArgs defaults;
+  defaults.preset = "modernbert-base";
+  defaults.lengths = {16, 64, 256, 512, 2048};
+  const BenchArgs args = parse_bench_args(argc, argv, defaults);
+  const std::string &preset = args.preset, &dtype = args.dtype;
+  const int threads = args.threads;
+  const std::vector<int64_t>&lengths = args.lengths, &batches = args.batches;
   semroute::ensure_runtime_initialized();
   semroute::set_compute_threads(threads);
   const auto dir = std::filesystem::temp_directory_path() / ("semroute-bench-" + preset);

@@ -37,29 +37,20 @@ std::unique_ptr<CoreModel> Gemma3Encoder::create(const ModelSource& source, Weig
 
 void Gemma3Encoder::load(WeightMap& w) {
   const auto& c = config_;
-  const int64_t h = c.base.hidden_size, inter = c.base.intermediate_size, hd = c.head_dim;
-  const int64_t q_dim = c.base.num_attention_heads * hd, kv_dim = c.num_key_value_heads * hd;
+  const int64_t h = c.base.hidden_size;
   const double eps = c.rms_norm_eps;
+  const GatedProjections::Shape shape{h,   c.base.num_attention_heads, c.num_key_value_heads, c.head_dim,
+                                      c.base.intermediate_size, eps, c.attention_bias, c.attention_bias, true};
   token_embeddings_ = w.get("embed_tokens.weight", {c.base.vocab_size, h});
   final_norm_ = RmsNorm::load(w, "norm", h, eps, true);
   for (int64_t i = 0; i < c.base.num_hidden_layers; ++i) {
     const std::string p = "layers." + std::to_string(i) + ".";
-    layers_.push_back(Layer{
-        c.layer_types[static_cast<size_t>(i)] == kSlidingAttention,
-        RmsNorm::load(w, p + "input_layernorm", h, eps, true),
-        RmsNorm::load(w, p + "post_attention_layernorm", h, eps, true),
-        RmsNorm::load(w, p + "pre_feedforward_layernorm", h, eps, true),
-        RmsNorm::load(w, p + "post_feedforward_layernorm", h, eps, true),
-        RmsNorm::load(w, p + "self_attn.q_norm", hd, eps, true),
-        RmsNorm::load(w, p + "self_attn.k_norm", hd, eps, true),
-        Linear::load(w, p + "self_attn.q_proj", h, q_dim, c.attention_bias),
-        Linear::load(w, p + "self_attn.k_proj", h, kv_dim, c.attention_bias),
-        Linear::load(w, p + "self_attn.v_proj", h, kv_dim, c.attention_bias),
-        Linear::load(w, p + "self_attn.o_proj", q_dim, h, c.attention_bias),
-        Linear::load(w, p + "mlp.gate_proj", h, inter, false),
-        Linear::load(w, p + "mlp.up_proj", h, inter, false),
-        Linear::load(w, p + "mlp.down_proj", inter, h, false),
-    });
+    layers_.push_back(Layer{c.layer_types[static_cast<size_t>(i)] == kSlidingAttention,
+                            RmsNorm::load(w, p + "input_layernorm", h, eps, true),
+                            RmsNorm::load(w, p + "post_attention_layernorm", h, eps, true),
+                            RmsNorm::load(w, p + "pre_feedforward_layernorm", h, eps, true),
+                            RmsNorm::load(w, p + "post_feedforward_layernorm", h, eps, true),
+                            GatedProjections::load(w, p, shape)});
   }
 }
 
@@ -88,14 +79,14 @@ at::Tensor Gemma3Encoder::forward(const ModelInputs& inputs, const ForwardOption
     spec.pattern = AttentionPattern{layer.sliding ? config_.sliding_window - 1 : -1, causal};
     spec.block = options.attention_block;
     spec.softcap = softcap;
-    spec.q_norm = &layer.q_norm;
-    spec.k_norm = &layer.k_norm;
+    const GatedProjections& p = layer.proj;
+    spec.q_norm = &p.q_norm;
+    spec.k_norm = &p.k_norm;
     const at::Tensor attention =
-        attend_packed(layer.q(normed), layer.k(normed), layer.v(normed), packed.lengths,
-                      layer.sliding ? cos_local : cos_global, layer.sliding ? sin_local : sin_global, spec);
-    x = x + layer.post_attention_norm(layer.o(attention));
-    const at::Tensor m = layer.pre_mlp_norm(x);
-    x = x + layer.post_mlp_norm(layer.down(activate(activation_, layer.gate(m)) * layer.up(m)));
+        attend_packed(p.q(normed), p.k(normed), p.v(normed), packed.lengths, layer.sliding ? cos_local : cos_global,
+                      layer.sliding ? sin_local : sin_global, spec);
+    x = x + layer.post_attention_norm(p.o(attention));
+    x = x + layer.post_mlp_norm(p.mlp(activation_, layer.pre_mlp_norm(x)));
   }
   return packed.scatter(final_norm_(x));
 }

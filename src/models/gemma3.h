@@ -29,8 +29,8 @@ class Gemma3Encoder final : public CoreModel {
  private:
   struct Layer {
     bool sliding;
-    RmsNorm input_norm, post_attention_norm, pre_mlp_norm, post_mlp_norm, q_norm, k_norm;
-    Linear q, k, v, o, gate, up, down;
+    RmsNorm input_norm, post_attention_norm, pre_mlp_norm, post_mlp_norm;
+    GatedProjections proj;
   };
 
   explicit Gemma3Encoder(Gemma3TextConfig config, const LoadOptions& options);

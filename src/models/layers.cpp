@@ -51,6 +51,25 @@ at::Tensor RmsNorm::operator()(const at::Tensor& x) const {
   return scale_in_fp32_ ? (normed * weight_).to(x.scalar_type()) : weight_ * normed.to(x.scalar_type());
 }
 
+GatedProjections GatedProjections::load(WeightMap& w, const std::string& p, const Shape& s) {
+  const int64_t q_dim = s.heads * s.head_dim, kv_dim = s.kv_heads * s.head_dim;
+  return GatedProjections{
+      RmsNorm::load(w, p + "self_attn.q_norm", s.head_dim, s.eps, s.one_plus_norm),
+      RmsNorm::load(w, p + "self_attn.k_norm", s.head_dim, s.eps, s.one_plus_norm),
+      Linear::load(w, p + "self_attn.q_proj", s.hidden, q_dim, s.attention_bias),
+      Linear::load(w, p + "self_attn.k_proj", s.hidden, kv_dim, s.attention_bias),
+      Linear::load(w, p + "self_attn.v_proj", s.hidden, kv_dim, s.attention_bias),
+      Linear::load(w, p + "self_attn.o_proj", q_dim, s.hidden, s.output_bias),
+      Linear::load(w, p + "mlp.gate_proj", s.hidden, s.intermediate, false),
+      Linear::load(w, p + "mlp.up_proj", s.hidden, s.intermediate, false),
+      Linear::load(w, p + "mlp.down_proj", s.intermediate, s.hidden, false),
+  };
+}
+
+at::Tensor GatedProjections::mlp(Activation activation, const at::Tensor& x) const {
+  return down(activate(activation, gate(x)) * up(x));
+}
+
 Activation parse_activation(const std::string& name) {
   if (name == "gelu") return Activation::kGeluErf;
   if (name == "gelu_new" || name == "gelu_pytorch_tanh" || name == "gelu_fast") return Activation::kGeluTanh;

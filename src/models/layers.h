@@ -58,4 +58,22 @@ enum class Activation { kGeluErf, kGeluTanh, kRelu, kSilu };
 Activation parse_activation(const std::string& name);
 at::Tensor activate(Activation activation, const at::Tensor& x);
 
+// The projections of a Llama-family layer (Qwen3, Gemma3): self_attn.{q,k,v,o}_proj
+// with per-head self_attn.{q,k}_norm, and a gated MLP
+// mlp.down_proj(act(mlp.gate_proj(x)) * mlp.up_proj(x)).
+struct GatedProjections {
+  struct Shape {
+    int64_t hidden, heads, kv_heads, head_dim, intermediate;
+    double eps;
+    bool attention_bias;
+    bool output_bias;     // o_proj follows attention_bias (Gemma) or has none (Qwen3)
+    bool one_plus_norm;   // Gemma's (1 + w) RMSNorm
+  };
+  static GatedProjections load(WeightMap& weights, const std::string& prefix, const Shape& shape);
+  at::Tensor mlp(Activation activation, const at::Tensor& x) const;
+
+  RmsNorm q_norm, k_norm;
+  Linear q, k, v, o, gate, up, down;
+};
+
 }  // namespace semroute

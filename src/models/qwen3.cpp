@@ -26,27 +26,17 @@ std::unique_ptr<CoreModel> Qwen3Encoder::create(const ModelSource& source, Weigh
 
 void Qwen3Encoder::load(WeightMap& w) {
   const auto& c = config_;
-  const int64_t h = c.base.hidden_size, inter = c.base.intermediate_size, hd = c.head_dim;
-  const int64_t q_dim = c.base.num_attention_heads * hd, kv_dim = c.num_key_value_heads * hd;
-  const double eps = c.rms_norm_eps;
+  const int64_t h = c.base.hidden_size;
+  const GatedProjections::Shape shape{h,      c.base.num_attention_heads, c.num_key_value_heads, c.head_dim,
+                                      c.base.intermediate_size, c.rms_norm_eps, c.attention_bias, false, false};
   token_embeddings_ = w.get("embed_tokens.weight", {c.base.vocab_size, h});
-  final_norm_ = RmsNorm::load(w, "norm", h, eps, false);
+  final_norm_ = RmsNorm::load(w, "norm", h, c.rms_norm_eps, false);
   for (int64_t i = 0; i < c.base.num_hidden_layers; ++i) {
     const std::string p = "layers." + std::to_string(i) + ".";
-    layers_.push_back(Layer{
-        c.layer_types[static_cast<size_t>(i)] == kSlidingAttention,
-        RmsNorm::load(w, p + "input_layernorm", h, eps, false),
-        RmsNorm::load(w, p + "post_attention_layernorm", h, eps, false),
-        RmsNorm::load(w, p + "self_attn.q_norm", hd, eps, false),
-        RmsNorm::load(w, p + "self_attn.k_norm", hd, eps, false),
-        Linear::load(w, p + "self_attn.q_proj", h, q_dim, c.attention_bias),
-        Linear::load(w, p + "self_attn.k_proj", h, kv_dim, c.attention_bias),
-        Linear::load(w, p + "self_attn.v_proj", h, kv_dim, c.attention_bias),
-        Linear::load(w, p + "self_attn.o_proj", q_dim, h, false),
-        Linear::load(w, p + "mlp.gate_proj", h, inter, false),
-        Linear::load(w, p + "mlp.up_proj", h, inter, false),
-        Linear::load(w, p + "mlp.down_proj", inter, h, false),
-    });
+    layers_.push_back(Layer{c.layer_types[static_cast<size_t>(i)] == kSlidingAttention,
+                            RmsNorm::load(w, p + "input_layernorm", h, c.rms_norm_eps, false),
+                            RmsNorm::load(w, p + "post_attention_layernorm", h, c.rms_norm_eps, false),
+                            GatedProjections::load(w, p, shape)});
   }
 }
 
@@ -67,13 +57,12 @@ at::Tensor Qwen3Encoder::forward(const ModelInputs& inputs, const ForwardOptions
     PackedAttention spec{heads, kv_heads, hd, scale};
     spec.pattern = AttentionPattern{layer.sliding ? *config_.sliding_window - 1 : -1, true};
     spec.block = options.attention_block;
-    spec.q_norm = &layer.q_norm;
-    spec.k_norm = &layer.k_norm;
-    const at::Tensor attention =
-        attend_packed(layer.q(normed), layer.k(normed), layer.v(normed), packed.lengths, cos, sin, spec);
-    x = x + layer.o(attention);
-    const at::Tensor m = layer.post_attention_norm(x);
-    x = x + layer.down(activate(activation_, layer.gate(m)) * layer.up(m));
+    const GatedProjections& p = layer.proj;
+    spec.q_norm = &p.q_norm;
+    spec.k_norm = &p.k_norm;
+    const at::Tensor attention = attend_packed(p.q(normed), p.k(normed), p.v(normed), packed.lengths, cos, sin, spec);
+    x = x + p.o(attention);
+    x = x + p.mlp(activation_, layer.post_attention_norm(x));
   }
   return packed.scatter(final_norm_(x));
 }

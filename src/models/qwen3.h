@@ -27,8 +27,8 @@ class Qwen3Encoder final : public CoreModel {
  private:
   struct Layer {
     bool sliding;
-    RmsNorm input_norm, post_attention_norm, q_norm, k_norm;
-    Linear q, k, v, o, gate, up, down;
+    RmsNorm input_norm, post_attention_norm;
+    GatedProjections proj;
   };
 
   explicit Qwen3Encoder(Qwen3Config config, const LoadOptions& options);

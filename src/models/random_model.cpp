@@ -116,6 +116,21 @@ void write_json(const fs::path& path, const nlohmann::json& j) { std::ofstream(p
 
 constexpr int64_t kVocab = 32000;
 
+// A Llama-family layer's projections (see GatedProjections); `norm` is the
+// stored q/k norm weight (1 for Qwen3, 0 for Gemma's (1 + w) form).
+void gated_projections(RandomWeights& w, const std::string& p, int64_t h, int64_t heads, int64_t kv, int64_t hd,
+                       int64_t inter, float norm) {
+  w.norm(p + "self_attn.q_norm", hd, norm);
+  w.norm(p + "self_attn.k_norm", hd, norm);
+  w.linear(p + "self_attn.q_proj", heads * hd, h);
+  w.linear(p + "self_attn.k_proj", kv * hd, h);
+  w.linear(p + "self_attn.v_proj", kv * hd, h);
+  w.linear(p + "self_attn.o_proj", h, heads * hd);
+  w.linear(p + "mlp.gate_proj", inter, h);
+  w.linear(p + "mlp.up_proj", inter, h);
+  w.linear(p + "mlp.down_proj", h, inter);
+}
+
 void qwen3_embedding(RandomWeights& w, const fs::path& out) {
   const int64_t h = 1024, layers = 28, heads = 16, kv = 8, hd = 128, inter = 3072;
   write_json(out / "config.json",
@@ -129,15 +144,7 @@ void qwen3_embedding(RandomWeights& w, const fs::path& out) {
     const std::string p = "layers." + std::to_string(i) + ".";
     w.norm(p + "input_layernorm", h, 1.0f);
     w.norm(p + "post_attention_layernorm", h, 1.0f);
-    w.norm(p + "self_attn.q_norm", hd, 1.0f);
-    w.norm(p + "self_attn.k_norm", hd, 1.0f);
-    w.linear(p + "self_attn.q_proj", heads * hd, h);
-    w.linear(p + "self_attn.k_proj", kv * hd, h);
-    w.linear(p + "self_attn.v_proj", kv * hd, h);
-    w.linear(p + "self_attn.o_proj", h, heads * hd);
-    w.linear(p + "mlp.gate_proj", inter, h);
-    w.linear(p + "mlp.up_proj", inter, h);
-    w.linear(p + "mlp.down_proj", h, inter);
+    gated_projections(w, p, h, heads, kv, hd, inter, 1.0f);
   }
   w.norm("norm", h, 1.0f);
 }
@@ -159,15 +166,7 @@ void embeddinggemma(RandomWeights& w, const fs::path& out, uint64_t seed) {
     for (const char* n : {"input_layernorm", "post_attention_layernorm", "pre_feedforward_layernorm",
                           "post_feedforward_layernorm"})
       w.norm(p + n, h, 0.0f);  // Gemma stores (scale − 1)
-    w.norm(p + "self_attn.q_norm", hd, 0.0f);
-    w.norm(p + "self_attn.k_norm", hd, 0.0f);
-    w.linear(p + "self_attn.q_proj", heads * hd, h);
-    w.linear(p + "self_attn.k_proj", kv * hd, h);
-    w.linear(p + "self_attn.v_proj", kv * hd, h);
-    w.linear(p + "self_attn.o_proj", h, heads * hd);
-    w.linear(p + "mlp.gate_proj", inter, h);
-    w.linear(p + "mlp.up_proj", inter, h);
-    w.linear(p + "mlp.down_proj", h, inter);
+    gated_projections(w, p, h, heads, kv, hd, inter, 0.0f);
   }
   w.norm("norm", h, 0.0f);
   // sentence-transformers: mean pooling, Dense 768->3072->768, Normalize.
