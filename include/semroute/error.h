@@ -2,7 +2,9 @@
 //
 // Every failure inside the library is thrown as a semroute::Error (or a
 // subclass) carrying a stable ErrorCode; the C API turns it into a status
-// object with the same code, so a C or Go caller sees the same classification.
+// object with the same code, so a C or Go caller sees the same classification,
+// and the C++ client API (semroute.hpp) turns statuses back into Errors.
+// Header-only, so a consumer needs nothing but this file.
 #pragma once
 
 #include <stdexcept>
@@ -23,11 +25,23 @@ enum class ErrorCode : int {
 };
 
 // Short stable name of a code, e.g. "invalid_model".
-const char* error_code_name(ErrorCode code) noexcept;
+inline const char* error_code_name(ErrorCode code) noexcept {
+  switch (code) {
+    case ErrorCode::kInvalidArgument: return "invalid_argument";
+    case ErrorCode::kNotFound: return "not_found";
+    case ErrorCode::kInvalidModel: return "invalid_model";
+    case ErrorCode::kUnsupported: return "unsupported";
+    case ErrorCode::kInvalidUtf8: return "invalid_utf8";
+    case ErrorCode::kTooLong: return "too_long";
+    case ErrorCode::kOutOfMemory: return "out_of_memory";
+    case ErrorCode::kInternal: return "internal";
+  }
+  return "unknown";
+}
 
 class Error : public std::runtime_error {
  public:
-  Error(ErrorCode code, const std::string& message);
+  Error(ErrorCode code, const std::string& message) : std::runtime_error(message), code_(code) {}
   ErrorCode code() const noexcept { return code_; }
 
  private:

@@ -44,6 +44,9 @@ std::shared_ptr<const Embedder> Embedder::load(const std::filesystem::path& dir,
   d.dimension = options.dimension;
   d.layer = options.layer;
   d.prompt = options.prompt;
+  if (d.dimension > e->full_dimension())
+    throw InvalidInput("embedding dimension " + std::to_string(d.dimension) + " exceeds the model's " +
+                       std::to_string(e->full_dimension()));
   if (qwen3 && e->tokenizer_) e->append_token_ = e->tokenizer_->token_to_id("<|endoftext|>");
   const size_t limit = static_cast<size_t>(e->encoder_->max_length());
   if (options.max_length > limit)
@@ -54,6 +57,12 @@ std::shared_ptr<const Embedder> Embedder::load(const std::filesystem::path& dir,
   if (e->append_token_) e->encode_.max_length -= 1;  // room for the appended token
   return e;
 }
+
+int64_t Embedder::full_dimension() const {
+  return modules_ && defaults_.layer == 0 ? modules_->output_dimension(encoder_->hidden_size()) : encoder_->hidden_size();
+}
+
+int64_t Embedder::dimension() const { return defaults_.dimension > 0 ? defaults_.dimension : full_dimension(); }
 
 std::map<std::string, at::Tensor> Embedder::embed_steps(const ModelInputs& inputs,
                                                          const EmbeddingOptions& options) const {

@@ -62,6 +62,11 @@ class Embedder {
   std::map<std::string, at::Tensor> embed_steps(const ModelInputs& inputs, const EmbeddingOptions& options) const;
 
   const EmbeddingOptions& defaults() const { return defaults_; }
+  // Width of embed()'s rows with the default options.
+  int64_t dimension() const;
+  // Null when loaded without one (require_tokenizer = false).
+  const std::shared_ptr<const Tokenizer>& tokenizer() const { return tokenizer_; }
+  const EncodeOptions& encode_options() const { return encode_; }
 
   int64_t hidden_size() const { return encoder_->hidden_size(); }
   const CoreModel& encoder() const { return *encoder_; }
@@ -70,6 +75,7 @@ class Embedder {
   Embedder() = default;
 
   std::vector<Encoding> encode(const std::vector<std::string_view>& texts, const std::string& prompt) const;
+  int64_t full_dimension() const;  // before Matryoshka truncation
 
   std::shared_ptr<const Tokenizer> tokenizer_;
   std::shared_ptr<const CoreModel> encoder_;

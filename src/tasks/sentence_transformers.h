@@ -25,6 +25,10 @@ class SentenceTransformerModules {
   size_t dense_count() const { return dense_.size(); }
   // Applies Dense layer i to pooled vectors.
   at::Tensor dense(size_t i, const at::Tensor& x) const;
+  // Width of the modules' output for pooled vectors of width `pooled`.
+  int64_t output_dimension(int64_t pooled) const {
+    return dense_.empty() ? pooled : dense_.back().linear.weight().size(0);
+  }
 
  private:
   struct Dense {

@@ -1,0 +1,149 @@
+// Sequence classification (label, confidence, probabilities) and token
+// classification (entity spans and per-token labels) through the C API.
+#include "handles.h"
+#include "tasks/text_batch.h"
+
+using namespace semroute::capi;
+
+namespace {
+
+const semroute::SequenceClassifier& sequence_classifier(const semroute_model* model, const char* call) {
+  return *model_for(model, SEMROUTE_TASK_SEQUENCE_CLASSIFICATION, call).sequence;
+}
+
+const semroute::TokenClassifier& token_classifier(const semroute_model* model, const char* call) {
+  return *model_for(model, SEMROUTE_TASK_TOKEN_CLASSIFICATION, call).token;
+}
+
+semroute_classifications* classifications(std::vector<semroute::Classification> items) {
+  return new semroute_classifications{std::move(items)};
+}
+
+// C views over `items`, which must not move afterwards.
+semroute_token_results* token_results(std::vector<semroute::TokenClassification> items) {
+  auto results = std::make_unique<semroute_token_results>();
+  results->items = std::move(items);
+  for (const auto& item : results->items) {
+    auto& entities = results->entities.emplace_back();
+    for (const auto& e : item.entities)
+      entities.push_back({e.type.c_str(), e.begin, e.end, e.text.c_str(), e.text.size(), e.score});
+    auto& tokens = results->tokens.emplace_back();
+    for (const auto& t : item.tokens)
+      tokens.push_back({t.token_id, static_cast<int32_t>(t.label_id), t.label.c_str(), t.offset.begin, t.offset.end,
+                        t.probability});
+  }
+  return results.release();
+}
+
+const semroute::Classification* item(const semroute_classifications* results, size_t i) {
+  return results != nullptr && i < results->items.size() ? &results->items[i] : nullptr;
+}
+
+template <class T>
+const T* items_of(const semroute_token_results* results, size_t i,
+                  std::vector<std::vector<T>> semroute_token_results::*member, size_t* out_count) {
+  const std::vector<T>* list = results != nullptr && i < results->items.size() ? &(results->*member)[i] : nullptr;
+  if (out_count != nullptr) *out_count = list != nullptr ? list->size() : 0;
+  return list != nullptr && !list->empty() ? list->data() : nullptr;
+}
+
+}  // namespace
+
+extern "C" {
+
+semroute_status* semroute_classify(const semroute_model* model, const char* text, size_t length,
+                                   semroute_classifications** out) {
+  const uint64_t offsets[2] = {0, length};
+  return semroute_classify_batch(model, text, offsets, 1, out);
+}
+
+semroute_status* semroute_classify_batch(const semroute_model* model, const char* texts, const uint64_t* offsets,
+                                         size_t count, semroute_classifications** out) {
+  if (out != nullptr) *out = nullptr;
+  return guarded([&] {
+    const auto& classifier = sequence_classifier(model, "semroute_classify");
+    require(out, "out");
+    const auto views = batch_views(texts, offsets, count, "texts");
+    *out = classifications(views.empty() ? std::vector<semroute::Classification>() : classifier.classify(views));
+  });
+}
+
+semroute_status* semroute_classify_pairs(const semroute_model* model, const char* firsts,
+                                         const uint64_t* first_offsets, const char* seconds,
+                                         const uint64_t* second_offsets, size_t count,
+                                         semroute_classifications** out) {
+  if (out != nullptr) *out = nullptr;
+  return guarded([&] {
+    const auto& classifier = sequence_classifier(model, "semroute_classify_pairs");
+    require(out, "out");
+    const auto a = batch_views(firsts, first_offsets, count, "firsts");
+    const auto b = batch_views(seconds, second_offsets, count, "seconds");
+    std::vector<semroute::TextPair> pairs;
+    for (size_t i = 0; i < count; ++i) pairs.emplace_back(a[i], b[i]);
+    *out = classifications(pairs.empty() ? std::vector<semroute::Classification>() : classifier.classify_pairs(pairs));
+  });
+}
+
+size_t semroute_classifications_count(const semroute_classifications* results) {
+  return results != nullptr ? results->items.size() : 0;
+}
+
+int32_t semroute_classifications_class_id(const semroute_classifications* results, size_t i) {
+  const auto* c = item(results, i);
+  return c != nullptr ? static_cast<int32_t>(c->class_id) : -1;
+}
+
+const char* semroute_classifications_label(const semroute_classifications* results, size_t i) {
+  const auto* c = item(results, i);
+  return c != nullptr ? c->label.c_str() : nullptr;
+}
+
+float semroute_classifications_confidence(const semroute_classifications* results, size_t i) {
+  const auto* c = item(results, i);
+  return c != nullptr ? c->confidence : 0.0f;
+}
+
+const float* semroute_classifications_probabilities(const semroute_classifications* results, size_t i,
+                                                    size_t* out_count) {
+  const auto* c = item(results, i);
+  if (out_count != nullptr) *out_count = c != nullptr ? c->probabilities.size() : 0;
+  return c != nullptr ? c->probabilities.data() : nullptr;
+}
+
+void semroute_classifications_free(semroute_classifications* results) { delete results; }
+
+semroute_status* semroute_token_classify(const semroute_model* model, const char* text, size_t length,
+                                         semroute_token_results** out) {
+  const uint64_t offsets[2] = {0, length};
+  return semroute_token_classify_batch(model, text, offsets, 1, out);
+}
+
+semroute_status* semroute_token_classify_batch(const semroute_model* model, const char* texts,
+                                               const uint64_t* offsets, size_t count,
+                                               semroute_token_results** out) {
+  if (out != nullptr) *out = nullptr;
+  return guarded([&] {
+    const auto& classifier = token_classifier(model, "semroute_token_classify");
+    require(out, "out");
+    const auto views = batch_views(texts, offsets, count, "texts");
+    *out = token_results(views.empty() ? std::vector<semroute::TokenClassification>() : classifier.classify(views));
+  });
+}
+
+size_t semroute_token_results_count(const semroute_token_results* results) {
+  return results != nullptr ? results->items.size() : 0;
+}
+
+const semroute_entity* semroute_token_results_entities(const semroute_token_results* results, size_t i,
+                                                       size_t* out_count) {
+  return items_of(results, i, &semroute_token_results::entities, out_count);
+}
+
+const semroute_token_label* semroute_token_results_tokens(const semroute_token_results* results, size_t i,
+                                                          size_t* out_count) {
+  return items_of(results, i, &semroute_token_results::tokens, out_count);
+}
+
+void semroute_token_results_free(semroute_token_results* results) { delete results; }
+
+}  // extern "C"

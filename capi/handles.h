@@ -1,0 +1,83 @@
+// What the C API's opaque types are, and the one guard every entry point runs
+// its body in: exceptions become status objects, never cross the boundary.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "semroute/semroute.h"
+#include "tasks/embedder.h"
+#include "tasks/sequence_classifier.h"
+#include "tasks/token_classifier.h"
+
+struct semroute_status {
+  semroute_code code;
+  std::string message;
+};
+
+// A loaded model: exactly one of the three pipelines is set, by task.
+struct semroute_model {
+  semroute_task task = SEMROUTE_TASK_AUTO;
+  std::string model_type;
+  std::string architecture;
+  std::shared_ptr<const semroute::SequenceClassifier> sequence;
+  std::shared_ptr<const semroute::TokenClassifier> token;
+  std::shared_ptr<const semroute::Embedder> embedder;
+
+  const semroute::Tokenizer& tokenizer() const;
+  const semroute::EncodeOptions& encode_options() const;
+  const std::vector<std::string>& labels() const;
+};
+
+struct semroute_tokens {
+  semroute::Encoding encoding;
+  std::vector<uint64_t> offsets;  // begin, end per token
+};
+
+struct semroute_classifications {
+  std::vector<semroute::Classification> items;
+};
+
+struct semroute_token_results {
+  std::vector<semroute::TokenClassification> items;
+  // C views of items (pointers into its strings: built once items is final).
+  std::vector<std::vector<semroute_entity>> entities;
+  std::vector<std::vector<semroute_token_label>> tokens;
+};
+
+namespace semroute::capi {
+
+// A status for `code` and `message`; a static out-of-memory status when even
+// that allocation fails.
+semroute_status* make_status(semroute_code code, std::string_view message) noexcept;
+
+// A status describing the exception being handled.
+semroute_status* status_of_current_exception() noexcept;
+
+// Runs `body`; returns NULL on success, else a status describing what it threw.
+template <class Body>
+semroute_status* guarded(Body&& body) noexcept {
+  try {
+    body();
+    return nullptr;
+  } catch (...) {
+    return status_of_current_exception();
+  }
+}
+
+// Throws InvalidInput naming `what` when `p` is NULL.
+void require(const void* p, const char* what);
+
+// The model, or InvalidInput when NULL or not loaded for `task`.
+const semroute_model& model_for(const semroute_model* model, semroute_task task, const char* call);
+
+// One text as a view; NULL is allowed only with length 0.
+std::string_view text_view(const char* text, size_t length, const char* what);
+
+// A batch (buffer + count + 1 nondecreasing offsets) as views.
+std::vector<std::string_view> batch_views(const char* texts, const uint64_t* offsets, size_t count,
+                                          const char* what);
+
+}  // namespace semroute::capi

@@ -1,0 +1,290 @@
+/* semroute: the stable C API.
+ *
+ * One model handle serves one task: sequence classification (intent, domain,
+ * jailbreak, NLI …), token classification (PII spans) or sentence embeddings.
+ *
+ * Conventions (they hold for every function in this header):
+ * - names are semroute_<object>_<verb>; handles and result objects are opaque;
+ * - fallible calls return a semroute_status* (NULL = success) holding a
+ *   stable numeric code and a message; release it with semroute_status_free();
+ * - ownership words: "borrowed" = valid until the named owner is freed;
+ *   "caller-owned" = release with the named free function; "caller buffer" =
+ *   the caller allocates, the library writes into it;
+ * - every free function accepts NULL;
+ * - text is passed as (pointer, length) in bytes, UTF-8, and may contain NUL;
+ *   a NULL pointer is allowed when the length is 0; a batch is one byte buffer
+ *   plus count + 1 offsets: text i is bytes [offsets[i], offsets[i + 1]);
+ * - the library never keeps a caller pointer after a call returns;
+ * - no C++ exception and no abort ever crosses this boundary; a NULL handle or
+ *   a NULL required pointer gives SEMROUTE_ERR_INVALID_ARGUMENT.
+ *
+ * Thread-safety: a loaded model is immutable. Every function may be called
+ * concurrently from any number of threads, on the same handle or on different
+ * ones, except the *_free functions: a handle or result must not be freed
+ * while another call is using it. Status and result objects are not shared
+ * by the library; give each thread its own.
+ */
+#ifndef SEMROUTE_H
+#define SEMROUTE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#if defined(_WIN32)
+#define SEMROUTE_API __declspec(dllexport)
+#else
+#define SEMROUTE_API __attribute__((visibility("default")))
+#endif
+
+#if defined(__GNUC__) || defined(__clang__)
+#define SEMROUTE_MUST_USE __attribute__((warn_unused_result))
+#else
+#define SEMROUTE_MUST_USE
+#endif
+
+/* Equals the SONAME major of libsemroute.so. */
+#define SEMROUTE_ABI_VERSION 0
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ---------------------------------------------------------------- version */
+
+/* Library version, e.g. "0.1.0". Static storage; never free it. */
+SEMROUTE_API const char* semroute_version(void);
+
+/* ABI version of the loaded library; compare with SEMROUTE_ABI_VERSION. */
+SEMROUTE_API int semroute_abi_version(void);
+
+/* ----------------------------------------------------------------- status */
+
+/* Stable codes: never renumbered, only appended. */
+typedef enum semroute_code {
+  SEMROUTE_OK = 0,
+  SEMROUTE_ERR_INVALID_ARGUMENT = 1, /* a caller passed something unusable */
+  SEMROUTE_ERR_NOT_FOUND = 2,        /* a file, tensor or label does not exist */
+  SEMROUTE_ERR_INVALID_MODEL = 3,    /* a model file is malformed or inconsistent */
+  SEMROUTE_ERR_UNSUPPORTED = 4,      /* valid, but not something this build or model does */
+  SEMROUTE_ERR_INVALID_UTF8 = 5,     /* input text is not valid UTF-8 */
+  SEMROUTE_ERR_TOO_LONG = 6,         /* input exceeds a configured or hard limit */
+  SEMROUTE_ERR_OUT_OF_MEMORY = 7,
+  SEMROUTE_ERR_INTERNAL = 8          /* a bug: please report it */
+} semroute_code;
+
+typedef struct semroute_status semroute_status;
+
+/* The status's code; SEMROUTE_OK for NULL. */
+SEMROUTE_API semroute_code semroute_status_code(const semroute_status* status);
+
+/* The status's message, borrowed from the status; "" for NULL. */
+SEMROUTE_API const char* semroute_status_message(const semroute_status* status);
+
+/* Short stable name of a code, e.g. "invalid_utf8". Static storage. */
+SEMROUTE_API const char* semroute_code_name(semroute_code code);
+
+SEMROUTE_API void semroute_status_free(semroute_status* status);
+
+/* ------------------------------------------------------------------ model */
+
+typedef enum semroute_task {
+  SEMROUTE_TASK_AUTO = 0, /* from config.json "architectures": …For{Sequence,Token}Classification, else embedding */
+  SEMROUTE_TASK_SEQUENCE_CLASSIFICATION = 1,
+  SEMROUTE_TASK_TOKEN_CLASSIFICATION = 2,
+  SEMROUTE_TASK_EMBEDDING = 3
+} semroute_task;
+
+/* Which tokens survive when an input is longer than max_length. */
+typedef enum semroute_truncation {
+  SEMROUTE_KEEP_START = 0, /* drop the tail (the usual choice) */
+  SEMROUTE_KEEP_END = 1,   /* drop the head */
+  SEMROUTE_KEEP_BOTH = 2   /* keep head and tail, drop the middle */
+} semroute_truncation;
+
+typedef enum semroute_pooling {
+  SEMROUTE_POOLING_DEFAULT = 0, /* what the model folder says (sentence-transformers modules, Qwen3: last token) */
+  SEMROUTE_POOLING_MEAN = 1,
+  SEMROUTE_POOLING_CLS = 2,
+  SEMROUTE_POOLING_LAST_TOKEN = 3
+} semroute_pooling;
+
+/* Load parameters. Start from semroute_model_default_params(); struct_size
+ * lets the struct grow: the library reads only the fields a caller's header
+ * knew of. Strings are NUL-terminated and copied during the load. */
+typedef struct semroute_model_params {
+  uint32_t struct_size;  /* sizeof(semroute_model_params) */
+  int32_t task;          /* semroute_task */
+  const char* device;    /* "cpu", "cuda", "cuda:1"; NULL = "cpu" */
+  const char* dtype;     /* "float32", "bfloat16", "float16"; NULL = "float32" */
+  int32_t threads;       /* > 0: set the process-wide compute thread count; 0 = keep
+                            (initially SEMROUTE_NUM_THREADS or every usable CPU) */
+  uint32_t max_length;   /* longest input in tokens, special tokens included; 0 = the model's limit */
+  int32_t truncation;    /* semroute_truncation */
+  const char* tokenizer; /* tokenizer.json (or its directory) when not beside the model; NULL = beside */
+  /* Embedding models only. */
+  int32_t pooling;       /* semroute_pooling */
+  int32_t normalize;     /* 1 = L2-normalize (default), 0 = raw pooled vectors */
+  uint32_t dimension;    /* Matryoshka: keep the first N values (re-normalized); 0 = all */
+  uint32_t layer;        /* early exit after this many layers; 0 = all */
+  const char* prompt;    /* put before every text, e.g. "Instruct: …\nQuery: "; NULL = none */
+} semroute_model_params;
+
+/* Defaults: auto task, CPU, float32, model limits, keep start, normalized. */
+SEMROUTE_API semroute_model_params semroute_model_default_params(void);
+
+typedef struct semroute_model semroute_model;
+
+/* Loads a model directory (config.json, *.safetensors, tokenizer.json).
+ * params may be NULL (defaults). On success *out_model is caller-owned
+ * (semroute_model_free); on failure it is set to NULL. */
+SEMROUTE_API SEMROUTE_MUST_USE semroute_status* semroute_model_load(const char* path,
+                                                                    const semroute_model_params* params,
+                                                                    semroute_model** out_model);
+
+/* Exclusive: no other call may be using the model. */
+SEMROUTE_API void semroute_model_free(semroute_model* model);
+
+/* Model facts. These never fail; for a NULL model they return 0 or "". */
+SEMROUTE_API semroute_task semroute_model_task(const semroute_model* model);
+/* config.json "model_type", e.g. "modernbert". Borrowed from the model. */
+SEMROUTE_API const char* semroute_model_type(const semroute_model* model);
+/* First config.json "architectures" entry or "". Borrowed from the model. */
+SEMROUTE_API const char* semroute_model_architecture(const semroute_model* model);
+SEMROUTE_API size_t semroute_model_hidden_size(const semroute_model* model);
+/* Longest input in tokens (the configured max_length or the model's limit). */
+SEMROUTE_API size_t semroute_model_max_length(const semroute_model* model);
+/* Classifiers: number of labels; 0 for an embedding model. */
+SEMROUTE_API size_t semroute_model_num_labels(const semroute_model* model);
+/* Label i (id2label), borrowed from the model; NULL when out of range. */
+SEMROUTE_API const char* semroute_model_label(const semroute_model* model, size_t i);
+/* Embedding models: floats per embedding (after Matryoshka); 0 otherwise. */
+SEMROUTE_API size_t semroute_model_embedding_dim(const semroute_model* model);
+
+/* --------------------------------------------------------------- tokenize */
+
+typedef struct semroute_tokens semroute_tokens;
+
+/* Tokenizes as the model does (max_length and truncation applied), with or
+ * without the special tokens. *out_tokens is caller-owned (semroute_tokens_free). */
+SEMROUTE_API SEMROUTE_MUST_USE semroute_status* semroute_tokenize(const semroute_model* model, const char* text,
+                                                                  size_t length, int add_special_tokens,
+                                                                  semroute_tokens** out_tokens);
+
+SEMROUTE_API size_t semroute_tokens_count(const semroute_tokens* tokens);
+/* count token ids, borrowed from tokens. */
+SEMROUTE_API const int32_t* semroute_tokens_ids(const semroute_tokens* tokens);
+/* 2 * count byte offsets into the text: begin0, end0, begin1, end1 … ({0, 0}
+ * for special tokens). Borrowed from tokens. */
+SEMROUTE_API const uint64_t* semroute_tokens_offsets(const semroute_tokens* tokens);
+/* Token string i (vocabulary form), borrowed from tokens; NULL when out of range. */
+SEMROUTE_API const char* semroute_tokens_token(const semroute_tokens* tokens, size_t i);
+SEMROUTE_API void semroute_tokens_free(semroute_tokens* tokens);
+
+/* ----------------------------------------------- sequence classification */
+
+typedef struct semroute_classifications semroute_classifications;
+
+/* Classifies one text. *out is caller-owned (semroute_classifications_free). */
+SEMROUTE_API SEMROUTE_MUST_USE semroute_status* semroute_classify(const semroute_model* model, const char* text,
+                                                                  size_t length, semroute_classifications** out);
+
+/* Classifies count texts in one batch (texts + count + 1 offsets). */
+SEMROUTE_API SEMROUTE_MUST_USE semroute_status* semroute_classify_batch(const semroute_model* model,
+                                                                        const char* texts, const uint64_t* offsets,
+                                                                        size_t count,
+                                                                        semroute_classifications** out);
+
+/* Classifies count (first, second) pairs with the tokenizer's pair template
+ * (NLI premise / hypothesis, fact checks). */
+SEMROUTE_API SEMROUTE_MUST_USE semroute_status* semroute_classify_pairs(
+    const semroute_model* model, const char* firsts, const uint64_t* first_offsets, const char* seconds,
+    const uint64_t* second_offsets, size_t count, semroute_classifications** out);
+
+SEMROUTE_API size_t semroute_classifications_count(const semroute_classifications* results);
+/* Winning class of text i; -1 when out of range. */
+SEMROUTE_API int32_t semroute_classifications_class_id(const semroute_classifications* results, size_t i);
+/* Its label, borrowed from results; NULL when out of range. */
+SEMROUTE_API const char* semroute_classifications_label(const semroute_classifications* results, size_t i);
+/* Its probability; 0 when out of range. */
+SEMROUTE_API float semroute_classifications_confidence(const semroute_classifications* results, size_t i);
+/* Softmax over every label, in label order: *out_count floats borrowed from
+ * results; NULL (and 0) when out of range. out_count may be NULL. */
+SEMROUTE_API const float* semroute_classifications_probabilities(const semroute_classifications* results, size_t i,
+                                                                 size_t* out_count);
+SEMROUTE_API void semroute_classifications_free(semroute_classifications* results);
+
+/* -------------------------------------------------- token classification */
+
+/* An entity span (B-X / I-X tokens merged; see the README for the rules). */
+typedef struct semroute_entity {
+  const char* type;  /* "EMAIL" for B-EMAIL / I-EMAIL; NUL-terminated */
+  uint64_t begin;    /* byte offsets into the input text, on UTF-8 boundaries */
+  uint64_t end;
+  const char* text;  /* the span's bytes, NUL-terminated (may contain NUL: use text_length) */
+  size_t text_length;
+  float score;       /* mean of the span's token probabilities */
+} semroute_entity;
+
+/* One token's prediction (special tokens excluded). */
+typedef struct semroute_token_label {
+  int32_t token_id;
+  int32_t label_id;
+  const char* label; /* NUL-terminated */
+  uint64_t begin;    /* byte offsets into the input text */
+  uint64_t end;
+  float probability;
+} semroute_token_label;
+
+typedef struct semroute_token_results semroute_token_results;
+
+/* Token-classifies one text. *out is caller-owned (semroute_token_results_free). */
+SEMROUTE_API SEMROUTE_MUST_USE semroute_status* semroute_token_classify(const semroute_model* model, const char* text,
+                                                                        size_t length, semroute_token_results** out);
+
+SEMROUTE_API SEMROUTE_MUST_USE semroute_status* semroute_token_classify_batch(const semroute_model* model,
+                                                                              const char* texts,
+                                                                              const uint64_t* offsets, size_t count,
+                                                                              semroute_token_results** out);
+
+SEMROUTE_API size_t semroute_token_results_count(const semroute_token_results* results);
+/* Entities of text i: *out_count structs (and their strings) borrowed from
+ * results; NULL (and 0) when there are none or i is out of range. */
+SEMROUTE_API const semroute_entity* semroute_token_results_entities(const semroute_token_results* results, size_t i,
+                                                                    size_t* out_count);
+/* Per-token predictions of text i, borrowed from results, as above. */
+SEMROUTE_API const semroute_token_label* semroute_token_results_tokens(const semroute_token_results* results,
+                                                                       size_t i, size_t* out_count);
+SEMROUTE_API void semroute_token_results_free(semroute_token_results* results);
+
+/* ------------------------------------------------------------- embedding */
+
+/* Embeds one text into out (caller buffer of capacity floats, at least
+ * semroute_model_embedding_dim()). */
+SEMROUTE_API SEMROUTE_MUST_USE semroute_status* semroute_embed(const semroute_model* model, const char* text,
+                                                               size_t length, float* out, size_t capacity);
+
+/* Embeds count texts into out, row after row (caller buffer of capacity floats,
+ * at least count * semroute_model_embedding_dim()). */
+SEMROUTE_API SEMROUTE_MUST_USE semroute_status* semroute_embed_batch(const semroute_model* model, const char* texts,
+                                                                     const uint64_t* offsets, size_t count,
+                                                                     float* out, size_t capacity);
+
+/* Cosine similarity of two texts' embeddings, written to *out_similarity. */
+SEMROUTE_API SEMROUTE_MUST_USE semroute_status* semroute_similarity(const semroute_model* model, const char* a,
+                                                                    size_t a_length, const char* b, size_t b_length,
+                                                                    float* out_similarity);
+
+/* The k candidates most similar to the query, best first (ties: lower index
+ * first). Writes min(k, count) entries into out_indices and out_scores
+ * (caller buffers of k entries each) and that number into *out_found. */
+SEMROUTE_API SEMROUTE_MUST_USE semroute_status* semroute_top_k(const semroute_model* model, const char* query,
+                                                               size_t query_length, const char* candidates,
+                                                               const uint64_t* offsets, size_t count, size_t k,
+                                                               size_t* out_indices, float* out_scores,
+                                                               size_t* out_found);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* SEMROUTE_H */

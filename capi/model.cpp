@@ -1,0 +1,273 @@
+// Loading a model handle for its task, the facts about it, and tokenization.
+#include <algorithm>
+#include <cstring>
+
+#include "core/device.h"
+#include "core/model_config.h"
+#include "core/runtime.h"
+#include "handles.h"
+#include "semroute/error.h"
+
+using semroute::InvalidInput;
+
+namespace semroute::capi {
+namespace {
+
+semroute_model_params defaults() {
+  semroute_model_params p{};
+  p.struct_size = sizeof(semroute_model_params);
+  p.task = SEMROUTE_TASK_AUTO;
+  p.truncation = SEMROUTE_KEEP_START;
+  p.pooling = SEMROUTE_POOLING_DEFAULT;
+  p.normalize = 1;
+  return p;
+}
+
+// The caller's params over the defaults, reading only the fields its header
+// knew of (a smaller struct_size comes from an older header).
+semroute_model_params effective_params(const semroute_model_params* given) {
+  semroute_model_params p = defaults();
+  if (given == nullptr) return p;
+  if (given->struct_size < sizeof(uint32_t) || given->struct_size > sizeof(semroute_model_params))
+    throw InvalidInput("semroute_model_params.struct_size is " + std::to_string(given->struct_size) +
+                       ": initialise the params with semroute_model_default_params()");
+  std::memcpy(&p, given, given->struct_size);
+  return p;
+}
+
+std::string string_or(const char* s, const char* fallback) { return s != nullptr ? s : fallback; }
+
+Keep keep_of(int32_t truncation) {
+  switch (truncation) {
+    case SEMROUTE_KEEP_START: return Keep::kStart;
+    case SEMROUTE_KEEP_END: return Keep::kEnd;
+    case SEMROUTE_KEEP_BOTH: return Keep::kStartAndEnd;
+  }
+  throw InvalidInput("unknown truncation " + std::to_string(truncation));
+}
+
+std::optional<Pooling> pooling_of(int32_t pooling) {
+  switch (pooling) {
+    case SEMROUTE_POOLING_DEFAULT: return std::nullopt;
+    case SEMROUTE_POOLING_MEAN: return Pooling::kMean;
+    case SEMROUTE_POOLING_CLS: return Pooling::kCls;
+    case SEMROUTE_POOLING_LAST_TOKEN: return Pooling::kLastToken;
+  }
+  throw InvalidInput("unknown pooling " + std::to_string(pooling));
+}
+
+semroute_task task_of(int32_t requested, const std::string& architecture) {
+  if (requested < SEMROUTE_TASK_AUTO || requested > SEMROUTE_TASK_EMBEDDING)
+    throw InvalidInput("unknown task " + std::to_string(requested));
+  if (requested != SEMROUTE_TASK_AUTO) return static_cast<semroute_task>(requested);
+  const auto kind = task_kind_of(architecture);
+  if (!kind) return SEMROUTE_TASK_EMBEDDING;
+  return *kind == TaskKind::kSequence ? SEMROUTE_TASK_SEQUENCE_CLASSIFICATION : SEMROUTE_TASK_TOKEN_CLASSIFICATION;
+}
+
+std::unique_ptr<semroute_model> load_model(const std::filesystem::path& dir, const semroute_model_params& p) {
+  const ConfigReader config = read_model_config(dir);
+  auto model = std::make_unique<semroute_model>();
+  model->model_type = config.get_string("model_type", "");
+  const auto architectures = config.get_strings("architectures");
+  model->architecture = architectures.empty() ? "" : architectures.front();
+  model->task = task_of(p.task, model->architecture);
+
+  LoadOptions load;
+  load.device = parse_device(string_or(p.device, "cpu"));
+  load.dtype = parse_dtype_name(string_or(p.dtype, "float32"), load.device);
+  if (p.threads < 0) throw InvalidInput("threads must be >= 0");
+  ensure_runtime_initialized();
+  if (p.threads > 0) set_compute_threads(p.threads);
+
+  if (model->task == SEMROUTE_TASK_EMBEDDING) {
+    EmbedderOptions options;
+    options.load = load;
+    options.max_length = p.max_length;
+    options.truncation = keep_of(p.truncation);
+    options.tokenizer = string_or(p.tokenizer, "");
+    options.pooling = pooling_of(p.pooling);
+    if (p.normalize != 0 && p.normalize != 1) throw InvalidInput("normalize must be 0 or 1");
+    options.normalize = p.normalize == 1;
+    options.dimension = p.dimension;
+    options.layer = p.layer;
+    options.prompt = string_or(p.prompt, "");
+    model->embedder = Embedder::load(dir, options);
+    return model;
+  }
+  TaskOptions options;
+  options.load = load;
+  options.max_length = p.max_length;
+  options.truncation = keep_of(p.truncation);
+  options.tokenizer = string_or(p.tokenizer, "");
+  if (model->task == SEMROUTE_TASK_SEQUENCE_CLASSIFICATION) {
+    model->sequence = SequenceClassifier::load(dir, options);
+  } else {
+    model->token = TokenClassifier::load(dir, options);
+  }
+  return model;
+}
+
+const CoreModel* encoder_of(const semroute_model* model) {
+  if (model == nullptr) return nullptr;
+  if (model->sequence) return model->sequence->task().encoder.get();
+  if (model->token) return model->token->task().encoder.get();
+  return &model->embedder->encoder();
+}
+
+const char* task_name(semroute_task task) {
+  switch (task) {
+    case SEMROUTE_TASK_SEQUENCE_CLASSIFICATION: return "sequence classification";
+    case SEMROUTE_TASK_TOKEN_CLASSIFICATION: return "token classification";
+    case SEMROUTE_TASK_EMBEDDING: return "embedding";
+    case SEMROUTE_TASK_AUTO: break;
+  }
+  return "auto";
+}
+
+}  // namespace
+
+const semroute_model& model_for(const semroute_model* model, semroute_task task, const char* call) {
+  require(model, "model");
+  if (model->task != task)
+    throw InvalidInput(std::string(call) + " needs a " + task_name(task) + " model; this one was loaded for " +
+                       task_name(model->task));
+  return *model;
+}
+
+std::string_view text_view(const char* text, size_t length, const char* what) {
+  if (text == nullptr && length != 0) throw InvalidInput(std::string(what) + " is NULL with a nonzero length");
+  return length == 0 ? std::string_view() : std::string_view(text, length);
+}
+
+std::vector<std::string_view> batch_views(const char* texts, const uint64_t* offsets, size_t count,
+                                          const char* what) {
+  std::vector<std::string_view> views;
+  if (count == 0) return views;
+  require(offsets, "offsets");
+  views.reserve(count);
+  for (size_t i = 0; i < count; ++i) {
+    if (offsets[i + 1] < offsets[i])
+      throw InvalidInput(std::string(what) + ": offsets must not decrease (offsets[" + std::to_string(i + 1) + "])");
+    const size_t length = static_cast<size_t>(offsets[i + 1] - offsets[i]);
+    if (length == 0) {
+      views.emplace_back();
+      continue;
+    }
+    require(texts, what);
+    views.emplace_back(texts + offsets[i], length);
+  }
+  return views;
+}
+
+}  // namespace semroute::capi
+
+const semroute::Tokenizer& semroute_model::tokenizer() const {
+  if (sequence) return *sequence->task().tokenizer;
+  if (token) return *token->task().tokenizer;
+  return *embedder->tokenizer();
+}
+
+const semroute::EncodeOptions& semroute_model::encode_options() const {
+  if (sequence) return sequence->task().encode;
+  if (token) return token->task().encode;
+  return embedder->encode_options();
+}
+
+const std::vector<std::string>& semroute_model::labels() const {
+  static const std::vector<std::string> none;
+  if (sequence) return sequence->labels();
+  if (token) return token->labels();
+  return none;
+}
+
+using namespace semroute::capi;
+
+extern "C" {
+
+semroute_model_params semroute_model_default_params(void) { return defaults(); }
+
+semroute_status* semroute_model_load(const char* path, const semroute_model_params* params,
+                                     semroute_model** out_model) {
+  if (out_model != nullptr) *out_model = nullptr;
+  return guarded([&] {
+    require(path, "path");
+    require(out_model, "out_model");
+    *out_model = load_model(path, effective_params(params)).release();
+  });
+}
+
+void semroute_model_free(semroute_model* model) { delete model; }
+
+semroute_task semroute_model_task(const semroute_model* model) {
+  return model != nullptr ? model->task : SEMROUTE_TASK_AUTO;
+}
+
+const char* semroute_model_type(const semroute_model* model) {
+  return model != nullptr ? model->model_type.c_str() : "";
+}
+
+const char* semroute_model_architecture(const semroute_model* model) {
+  return model != nullptr ? model->architecture.c_str() : "";
+}
+
+size_t semroute_model_hidden_size(const semroute_model* model) {
+  const auto* encoder = encoder_of(model);
+  return encoder != nullptr ? static_cast<size_t>(encoder->hidden_size()) : 0;
+}
+
+size_t semroute_model_max_length(const semroute_model* model) {
+  return model != nullptr ? model->encode_options().max_length : 0;
+}
+
+size_t semroute_model_num_labels(const semroute_model* model) {
+  return model != nullptr ? model->labels().size() : 0;
+}
+
+const char* semroute_model_label(const semroute_model* model, size_t i) {
+  if (model == nullptr || i >= model->labels().size()) return nullptr;
+  return model->labels()[i].c_str();
+}
+
+size_t semroute_model_embedding_dim(const semroute_model* model) {
+  return model != nullptr && model->embedder ? static_cast<size_t>(model->embedder->dimension()) : 0;
+}
+
+semroute_status* semroute_tokenize(const semroute_model* model, const char* text, size_t length,
+                                   int add_special_tokens, semroute_tokens** out_tokens) {
+  if (out_tokens != nullptr) *out_tokens = nullptr;
+  return guarded([&] {
+    require(model, "model");
+    require(out_tokens, "out_tokens");
+    semroute::EncodeOptions options = model->encode_options();
+    options.add_special_tokens = add_special_tokens != 0;
+    auto tokens = std::make_unique<semroute_tokens>();
+    tokens->encoding = model->tokenizer().encode(text_view(text, length, "text"), options);
+    for (const auto& span : tokens->encoding.offsets) {
+      tokens->offsets.push_back(span.begin);
+      tokens->offsets.push_back(span.end);
+    }
+    *out_tokens = tokens.release();
+  });
+}
+
+size_t semroute_tokens_count(const semroute_tokens* tokens) {
+  return tokens != nullptr ? tokens->encoding.size() : 0;
+}
+
+const int32_t* semroute_tokens_ids(const semroute_tokens* tokens) {
+  return tokens != nullptr ? tokens->encoding.ids.data() : nullptr;
+}
+
+const uint64_t* semroute_tokens_offsets(const semroute_tokens* tokens) {
+  return tokens != nullptr ? tokens->offsets.data() : nullptr;
+}
+
+const char* semroute_tokens_token(const semroute_tokens* tokens, size_t i) {
+  if (tokens == nullptr || i >= tokens->encoding.tokens.size()) return nullptr;
+  return tokens->encoding.tokens[i].c_str();
+}
+
+void semroute_tokens_free(semroute_tokens* tokens) { delete tokens; }
+
+}  // extern "C"

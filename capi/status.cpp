@@ -1,0 +1,79 @@
+// Status objects, version queries, and the mapping of every exception the
+// library can throw to a stable code.
+#include <c10/util/Exception.h>
+
+#include <cstring>
+#include <new>
+
+#include "handles.h"
+#include "semroute/error.h"
+#include "semroute/version.h"
+
+namespace semroute::capi {
+namespace {
+
+// Returned when a status cannot be allocated; semroute_status_free ignores it.
+semroute_status out_of_memory_status{SEMROUTE_ERR_OUT_OF_MEMORY, "out of memory"};
+
+bool mentions_out_of_memory(const char* message) {
+  return std::strstr(message, "out of memory") != nullptr || std::strstr(message, "Out of memory") != nullptr;
+}
+
+}  // namespace
+
+semroute_status* make_status(semroute_code code, std::string_view message) noexcept {
+  try {
+    return new semroute_status{code, std::string(message)};
+  } catch (...) {
+    return &out_of_memory_status;
+  }
+}
+
+semroute_status* status_of_current_exception() noexcept {
+  try {
+    throw;
+  } catch (const Error& e) {
+    return make_status(static_cast<semroute_code>(e.code()), e.what());
+  } catch (const std::bad_alloc&) {
+    return &out_of_memory_status;
+  } catch (const c10::Error& e) {
+    // libtorch reports allocation failures (CPU and CUDA) as c10::Error.
+    const char* message = e.what_without_backtrace();
+    return make_status(mentions_out_of_memory(message) ? SEMROUTE_ERR_OUT_OF_MEMORY : SEMROUTE_ERR_INTERNAL, message);
+  } catch (const std::exception& e) {
+    return make_status(SEMROUTE_ERR_INTERNAL, e.what());
+  } catch (...) {
+    return make_status(SEMROUTE_ERR_INTERNAL, "unknown exception");
+  }
+}
+
+void require(const void* p, const char* what) {
+  if (p == nullptr) throw InvalidInput(std::string(what) + " is NULL");
+}
+
+}  // namespace semroute::capi
+
+extern "C" {
+
+const char* semroute_version(void) { return SEMROUTE_VERSION_STRING; }
+
+int semroute_abi_version(void) { return SEMROUTE_ABI_VERSION; }
+
+semroute_code semroute_status_code(const semroute_status* status) {
+  return status != nullptr ? status->code : SEMROUTE_OK;
+}
+
+const char* semroute_status_message(const semroute_status* status) {
+  return status != nullptr ? status->message.c_str() : "";
+}
+
+const char* semroute_code_name(semroute_code code) {
+  if (code == SEMROUTE_OK) return "ok";
+  return semroute::error_code_name(static_cast<semroute::ErrorCode>(code));
+}
+
+void semroute_status_free(semroute_status* status) {
+  if (status != &semroute::capi::out_of_memory_status) delete status;
+}
+
+}  // extern "C"

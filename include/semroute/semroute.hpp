@@ -1,0 +1,226 @@
+// semroute: the C++ client API, header-only over the stable C API.
+//
+//   auto model = semroute::Model::load("models/intent");
+//   semroute::Prediction p = model.classify("What is 2 + 2?");
+//   std::cout << p.label << " " << p.confidence << "\n";
+//
+// Failures throw semroute::Error with the C API's code. A Model is movable,
+// not copyable, and safe to use from many threads at once (not while it is
+// being destroyed or moved from). Results are plain values owned by the caller.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "semroute/error.h"
+#include "semroute/semroute.h"
+
+namespace semroute {
+
+struct Prediction {
+  int32_t class_id = -1;
+  std::string label;
+  float confidence = 0;
+  std::vector<float> probabilities;  // in label order
+};
+
+struct Entity {
+  std::string type;
+  uint64_t begin = 0;  // byte offsets into the input
+  uint64_t end = 0;
+  std::string text;
+  float score = 0;
+};
+
+struct LabeledToken {
+  int32_t token_id = 0;
+  int32_t label_id = 0;
+  std::string label;
+  uint64_t begin = 0;
+  uint64_t end = 0;
+  float probability = 0;
+};
+
+struct TokenPredictions {
+  std::vector<Entity> entities;
+  std::vector<LabeledToken> tokens;
+};
+
+struct Match {
+  size_t index = 0;  // into the candidates
+  float score = 0;   // cosine similarity
+};
+
+struct Tokens {
+  std::vector<int32_t> ids;
+  std::vector<std::pair<uint64_t, uint64_t>> offsets;  // byte [begin, end) per token
+  std::vector<std::string> tokens;
+};
+
+namespace detail {
+
+// Throws the status as semroute::Error (and frees it); nothing on success.
+inline void check(semroute_status* status) {
+  if (status == nullptr) return;
+  const auto code = static_cast<ErrorCode>(semroute_status_code(status));
+  std::string message = semroute_status_message(status);
+  semroute_status_free(status);
+  throw Error(code, message);
+}
+
+template <class T, void (*Free)(T*)>
+struct Deleter {
+  void operator()(T* p) const noexcept { Free(p); }
+};
+
+template <class T, void (*Free)(T*)>
+using Owned = std::unique_ptr<T, Deleter<T, Free>>;
+
+// Texts packed as the C API's batches: one buffer plus count + 1 offsets.
+struct Batch {
+  explicit Batch(const std::vector<std::string_view>& texts) {
+    offsets.reserve(texts.size() + 1);
+    offsets.push_back(0);
+    for (auto t : texts) {
+      bytes.append(t.data(), t.size());
+      offsets.push_back(bytes.size());
+    }
+  }
+  std::string bytes;
+  std::vector<uint64_t> offsets;
+};
+
+inline std::vector<Prediction> predictions(const semroute_classifications* r) {
+  std::vector<Prediction> out(semroute_classifications_count(r));
+  for (size_t i = 0; i < out.size(); ++i) {
+    size_t n = 0;
+    const float* probs = semroute_classifications_probabilities(r, i, &n);
+    out[i] = {semroute_classifications_class_id(r, i), semroute_classifications_label(r, i),
+              semroute_classifications_confidence(r, i), std::vector<float>(probs, probs + n)};
+  }
+  return out;
+}
+
+inline std::vector<TokenPredictions> token_predictions(const semroute_token_results* r) {
+  std::vector<TokenPredictions> out(semroute_token_results_count(r));
+  for (size_t i = 0; i < out.size(); ++i) {
+    size_t n = 0;
+    const semroute_entity* e = semroute_token_results_entities(r, i, &n);
+    for (size_t j = 0; j < n; ++j)
+      out[i].entities.push_back({e[j].type, e[j].begin, e[j].end, std::string(e[j].text, e[j].text_length), e[j].score});
+    const semroute_token_label* t = semroute_token_results_tokens(r, i, &n);
+    for (size_t j = 0; j < n; ++j)
+      out[i].tokens.push_back({t[j].token_id, t[j].label_id, t[j].label, t[j].begin, t[j].end, t[j].probability});
+  }
+  return out;
+}
+
+}  // namespace detail
+
+class Model {
+ public:
+  static semroute_model_params default_params() { return semroute_model_default_params(); }
+
+  // Loads a model directory for its task (see semroute_model_params).
+  static Model load(const std::string& path, const semroute_model_params& params = default_params()) {
+    semroute_model* model = nullptr;
+    detail::check(semroute_model_load(path.c_str(), &params, &model));
+    return Model(model);
+  }
+
+  semroute_task task() const { return semroute_model_task(get()); }
+  std::string model_type() const { return semroute_model_type(get()); }
+  std::string architecture() const { return semroute_model_architecture(get()); }
+  size_t hidden_size() const { return semroute_model_hidden_size(get()); }
+  size_t max_length() const { return semroute_model_max_length(get()); }
+  size_t embedding_dim() const { return semroute_model_embedding_dim(get()); }
+  std::vector<std::string> labels() const {
+    std::vector<std::string> out;
+    for (size_t i = 0; i < semroute_model_num_labels(get()); ++i) out.emplace_back(semroute_model_label(get(), i));
+    return out;
+  }
+
+  Tokens tokenize(std::string_view text, bool add_special_tokens = true) const {
+    semroute_tokens* raw = nullptr;
+    detail::check(semroute_tokenize(get(), text.data(), text.size(), add_special_tokens ? 1 : 0, &raw));
+    const detail::Owned<semroute_tokens, semroute_tokens_free> tokens(raw);
+    Tokens out;
+    const size_t n = semroute_tokens_count(raw);
+    const int32_t* ids = semroute_tokens_ids(raw);
+    const uint64_t* offsets = semroute_tokens_offsets(raw);
+    for (size_t i = 0; i < n; ++i) {
+      out.ids.push_back(ids[i]);
+      out.offsets.emplace_back(offsets[2 * i], offsets[2 * i + 1]);
+      out.tokens.emplace_back(semroute_tokens_token(raw, i));
+    }
+    return out;
+  }
+
+  Prediction classify(std::string_view text) const { return classify(std::vector<std::string_view>{text}).at(0); }
+
+  std::vector<Prediction> classify(const std::vector<std::string_view>& texts) const {
+    const detail::Batch batch(texts);
+    semroute_classifications* raw = nullptr;
+    detail::check(semroute_classify_batch(get(), batch.bytes.data(), batch.offsets.data(), texts.size(), &raw));
+    const detail::Owned<semroute_classifications, semroute_classifications_free> results(raw);
+    return detail::predictions(raw);
+  }
+
+  TokenPredictions classify_tokens(std::string_view text) const {
+    return classify_tokens(std::vector<std::string_view>{text}).at(0);
+  }
+
+  std::vector<TokenPredictions> classify_tokens(const std::vector<std::string_view>& texts) const {
+    const detail::Batch batch(texts);
+    semroute_token_results* raw = nullptr;
+    detail::check(semroute_token_classify_batch(get(), batch.bytes.data(), batch.offsets.data(), texts.size(), &raw));
+    const detail::Owned<semroute_token_results, semroute_token_results_free> results(raw);
+    return detail::token_predictions(raw);
+  }
+
+  std::vector<float> embed(std::string_view text) const {
+    std::vector<float> out(embedding_dim());
+    detail::check(semroute_embed(get(), text.data(), text.size(), out.data(), out.size()));
+    return out;
+  }
+
+  // Row-major [texts.size(), embedding_dim()].
+  std::vector<float> embed(const std::vector<std::string_view>& texts) const {
+    const detail::Batch batch(texts);
+    std::vector<float> out(texts.size() * embedding_dim());
+    detail::check(semroute_embed_batch(get(), batch.bytes.data(), batch.offsets.data(), texts.size(), out.data(),
+                                       out.size()));
+    return out;
+  }
+
+  float similarity(std::string_view a, std::string_view b) const {
+    float out = 0;
+    detail::check(semroute_similarity(get(), a.data(), a.size(), b.data(), b.size(), &out));
+    return out;
+  }
+
+  std::vector<Match> top_k(std::string_view query, const std::vector<std::string_view>& candidates, size_t k) const {
+    const detail::Batch batch(candidates);
+    std::vector<size_t> indices(k);
+    std::vector<float> scores(k);
+    size_t found = 0;
+    detail::check(semroute_top_k(get(), query.data(), query.size(), batch.bytes.data(), batch.offsets.data(),
+                                 candidates.size(), k, indices.data(), scores.data(), &found));
+    std::vector<Match> out(found);
+    for (size_t i = 0; i < found; ++i) out[i] = {indices[i], scores[i]};
+    return out;
+  }
+
+  // The C handle, for calls this wrapper does not cover. Borrowed.
+  const semroute_model* get() const { return model_.get(); }
+
+ private:
+  explicit Model(semroute_model* model) : model_(model) {}
+  detail::Owned<semroute_model, semroute_model_free> model_;
+};
+
+}  // namespace semroute

@@ -1,0 +1,339 @@
+// The C API against the C++ pipelines it wraps: same results, errors as
+// status codes (never a crash) for every kind of bad argument, and one handle
+// shared by many threads.
+#include <ATen/ATen.h>
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <thread>
+
+#include "models/random_model.h"
+#include "semroute/semroute.h"
+#include "tasks/embedder.h"
+#include "tasks/sequence_classifier.h"
+#include "tasks/token_classifier.h"
+#include "test_util.h"
+
+namespace semroute {
+namespace {
+
+using ModelPtr = std::unique_ptr<semroute_model, decltype(&semroute_model_free)>;
+
+// Tiny random ModernBERT checkpoints with the real tokenizer, written once.
+class CApi : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    dir_ = new test::TempDir();
+    RandomModelSpec spec;
+    spec.tokenizer = test::data_dir() / "tokenizers/modernbert/tokenizer.json";
+    spec.labels = {"math", "law", "other"};
+    write_random_modernbert(spec, *dir_ / "intent");
+    spec.token_task = true;
+    spec.labels = {"O", "B-EMAIL", "I-EMAIL", "B-PERSON", "I-PERSON"};
+    spec.seed = 7;
+    write_random_modernbert(spec, *dir_ / "pii");
+  }
+  static void TearDownTestSuite() { delete dir_; }
+
+  static std::string path(const char* name) { return (*dir_ / name).string(); }
+
+  // Loads or fails the test; task as given.
+  static ModelPtr load(const char* name, semroute_task task = SEMROUTE_TASK_AUTO) {
+    semroute_model_params params = semroute_model_default_params();
+    params.task = task;
+    semroute_model* model = nullptr;
+    semroute_status* status = semroute_model_load(path(name).c_str(), &params, &model);
+    EXPECT_EQ(status, nullptr) << semroute_status_message(status);
+    semroute_status_free(status);
+    return ModelPtr(model, &semroute_model_free);
+  }
+
+  static test::TempDir* dir_;
+};
+
+test::TempDir* CApi::dir_ = nullptr;
+
+// Expects `status` to carry `code`, then frees it.
+void expect_code(semroute_status* status, semroute_code code, const char* needle = "") {
+  EXPECT_EQ(semroute_status_code(status), code) << semroute_status_message(status);
+  EXPECT_NE(std::strstr(semroute_status_message(status), needle), nullptr) << semroute_status_message(status);
+  semroute_status_free(status);
+}
+
+void expect_ok(semroute_status* status) { expect_code(status, SEMROUTE_OK); }
+
+struct Packed {
+  explicit Packed(const std::vector<std::string>& texts) {
+    offsets.push_back(0);
+    for (const auto& t : texts) offsets.push_back((bytes += t).size());
+  }
+  std::string bytes;
+  std::vector<uint64_t> offsets;
+};
+
+TEST(CApiStatus, NullMeansSuccess) {
+  EXPECT_EQ(semroute_status_code(nullptr), SEMROUTE_OK);
+  EXPECT_STREQ(semroute_status_message(nullptr), "");
+  EXPECT_STREQ(semroute_code_name(SEMROUTE_ERR_INVALID_UTF8), "invalid_utf8");
+  EXPECT_STREQ(semroute_code_name(SEMROUTE_OK), "ok");
+  semroute_status_free(nullptr);
+  EXPECT_EQ(semroute_abi_version(), SEMROUTE_ABI_VERSION);
+}
+
+TEST(CApiStatus, NullHandlesAndResultsAreHarmless) {
+  EXPECT_EQ(semroute_model_task(nullptr), SEMROUTE_TASK_AUTO);
+  EXPECT_STREQ(semroute_model_type(nullptr), "");
+  EXPECT_EQ(semroute_model_num_labels(nullptr), 0u);
+  EXPECT_EQ(semroute_model_label(nullptr, 0), nullptr);
+  EXPECT_EQ(semroute_model_embedding_dim(nullptr), 0u);
+  EXPECT_EQ(semroute_classifications_count(nullptr), 0u);
+  EXPECT_EQ(semroute_classifications_class_id(nullptr, 0), -1);
+  size_t n = 7;
+  EXPECT_EQ(semroute_classifications_probabilities(nullptr, 0, &n), nullptr);
+  EXPECT_EQ(n, 0u);
+  EXPECT_EQ(semroute_token_results_entities(nullptr, 0, &n), nullptr);
+  EXPECT_EQ(semroute_tokens_count(nullptr), 0u);
+  semroute_model_free(nullptr);
+  semroute_classifications_free(nullptr);
+  semroute_token_results_free(nullptr);
+  semroute_tokens_free(nullptr);
+
+  semroute_classifications* out = nullptr;
+  expect_code(semroute_classify(nullptr, "x", 1, &out), SEMROUTE_ERR_INVALID_ARGUMENT, "model is NULL");
+  EXPECT_EQ(out, nullptr);
+  float sim = 0;
+  expect_code(semroute_similarity(nullptr, "a", 1, "b", 1, &sim), SEMROUTE_ERR_INVALID_ARGUMENT);
+}
+
+TEST_F(CApi, LoadFailuresAreStatuses) {
+  semroute_model* model = reinterpret_cast<semroute_model*>(0x1);
+  expect_code(semroute_model_load(nullptr, nullptr, &model), SEMROUTE_ERR_INVALID_ARGUMENT, "path");
+  EXPECT_EQ(model, nullptr);
+  expect_code(semroute_model_load(path("intent").c_str(), nullptr, nullptr), SEMROUTE_ERR_INVALID_ARGUMENT);
+  expect_code(semroute_model_load(path("missing").c_str(), nullptr, &model), SEMROUTE_ERR_NOT_FOUND);
+  semroute_model_params params = semroute_model_default_params();
+  params.struct_size = sizeof(params) + 8;  // a newer header than this library
+  expect_code(semroute_model_load(path("intent").c_str(), &params, &model), SEMROUTE_ERR_INVALID_ARGUMENT,
+              "struct_size");
+  params = semroute_model_default_params();
+  params.truncation = 9;
+  expect_code(semroute_model_load(path("intent").c_str(), &params, &model), SEMROUTE_ERR_INVALID_ARGUMENT,
+              "truncation");
+  params = semroute_model_default_params();
+  params.device = "tpu";
+  EXPECT_NE(semroute_status_code(semroute_model_load(path("intent").c_str(), &params, &model)), SEMROUTE_OK);
+  EXPECT_EQ(model, nullptr);
+}
+
+TEST_F(CApi, OlderParamsStructsKeepTheDefaults) {
+  // A caller compiled against a header that ended after max_length.
+  semroute_model_params params = semroute_model_default_params();
+  params.max_length = 16;
+  params.struct_size = offsetof(semroute_model_params, truncation);
+  params.pooling = 77;  // beyond the caller's struct: must not be read
+  semroute_model* model = nullptr;
+  expect_ok(semroute_model_load(path("intent").c_str(), &params, &model));
+  EXPECT_EQ(semroute_model_max_length(model), 16u);
+  semroute_model_free(model);
+}
+
+TEST_F(CApi, ModelFacts) {
+  const auto model = load("intent");
+  EXPECT_EQ(semroute_model_task(model.get()), SEMROUTE_TASK_SEQUENCE_CLASSIFICATION);
+  EXPECT_STREQ(semroute_model_type(model.get()), "modernbert");
+  EXPECT_STREQ(semroute_model_architecture(model.get()), "ModernBertForSequenceClassification");
+  ASSERT_EQ(semroute_model_num_labels(model.get()), 3u);
+  EXPECT_STREQ(semroute_model_label(model.get(), 1), "law");
+  EXPECT_EQ(semroute_model_label(model.get(), 3), nullptr);
+  EXPECT_GT(semroute_model_hidden_size(model.get()), 0u);
+  EXPECT_GT(semroute_model_max_length(model.get()), 0u);
+  EXPECT_EQ(semroute_model_embedding_dim(model.get()), 0u);
+  EXPECT_EQ(semroute_model_task(load("pii").get()), SEMROUTE_TASK_TOKEN_CLASSIFICATION);
+  const auto embedder = load("intent", SEMROUTE_TASK_EMBEDDING);
+  EXPECT_EQ(semroute_model_embedding_dim(embedder.get()), semroute_model_hidden_size(embedder.get()));
+}
+
+TEST_F(CApi, ClassifyEqualsTheCppPipeline) {
+  const auto model = load("intent");
+  const auto reference = SequenceClassifier::load(path("intent"));
+  const std::vector<std::string> texts = {"What is the integral of x^2?", "", "Is this contract legal?",
+                                          std::string("nul\0inside", 10)};
+  const Packed batch(texts);
+  semroute_classifications* results = nullptr;
+  expect_ok(semroute_classify_batch(model.get(), batch.bytes.data(), batch.offsets.data(), texts.size(), &results));
+  ASSERT_EQ(semroute_classifications_count(results), texts.size());
+  for (size_t i = 0; i < texts.size(); ++i) {
+    const Classification expected = reference->classify({texts[i]}).at(0);
+    EXPECT_EQ(semroute_classifications_class_id(results, i), expected.class_id);
+    EXPECT_EQ(semroute_classifications_label(results, i), expected.label);
+    EXPECT_NEAR(semroute_classifications_confidence(results, i), expected.confidence, 1e-5);
+    size_t n = 0;
+    const float* probs = semroute_classifications_probabilities(results, i, &n);
+    ASSERT_EQ(n, 3u);
+    for (size_t k = 0; k < n; ++k) EXPECT_NEAR(probs[k], expected.probabilities[k], 1e-5);
+  }
+  EXPECT_EQ(semroute_classifications_label(results, texts.size()), nullptr);
+  semroute_classifications_free(results);
+
+  expect_ok(semroute_classify(model.get(), texts[0].data(), texts[0].size(), &results));
+  EXPECT_EQ(semroute_classifications_count(results), 1u);
+  semroute_classifications_free(results);
+  expect_ok(semroute_classify_batch(model.get(), nullptr, nullptr, 0, &results));
+  EXPECT_EQ(semroute_classifications_count(results), 0u);
+  semroute_classifications_free(results);
+}
+
+TEST_F(CApi, ClassifyPairs) {
+  const auto model = load("intent");
+  const auto reference = SequenceClassifier::load(path("intent"));
+  const Packed a({"The sky is blue.", "Paris is in France."}), b({"The sky has a color.", "Paris is in Spain."});
+  semroute_classifications* results = nullptr;
+  expect_ok(semroute_classify_pairs(model.get(), a.bytes.data(), a.offsets.data(), b.bytes.data(), b.offsets.data(),
+                                    2, &results));
+  const auto expected = reference->classify_pairs({{"The sky is blue.", "The sky has a color."}});
+  EXPECT_NEAR(semroute_classifications_confidence(results, 0), expected[0].confidence, 1e-5);
+  semroute_classifications_free(results);
+}
+
+TEST_F(CApi, TokenClassifyEqualsTheCppPipeline) {
+  const auto model = load("pii");
+  const auto reference = TokenClassifier::load(path("pii"));
+  const std::string text = "Mail john.doe@example.com or call Jane — José Müller.";
+  semroute_token_results* results = nullptr;
+  expect_ok(semroute_token_classify(model.get(), text.data(), text.size(), &results));
+  ASSERT_EQ(semroute_token_results_count(results), 1u);
+  const TokenClassification expected = reference->classify({text}).at(0);
+  size_t n = 0;
+  const semroute_entity* entities = semroute_token_results_entities(results, 0, &n);
+  ASSERT_EQ(n, expected.entities.size());
+  for (size_t j = 0; j < n; ++j) {
+    EXPECT_STREQ(entities[j].type, expected.entities[j].type.c_str());
+    EXPECT_EQ(entities[j].begin, expected.entities[j].begin);
+    EXPECT_EQ(entities[j].end, expected.entities[j].end);
+    EXPECT_EQ(std::string(entities[j].text, entities[j].text_length), text.substr(entities[j].begin, entities[j].end - entities[j].begin));
+    EXPECT_NEAR(entities[j].score, expected.entities[j].score, 1e-5);
+  }
+  const semroute_token_label* tokens = semroute_token_results_tokens(results, 0, &n);
+  ASSERT_EQ(n, expected.tokens.size());
+  for (size_t j = 0; j < n; ++j) {
+    EXPECT_EQ(tokens[j].token_id, expected.tokens[j].token_id);
+    EXPECT_STREQ(tokens[j].label, expected.tokens[j].label.c_str());
+    EXPECT_EQ(tokens[j].begin, expected.tokens[j].offset.begin);
+  }
+  EXPECT_EQ(semroute_token_results_tokens(results, 1, &n), nullptr);
+  EXPECT_EQ(n, 0u);
+  semroute_token_results_free(results);
+}
+
+TEST_F(CApi, EmbeddingsSimilarityAndTopK) {
+  const auto model = load("intent", SEMROUTE_TASK_EMBEDDING);
+  EmbedderOptions options;
+  const auto reference = Embedder::load(path("intent"), options);
+  const size_t dim = semroute_model_embedding_dim(model.get());
+  const std::vector<std::string> texts = {"solve for x", "court ruling", "protein folding", "derivative of sin"};
+  const Packed batch(texts);
+  std::vector<float> out(texts.size() * dim);
+  expect_ok(semroute_embed_batch(model.get(), batch.bytes.data(), batch.offsets.data(), texts.size(), out.data(),
+                                 out.size()));
+  const at::Tensor expected = reference->embed({texts.begin(), texts.end()});
+  const at::Tensor got = at::from_blob(out.data(), {static_cast<int64_t>(texts.size()), static_cast<int64_t>(dim)});
+  EXPECT_LT((got - expected).abs().max().item<double>(), 1e-5);
+
+  std::vector<float> one(dim);
+  expect_ok(semroute_embed(model.get(), texts[0].data(), texts[0].size(), one.data(), one.size()));
+  EXPECT_LT((at::from_blob(one.data(), {static_cast<int64_t>(dim)}) - expected[0]).abs().max().item<double>(), 1e-5);
+  expect_code(semroute_embed(model.get(), "x", 1, one.data(), dim - 1), SEMROUTE_ERR_INVALID_ARGUMENT, "needed");
+
+  float sim = 0;
+  expect_ok(semroute_similarity(model.get(), texts[0].data(), texts[0].size(), texts[3].data(), texts[3].size(), &sim));
+  EXPECT_NEAR(sim, at::dot(expected[0], expected[3]).item<float>(), 1e-5);
+
+  const Packed candidates({texts[1], texts[3], texts[2]});
+  size_t indices[5];
+  float scores[5];
+  size_t found = 0;
+  expect_ok(semroute_top_k(model.get(), texts[3].data(), texts[3].size(), candidates.bytes.data(),
+                           candidates.offsets.data(), 3, 5, indices, scores, &found));
+  ASSERT_EQ(found, 3u);
+  EXPECT_EQ(indices[0], 1u);  // the query itself
+  EXPECT_NEAR(scores[0], 1.0f, 1e-5);
+  EXPECT_GE(scores[1], scores[2]);
+}
+
+TEST_F(CApi, TokenizeAsTheModelDoes) {
+  const auto model = load("intent");
+  const std::string text = "Héllo wörld";
+  semroute_tokens* tokens = nullptr;
+  expect_ok(semroute_tokenize(model.get(), text.data(), text.size(), 1, &tokens));
+  const size_t n = semroute_tokens_count(tokens);
+  ASSERT_GE(n, 3u);
+  const uint64_t* offsets = semroute_tokens_offsets(tokens);
+  EXPECT_EQ(offsets[0], 0u);  // [CLS]
+  EXPECT_EQ(offsets[1], 0u);
+  EXPECT_EQ(offsets[2 * (n - 2) + 1], text.size());  // last real token ends the text
+  EXPECT_STREQ(semroute_tokens_token(tokens, 0), "[CLS]");
+  EXPECT_EQ(semroute_tokens_token(tokens, n), nullptr);
+  semroute_tokens_free(tokens);
+  expect_ok(semroute_tokenize(model.get(), text.data(), text.size(), 0, &tokens));
+  EXPECT_EQ(semroute_tokens_count(tokens), n - 2);
+  semroute_tokens_free(tokens);
+}
+
+TEST_F(CApi, BadInputsAreStatusesNotCrashes) {
+  const auto model = load("intent");
+  semroute_classifications* results = nullptr;
+  expect_code(semroute_classify(model.get(), "\xff\xfe", 2, &results), SEMROUTE_ERR_INVALID_UTF8);
+  expect_code(semroute_classify(model.get(), nullptr, 3, &results), SEMROUTE_ERR_INVALID_ARGUMENT, "NULL");
+  expect_code(semroute_classify(model.get(), "x", 1, nullptr), SEMROUTE_ERR_INVALID_ARGUMENT, "out");
+  const uint64_t backwards[3] = {0, 3, 1};
+  expect_code(semroute_classify_batch(model.get(), "abc", backwards, 2, &results), SEMROUTE_ERR_INVALID_ARGUMENT,
+              "decrease");
+  expect_code(semroute_classify_batch(model.get(), "abc", nullptr, 2, &results), SEMROUTE_ERR_INVALID_ARGUMENT,
+              "offsets");
+  EXPECT_EQ(results, nullptr);
+
+  semroute_token_results* spans = nullptr;
+  expect_code(semroute_token_classify(model.get(), "x", 1, &spans), SEMROUTE_ERR_INVALID_ARGUMENT,
+              "token classification");
+  float e[4];
+  expect_code(semroute_embed(model.get(), "x", 1, e, 4), SEMROUTE_ERR_INVALID_ARGUMENT, "embedding");
+
+  const std::string huge((64u << 20) + 1, 'a');
+  expect_code(semroute_classify(model.get(), huge.data(), huge.size(), &results), SEMROUTE_ERR_TOO_LONG);
+}
+
+TEST_F(CApi, OneHandleManyThreads) {
+  const auto model = load("intent");
+  const std::vector<std::string> texts = {"integrate x", "a lawsuit", "hello there", "what is DNA"};
+  std::vector<std::vector<float>> expected;
+  for (const auto& t : texts) {
+    semroute_classifications* r = nullptr;
+    expect_ok(semroute_classify(model.get(), t.data(), t.size(), &r));
+    size_t n = 0;
+    const float* p = semroute_classifications_probabilities(r, 0, &n);
+    expected.emplace_back(p, p + n);
+    semroute_classifications_free(r);
+  }
+  std::atomic<int> mismatches{0};
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 8; ++t) {
+    threads.emplace_back([&, t] {
+      for (int i = 0; i < 10; ++i) {
+        const auto& text = texts[static_cast<size_t>(t + i) % texts.size()];
+        semroute_classifications* r = nullptr;
+        semroute_status* s = semroute_classify(model.get(), text.data(), text.size(), &r);
+        size_t n = 0;
+        const float* p = semroute_classifications_probabilities(r, 0, &n);
+        const auto& want = expected[static_cast<size_t>(t + i) % texts.size()];
+        if (s != nullptr || n != want.size() || std::memcmp(p, want.data(), n * sizeof(float)) != 0) ++mismatches;
+        semroute_status_free(s);
+        semroute_classifications_free(r);
+      }
+    });
+  }
+  for (auto& th : threads) th.join();
+  EXPECT_EQ(mismatches.load(), 0);
+}
+
+}  // namespace
+}  // namespace semroute
