@@ -1,0 +1,19 @@
+// Package semroute runs the classifiers and embedding models of an LLM
+// semantic router in-process: intent and jailbreak classification with full
+// probabilities, PII entity spans with byte offsets, sentence embeddings,
+// similarity and top-k search.
+//
+// It links libsemroute through cgo, found with pkg-config:
+//
+//	PKG_CONFIG_PATH=/opt/semroute/lib/pkgconfig go build
+//
+// To use a build tree instead of an installation, put its pkgconfig
+// directory on the path: PKG_CONFIG_PATH=$SEMROUTE/build/pkgconfig (it holds
+// semroute-uninstalled.pc, which pkg-config prefers and which also sets an
+// rpath to the build). Without cgo the package still compiles; every call
+// then returns ErrUnavailable.
+//
+// A *Model is safe for concurrent use by many goroutines. Close waits for
+// calls in flight; calls after Close return ErrClosed. Results are Go values
+// copied out of C memory, which is released before each call returns.
+package semroute

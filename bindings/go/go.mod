@@ -1,0 +1,3 @@
+module github.com/semroute/semroute/bindings/go
+
+go 1.19

@@ -1,0 +1,396 @@
+//go:build cgo
+
+package semroute
+
+/*
+#cgo pkg-config: semroute
+#include <stdlib.h>
+#include <semroute/semroute.h>
+*/
+import "C"
+
+import (
+	"context"
+	"sync"
+	"unsafe"
+)
+
+// batchChunk is how many texts go to the library per call in batch methods;
+// the context is checked between chunks.
+const batchChunk = 64
+
+// Model is a loaded model. Safe for concurrent use.
+type Model struct {
+	mu     sync.RWMutex
+	handle *C.semroute_model
+	info   Info
+}
+
+// Load loads a model directory (config.json, *.safetensors, tokenizer.json).
+// opts may be nil.
+func Load(dir string, opts *Options) (*Model, error) {
+	if opts == nil {
+		opts = &Options{}
+	}
+	var strings []*C.char
+	cstr := func(s string) *C.char {
+		if s == "" {
+			return nil
+		}
+		p := C.CString(s)
+		strings = append(strings, p)
+		return p
+	}
+	defer func() {
+		for _, p := range strings {
+			C.free(unsafe.Pointer(p))
+		}
+	}()
+	params := C.semroute_model_default_params()
+	params.task = C.int32_t(opts.Task)
+	params.device = cstr(opts.Device)
+	params.dtype = cstr(opts.DType)
+	params.threads = C.int32_t(opts.Threads)
+	params.max_length = C.uint32_t(opts.MaxLength)
+	params.truncation = C.int32_t(opts.Truncation)
+	params.tokenizer = cstr(opts.Tokenizer)
+	params.pooling = C.int32_t(opts.Pooling)
+	if opts.NoNormalize {
+		params.normalize = 0
+	}
+	params.dimension = C.uint32_t(opts.Dimension)
+	params.layer = C.uint32_t(opts.Layer)
+	params.prompt = cstr(opts.Prompt)
+	if opts.Threads < 0 || opts.MaxLength < 0 || opts.Dimension < 0 || opts.Layer < 0 {
+		return nil, &Error{Code: CodeInvalidArgument, Message: "Threads, MaxLength, Dimension and Layer must be >= 0"}
+	}
+
+	path := C.CString(dir)
+	defer C.free(unsafe.Pointer(path))
+	var handle *C.semroute_model
+	if err := statusError(C.semroute_model_load(path, &params, &handle)); err != nil {
+		return nil, err
+	}
+	return &Model{handle: handle, info: describe(handle)}, nil
+}
+
+// Close releases the model. It waits for calls in flight and is idempotent.
+func (m *Model) Close() error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	C.semroute_model_free(m.handle)
+	m.handle = nil
+	return nil
+}
+
+// Info describes the model.
+func (m *Model) Info() Info {
+	info := m.info
+	info.Labels = append([]string(nil), m.info.Labels...)
+	return info
+}
+
+// Classify classifies one text.
+func (m *Model) Classify(text string) (Classification, error) {
+	results, err := m.ClassifyBatch(context.Background(), []string{text})
+	if err != nil {
+		return Classification{}, err
+	}
+	return results[0], nil
+}
+
+// ClassifyBatch classifies texts; the result i belongs to texts[i].
+func (m *Model) ClassifyBatch(ctx context.Context, texts []string) ([]Classification, error) {
+	out := make([]Classification, 0, len(texts))
+	err := m.chunked(ctx, len(texts), func(h *C.semroute_model, lo, hi int) error {
+		b := pack(texts[lo:hi])
+		var r *C.semroute_classifications
+		if err := statusError(C.semroute_classify_batch(h, b.data(), b.offsetsPtr(), C.size_t(hi-lo), &r)); err != nil {
+			return err
+		}
+		defer C.semroute_classifications_free(r)
+		out = append(out, classifications(r)...)
+		return nil
+	})
+	return out, err
+}
+
+// ClassifyPairs classifies (firsts[i], seconds[i]) pairs with the
+// tokenizer's pair template (NLI premise and hypothesis).
+func (m *Model) ClassifyPairs(ctx context.Context, firsts, seconds []string) ([]Classification, error) {
+	if len(firsts) != len(seconds) {
+		return nil, &Error{Code: CodeInvalidArgument, Message: "firsts and seconds differ in length"}
+	}
+	out := make([]Classification, 0, len(firsts))
+	err := m.chunked(ctx, len(firsts), func(h *C.semroute_model, lo, hi int) error {
+		a, b := pack(firsts[lo:hi]), pack(seconds[lo:hi])
+		var r *C.semroute_classifications
+		status := C.semroute_classify_pairs(h, a.data(), a.offsetsPtr(), b.data(), b.offsetsPtr(), C.size_t(hi-lo), &r)
+		if err := statusError(status); err != nil {
+			return err
+		}
+		defer C.semroute_classifications_free(r)
+		out = append(out, classifications(r)...)
+		return nil
+	})
+	return out, err
+}
+
+// ClassifyTokens extracts entity spans (and per-token labels) from one text.
+func (m *Model) ClassifyTokens(text string) (TokenResult, error) {
+	results, err := m.ClassifyTokensBatch(context.Background(), []string{text})
+	if err != nil {
+		return TokenResult{}, err
+	}
+	return results[0], nil
+}
+
+// ClassifyTokensBatch token-classifies texts; the result i belongs to texts[i].
+func (m *Model) ClassifyTokensBatch(ctx context.Context, texts []string) ([]TokenResult, error) {
+	out := make([]TokenResult, 0, len(texts))
+	err := m.chunked(ctx, len(texts), func(h *C.semroute_model, lo, hi int) error {
+		b := pack(texts[lo:hi])
+		var r *C.semroute_token_results
+		if err := statusError(C.semroute_token_classify_batch(h, b.data(), b.offsetsPtr(), C.size_t(hi-lo), &r)); err != nil {
+			return err
+		}
+		defer C.semroute_token_results_free(r)
+		out = append(out, tokenResults(r)...)
+		return nil
+	})
+	return out, err
+}
+
+// Embed embeds one text.
+func (m *Model) Embed(text string) ([]float32, error) {
+	results, err := m.EmbedBatch(context.Background(), []string{text})
+	if err != nil {
+		return nil, err
+	}
+	return results[0], nil
+}
+
+// EmbedBatch embeds texts; row i belongs to texts[i].
+func (m *Model) EmbedBatch(ctx context.Context, texts []string) ([][]float32, error) {
+	dim := m.info.EmbeddingDim
+	out := make([][]float32, 0, len(texts))
+	err := m.chunked(ctx, len(texts), func(h *C.semroute_model, lo, hi int) error {
+		b := pack(texts[lo:hi])
+		flat := make([]float32, (hi-lo)*dim+1) // +1: never a nil buffer
+		status := C.semroute_embed_batch(h, b.data(), b.offsetsPtr(), C.size_t(hi-lo),
+			(*C.float)(unsafe.Pointer(&flat[0])), C.size_t(len(flat)))
+		if err := statusError(status); err != nil {
+			return err
+		}
+		for i := 0; i < hi-lo; i++ {
+			out = append(out, flat[i*dim:(i+1)*dim:(i+1)*dim])
+		}
+		return nil
+	})
+	return out, err
+}
+
+// Similarity is the cosine similarity of the embeddings of a and b.
+func (m *Model) Similarity(a, b string) (float32, error) {
+	var sim C.float
+	err := m.call(func(h *C.semroute_model) error {
+		return statusError(C.semroute_similarity(h, stringData(a), C.size_t(len(a)), stringData(b), C.size_t(len(b)), &sim))
+	})
+	return float32(sim), err
+}
+
+// TopK returns the k candidates most similar to query, best first.
+func (m *Model) TopK(ctx context.Context, query string, candidates []string, k int) ([]Match, error) {
+	if k < 0 {
+		return nil, &Error{Code: CodeInvalidArgument, Message: "k must be >= 0"}
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	if k > len(candidates) {
+		k = len(candidates)
+	}
+	indices := make([]C.size_t, k+1)
+	scores := make([]C.float, k+1)
+	var found C.size_t
+	err := m.call(func(h *C.semroute_model) error {
+		b := pack(candidates)
+		return statusError(C.semroute_top_k(h, stringData(query), C.size_t(len(query)), b.data(), b.offsetsPtr(),
+			C.size_t(len(candidates)), C.size_t(k), &indices[0], &scores[0], &found))
+	})
+	if err != nil {
+		return nil, err
+	}
+	out := make([]Match, int(found))
+	for i := range out {
+		out[i] = Match{Index: int(indices[i]), Score: float32(scores[i])}
+	}
+	return out, nil
+}
+
+// Tokenize tokenizes text as the model does, with or without special tokens.
+func (m *Model) Tokenize(text string, addSpecialTokens bool) (Tokens, error) {
+	var out Tokens
+	err := m.call(func(h *C.semroute_model) error {
+		special := C.int(0)
+		if addSpecialTokens {
+			special = 1
+		}
+		var t *C.semroute_tokens
+		if err := statusError(C.semroute_tokenize(h, stringData(text), C.size_t(len(text)), special, &t)); err != nil {
+			return err
+		}
+		defer C.semroute_tokens_free(t)
+		n := int(C.semroute_tokens_count(t))
+		if n == 0 {
+			return nil
+		}
+		ids := unsafe.Slice(C.semroute_tokens_ids(t), n)
+		offsets := unsafe.Slice(C.semroute_tokens_offsets(t), 2*n)
+		for i := 0; i < n; i++ {
+			out.IDs = append(out.IDs, int32(ids[i]))
+			out.Offsets = append(out.Offsets, [2]int{int(offsets[2*i]), int(offsets[2*i+1])})
+			out.Tokens = append(out.Tokens, C.GoString(C.semroute_tokens_token(t, C.size_t(i))))
+		}
+		return nil
+	})
+	return out, err
+}
+
+// call runs fn on the open handle, holding Close off until it returns.
+func (m *Model) call(fn func(h *C.semroute_model) error) error {
+	m.mu.RLock()
+	defer m.mu.RUnlock()
+	if m.handle == nil {
+		return ErrClosed
+	}
+	return fn(m.handle)
+}
+
+// chunked runs fn over [0, n) in chunks of batchChunk texts, checking ctx
+// before each (an empty batch still makes one call, which checks the handle).
+func (m *Model) chunked(ctx context.Context, n int, fn func(h *C.semroute_model, lo, hi int) error) error {
+	for lo := 0; ; {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		hi := lo + batchChunk
+		if hi > n {
+			hi = n
+		}
+		if err := m.call(func(h *C.semroute_model) error { return fn(h, lo, hi) }); err != nil {
+			return err
+		}
+		if lo = hi; lo >= n {
+			return nil
+		}
+	}
+}
+
+func statusError(s *C.semroute_status) error {
+	if s == nil {
+		return nil
+	}
+	defer C.semroute_status_free(s)
+	return &Error{Code: Code(C.semroute_status_code(s)), Message: C.GoString(C.semroute_status_message(s))}
+}
+
+func describe(h *C.semroute_model) Info {
+	info := Info{
+		Task:         Task(C.semroute_model_task(h)),
+		ModelType:    C.GoString(C.semroute_model_type(h)),
+		Architecture: C.GoString(C.semroute_model_architecture(h)),
+		HiddenSize:   int(C.semroute_model_hidden_size(h)),
+		MaxLength:    int(C.semroute_model_max_length(h)),
+		EmbeddingDim: int(C.semroute_model_embedding_dim(h)),
+	}
+	for i := C.size_t(0); i < C.semroute_model_num_labels(h); i++ {
+		info.Labels = append(info.Labels, C.GoString(C.semroute_model_label(h, i)))
+	}
+	return info
+}
+
+func classifications(r *C.semroute_classifications) []Classification {
+	out := make([]Classification, int(C.semroute_classifications_count(r)))
+	for i := range out {
+		ci := C.size_t(i)
+		var n C.size_t
+		p := C.semroute_classifications_probabilities(r, ci, &n)
+		out[i] = Classification{
+			ClassID:       int(C.semroute_classifications_class_id(r, ci)),
+			Label:         C.GoString(C.semroute_classifications_label(r, ci)),
+			Confidence:    float32(C.semroute_classifications_confidence(r, ci)),
+			Probabilities: copyFloats(p, int(n)),
+		}
+	}
+	return out
+}
+
+func tokenResults(r *C.semroute_token_results) []TokenResult {
+	out := make([]TokenResult, int(C.semroute_token_results_count(r)))
+	for i := range out {
+		var n C.size_t
+		if p := C.semroute_token_results_entities(r, C.size_t(i), &n); p != nil {
+			for _, e := range unsafe.Slice(p, int(n)) {
+				out[i].Entities = append(out[i].Entities, Entity{
+					Type: C.GoString(e._type), Begin: int(e.begin), End: int(e.end),
+					Text: C.GoStringN(e.text, C.int(e.text_length)), Score: float32(e.score),
+				})
+			}
+		}
+		if p := C.semroute_token_results_tokens(r, C.size_t(i), &n); p != nil {
+			for _, t := range unsafe.Slice(p, int(n)) {
+				out[i].Tokens = append(out[i].Tokens, TokenLabel{
+					TokenID: int(t.token_id), LabelID: int(t.label_id), Label: C.GoString(t.label),
+					Begin: int(t.begin), End: int(t.end), Probability: float32(t.probability),
+				})
+			}
+		}
+	}
+	return out
+}
+
+func copyFloats(p *C.float, n int) []float32 {
+	out := make([]float32, n)
+	if n > 0 {
+		copy(out, unsafe.Slice((*float32)(unsafe.Pointer(p)), n))
+	}
+	return out
+}
+
+// stringData points at a string's bytes without copying them (C reads them
+// during the call only); nil for "".
+func stringData(s string) *C.char {
+	if len(s) == 0 {
+		return nil
+	}
+	return (*C.char)(unsafe.Pointer(*(**byte)(unsafe.Pointer(&s))))
+}
+
+// packed is a batch in the C API's layout: one byte buffer and len+1 offsets.
+type packed struct {
+	bytes   []byte
+	offsets []uint64
+}
+
+func pack(texts []string) packed {
+	size := 0
+	for _, t := range texts {
+		size += len(t)
+	}
+	b := packed{bytes: make([]byte, 0, size), offsets: make([]uint64, 1, len(texts)+1)}
+	for _, t := range texts {
+		b.bytes = append(b.bytes, t...)
+		b.offsets = append(b.offsets, uint64(len(b.bytes)))
+	}
+	return b
+}
+
+func (b *packed) data() *C.char {
+	if len(b.bytes) == 0 {
+		return nil
+	}
+	return (*C.char)(unsafe.Pointer(&b.bytes[0]))
+}
+
+func (b *packed) offsetsPtr() *C.uint64_t { return (*C.uint64_t)(unsafe.Pointer(&b.offsets[0])) }

@@ -1,0 +1,354 @@
+//go:build cgo
+
+package semroute
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+)
+
+// The models and the CLI's answers for them come from scripts/test-go.sh.
+var modelsDir = os.Getenv("SEMROUTE_TEST_MODELS")
+
+func TestMain(m *testing.M) {
+	if modelsDir == "" {
+		fmt.Fprintln(os.Stderr, "SEMROUTE_TEST_MODELS is not set: run scripts/test-go.sh, which makes the test models")
+		os.Exit(1)
+	}
+	os.Exit(m.Run())
+}
+
+func load(t testing.TB, name string, opts *Options) *Model {
+	t.Helper()
+	m, err := Load(filepath.Join(modelsDir, name), opts)
+	if err != nil {
+		t.Fatalf("Load(%s): %v", name, err)
+	}
+	t.Cleanup(func() { m.Close() })
+	return m
+}
+
+func readJSON(t *testing.T, name string, v interface{}) {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join(modelsDir, name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(data, v); err != nil {
+		t.Fatalf("%s: %v", name, err)
+	}
+}
+
+func near(a, b float64) bool { return math.Abs(a-b) <= 1e-5 }
+
+func TestClassifyEqualsTheCLI(t *testing.T) {
+	var want struct {
+		Results []struct {
+			Text          string             `json:"text"`
+			Label         string             `json:"label"`
+			ClassID       int                `json:"class_id"`
+			Confidence    float64            `json:"confidence"`
+			Probabilities map[string]float64 `json:"probabilities"`
+		} `json:"results"`
+	}
+	readJSON(t, "intent.json", &want)
+	m := load(t, "intent", nil)
+	info := m.Info()
+	if info.Task != TaskSequenceClassification || info.ModelType != "modernbert" || len(info.Labels) != 4 {
+		t.Fatalf("Info = %+v", info)
+	}
+	var texts []string
+	for _, r := range want.Results {
+		texts = append(texts, r.Text)
+	}
+	got, err := m.ClassifyBatch(context.Background(), texts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, w := range want.Results {
+		g := got[i]
+		if g.Label != w.Label || g.ClassID != w.ClassID || !near(float64(g.Confidence), w.Confidence) {
+			t.Errorf("%q: got %+v, want %+v", w.Text, g, w)
+		}
+		for k, label := range info.Labels {
+			if !near(float64(g.Probabilities[k]), w.Probabilities[label]) {
+				t.Errorf("%q: P(%s) = %v, want %v", w.Text, label, g.Probabilities[k], w.Probabilities[label])
+			}
+		}
+		single, err := m.Classify(w.Text)
+		if err != nil || single.Label != g.Label || !near(float64(single.Confidence), float64(g.Confidence)) {
+			t.Errorf("Classify(%q) = %+v, %v; batch gave %+v", w.Text, single, err, g)
+		}
+	}
+}
+
+func TestClassifyTokensEqualsTheCLI(t *testing.T) {
+	var want struct {
+		Results []struct {
+			Text     string `json:"text"`
+			Entities []struct {
+				Type  string  `json:"type"`
+				Begin int     `json:"begin"`
+				End   int     `json:"end"`
+				Text  string  `json:"text"`
+				Score float64 `json:"score"`
+			} `json:"entities"`
+			Tokens []struct {
+				ID    int    `json:"id"`
+				Label string `json:"label"`
+				Begin int    `json:"begin"`
+				End   int    `json:"end"`
+			} `json:"tokens"`
+		} `json:"results"`
+	}
+	readJSON(t, "pii.json", &want)
+	m := load(t, "pii", nil)
+	for _, w := range want.Results {
+		got, err := m.ClassifyTokens(w.Text)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(got.Entities) != len(w.Entities) || len(got.Tokens) != len(w.Tokens) {
+			t.Fatalf("%q: %d entities, %d tokens; want %d, %d", w.Text, len(got.Entities), len(got.Tokens),
+				len(w.Entities), len(w.Tokens))
+		}
+		for j, e := range w.Entities {
+			g := got.Entities[j]
+			if g.Type != e.Type || g.Begin != e.Begin || g.End != e.End || g.Text != e.Text || !near(float64(g.Score), e.Score) {
+				t.Errorf("entity %d: got %+v, want %+v", j, g, e)
+			}
+			if w.Text[g.Begin:g.End] != g.Text {
+				t.Errorf("entity %d: offsets do not select its text", j)
+			}
+		}
+		for j, tok := range w.Tokens {
+			g := got.Tokens[j]
+			if g.TokenID != tok.ID || g.Label != tok.Label || g.Begin != tok.Begin || g.End != tok.End {
+				t.Errorf("token %d: got %+v, want %+v", j, g, tok)
+			}
+		}
+	}
+}
+
+func TestEmbeddingsEqualTheCLI(t *testing.T) {
+	var want struct {
+		Dimension  int         `json:"dimension"`
+		Embeddings [][]float64 `json:"embeddings"`
+		Cosine     [][]float64 `json:"cosine"`
+	}
+	readJSON(t, "embed.json", &want)
+	texts := readLines(t, "embed.txt")
+	m := load(t, "intent", &Options{Task: TaskEmbedding})
+	if m.Info().EmbeddingDim != want.Dimension {
+		t.Fatalf("dimension %d, want %d", m.Info().EmbeddingDim, want.Dimension)
+	}
+	got, err := m.EmbedBatch(context.Background(), texts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range texts {
+		for j, v := range want.Embeddings[i] {
+			if !near(float64(got[i][j]), v) {
+				t.Fatalf("text %d dim %d: %v, want %v", i, j, got[i][j], v)
+			}
+		}
+	}
+	sim, err := m.Similarity(texts[0], texts[1])
+	if err != nil || !near(float64(sim), want.Cosine[0][1]) {
+		t.Errorf("Similarity = %v, %v; want %v", sim, err, want.Cosine[0][1])
+	}
+	matches, err := m.TopK(context.Background(), texts[0], texts, 2)
+	if err != nil || len(matches) != 2 || matches[0].Index != 0 || !near(float64(matches[0].Score), 1) {
+		t.Errorf("TopK = %+v, %v", matches, err)
+	}
+	small := load(t, "intent", &Options{Task: TaskEmbedding, Dimension: 8})
+	if e, err := small.Embed(texts[0]); err != nil || len(e) != 8 {
+		t.Errorf("Matryoshka embedding: %d values, %v", len(e), err)
+	}
+}
+
+func readLines(t *testing.T, name string) []string {
+	data, err := os.ReadFile(filepath.Join(modelsDir, name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return strings.Split(strings.TrimRight(string(data), "\n"), "\n")
+}
+
+func TestTokenize(t *testing.T) {
+	m := load(t, "intent", nil)
+	text := "Héllo wörld"
+	tokens, err := m.Tokenize(text, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := len(tokens.IDs)
+	if n < 3 || tokens.Tokens[0] != "[CLS]" || tokens.Offsets[n-2][1] != len(text) {
+		t.Fatalf("Tokenize = %+v", tokens)
+	}
+	plain, err := m.Tokenize(text, false)
+	if err != nil || len(plain.IDs) != n-2 {
+		t.Fatalf("without special tokens: %+v, %v", plain, err)
+	}
+}
+
+func TestBadInputIsAnError(t *testing.T) {
+	m := load(t, "intent", nil)
+	if _, err := m.Classify("bad \xff utf-8"); !errors.Is(err, ErrInvalidUTF8) {
+		t.Errorf("invalid UTF-8: %v", err)
+	}
+	var e *Error
+	if _, err := m.Classify("\xc3"); !errors.As(err, &e) || e.Code != CodeInvalidUTF8 || e.Message == "" {
+		t.Errorf("errors.As: %v", err)
+	}
+	if _, err := m.Classify(""); err != nil {
+		t.Errorf("empty text: %v", err)
+	}
+	if _, err := m.Classify("nul\x00inside"); err != nil {
+		t.Errorf("NUL inside: %v", err)
+	}
+	if _, err := m.Embed("x"); !errors.Is(err, ErrInvalidArgument) {
+		t.Errorf("embedding with a classifier: %v", err)
+	}
+	if _, err := m.ClassifyPairs(context.Background(), []string{"a"}, nil); !errors.Is(err, ErrInvalidArgument) {
+		t.Errorf("unequal pairs: %v", err)
+	}
+	if r, err := m.ClassifyBatch(context.Background(), nil); err != nil || len(r) != 0 {
+		t.Errorf("empty batch: %v, %v", r, err)
+	}
+	if _, err := Load(filepath.Join(modelsDir, "missing"), nil); !errors.Is(err, ErrNotFound) {
+		t.Errorf("missing model: %v", err)
+	}
+	if _, err := Load(filepath.Join(modelsDir, "intent"), &Options{Device: "tpu"}); err == nil {
+		t.Errorf("unknown device accepted")
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if _, err := m.ClassifyBatch(ctx, []string{"a"}); !errors.Is(err, context.Canceled) {
+		t.Errorf("cancelled context: %v", err)
+	}
+}
+
+func TestOneModelManyGoroutines(t *testing.T) {
+	m := load(t, "intent", nil)
+	texts := []string{"integrate x^2", "a binding contract", "cell biology", "hello"}
+	want := make([]Classification, len(texts))
+	for i, text := range texts {
+		var err error
+		if want[i], err = m.Classify(text); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var wg sync.WaitGroup
+	errs := make(chan error, 16)
+	for g := 0; g < 16; g++ {
+		wg.Add(1)
+		go func(g int) {
+			defer wg.Done()
+			for i := 0; i < 50; i++ {
+				k := (g + i) % len(texts)
+				got, err := m.Classify(texts[k])
+				if err != nil || got.Label != want[k].Label || !near(float64(got.Confidence), float64(want[k].Confidence)) {
+					errs <- fmt.Errorf("goroutine %d call %d: %+v, %v; want %+v", g, i, got, err, want[k])
+					return
+				}
+			}
+		}(g)
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Error(err)
+	}
+}
+
+func TestCloseWaitsForCallsInFlight(t *testing.T) {
+	m, err := Load(filepath.Join(modelsDir, "intent"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var wg sync.WaitGroup
+	started := make(chan struct{}, 8)
+	for g := 0; g < 8; g++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := 0; ; i++ {
+				_, err := m.ClassifyBatch(context.Background(), []string{"a fairly long text " + strconv.Itoa(i), "b"})
+				if i == 0 {
+					started <- struct{}{}
+				}
+				if errors.Is(err, ErrClosed) {
+					return
+				}
+				if err != nil {
+					t.Errorf("call in flight: %v", err)
+					return
+				}
+			}
+		}()
+	}
+	for g := 0; g < 8; g++ {
+		<-started
+	}
+	if err := m.Close(); err != nil {
+		t.Fatal(err)
+	}
+	wg.Wait()
+	if err := m.Close(); err != nil {
+		t.Errorf("second Close: %v", err)
+	}
+	if _, err := m.Classify("after"); !errors.Is(err, ErrClosed) {
+		t.Errorf("after Close: %v", err)
+	}
+	if _, err := m.Tokenize("after", true); !errors.Is(err, ErrClosed) {
+		t.Errorf("Tokenize after Close: %v", err)
+	}
+}
+
+// residentBytes is this process's resident set size.
+func residentBytes(t *testing.T) int64 {
+	data, err := os.ReadFile("/proc/self/statm")
+	if err != nil {
+		t.Skip("no /proc/self/statm")
+	}
+	fields := strings.Fields(string(data))
+	pages, _ := strconv.ParseInt(fields[1], 10, 64)
+	return pages * int64(os.Getpagesize())
+}
+
+func TestNoLeakOverManyCalls(t *testing.T) {
+	if testing.Short() {
+		t.Skip("long")
+	}
+	m := load(t, "pii", nil)
+	call := func() {
+		if _, err := m.ClassifyTokens("Write to jane.doe@example.com today"); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := m.Classify("\xff"); err == nil {
+			t.Fatal("invalid UTF-8 accepted")
+		}
+	}
+	for i := 0; i < 2000; i++ {
+		call()
+	}
+	before := residentBytes(t)
+	for i := 0; i < 10000; i++ { // two calls each
+		call()
+	}
+	after := residentBytes(t)
+	t.Logf("RSS %d MB -> %d MB over 20000 calls (10000 of each kind)", before>>20, after>>20)
+	if after-before > 16<<20 {
+		t.Errorf("RSS grew by %d MB over 20000 calls (10000 of each kind)", (after-before)>>20)
+	}
+}

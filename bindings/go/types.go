@@ -1,0 +1,107 @@
+package semroute
+
+// Task is what a model is loaded for.
+type Task int
+
+const (
+	// TaskAuto reads config.json: …ForSequenceClassification,
+	// …ForTokenClassification, anything else is an embedding model.
+	TaskAuto Task = iota
+	TaskSequenceClassification
+	TaskTokenClassification
+	TaskEmbedding
+)
+
+// Truncation says which tokens survive when a text exceeds MaxLength.
+type Truncation int
+
+const (
+	KeepStart Truncation = iota // drop the tail
+	KeepEnd                     // drop the head
+	KeepBoth                    // keep head and tail, drop the middle
+)
+
+// Pooling turns token states into one embedding.
+type Pooling int
+
+const (
+	PoolingDefault Pooling = iota // what the model folder says
+	PoolingMean
+	PoolingCLS
+	PoolingLastToken
+)
+
+// Options for Load. The zero value (or nil) loads for the model's own task
+// on the CPU in float32, with the model's length limit.
+type Options struct {
+	Task       Task
+	Device     string     // "cpu" (default), "cuda", "cuda:1"
+	DType      string     // "float32" (default), "bfloat16", "float16"
+	Threads    int        // > 0 sets the process-wide compute thread count
+	MaxLength  int        // tokens, special tokens included; 0 = the model's limit
+	Truncation Truncation //
+	Tokenizer  string     // tokenizer.json (or its directory) when not beside the model
+
+	// Embedding models only.
+	Pooling     Pooling
+	NoNormalize bool   // return raw pooled vectors instead of L2-normalized ones
+	Dimension   int    // Matryoshka: keep the first N values; 0 = all
+	Layer       int    // early exit after this many layers; 0 = all
+	Prompt      string // put before every text, e.g. "Instruct: …\nQuery: "
+}
+
+// Info describes a loaded model.
+type Info struct {
+	Task         Task
+	ModelType    string // config.json model_type, e.g. "modernbert"
+	Architecture string // first config.json architectures entry
+	HiddenSize   int
+	MaxLength    int      // longest input in tokens
+	Labels       []string // classifiers: id2label in order
+	EmbeddingDim int      // embedding models: floats per embedding
+}
+
+// Classification of one text.
+type Classification struct {
+	ClassID       int
+	Label         string
+	Confidence    float32   // probability of ClassID
+	Probabilities []float32 // softmax over every label, in label order
+}
+
+// Entity is a span of token-classified text, e.g. an e-mail address.
+type Entity struct {
+	Type  string // "EMAIL" for B-EMAIL / I-EMAIL
+	Begin int    // byte offsets into the text
+	End   int
+	Text  string
+	Score float32 // mean of the span's token probabilities
+}
+
+// TokenLabel is one token's prediction (special tokens excluded).
+type TokenLabel struct {
+	TokenID     int
+	LabelID     int
+	Label       string
+	Begin, End  int // byte offsets into the text
+	Probability float32
+}
+
+// TokenResult is the token classification of one text.
+type TokenResult struct {
+	Entities []Entity
+	Tokens   []TokenLabel
+}
+
+// Match is a candidate and its cosine similarity to a query.
+type Match struct {
+	Index int
+	Score float32
+}
+
+// Tokens is a tokenized text.
+type Tokens struct {
+	IDs     []int32
+	Offsets [][2]int // byte [begin, end) per token; {0, 0} for special tokens
+	Tokens  []string
+}
