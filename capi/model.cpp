@@ -1,4 +1,6 @@
 // Loading a model handle for its task, the facts about it, and tokenization.
+#include <ATen/Parallel.h>
+
 #include <algorithm>
 #include <cstring>
 
@@ -132,6 +134,9 @@ const semroute_model& model_for(const semroute_model* model, semroute_task task,
   if (model->task != task)
     throw InvalidInput(std::string(call) + " needs a " + task_name(task) + " model; this one was loaded for " +
                        task_name(model->task));
+  // Callers' threads (a Go program's especially) may never have run libtorch
+  // work: give this one the process-wide thread count before any BLAS call.
+  at::internal::lazy_init_num_threads();
   return *model;
 }
 
