@@ -45,6 +45,7 @@ at::Tensor WeightMap::fetch(const std::string& name, at::IntArrayRef shape, bool
                         shape_string(shape));
     return {};
   }
+  if (patch_) t = patch_(full, t);
   if (t.is_floating_point()) return t.to(options_);
   return t.to(options_.device());
 }

@@ -6,6 +6,7 @@
 
 #include <ATen/core/Tensor.h>
 
+#include <functional>
 #include <set>
 #include <string>
 #include <vector>
@@ -26,6 +27,13 @@ class WeightMap {
   // Like get(), but absence is not an error.
   at::Tensor get_optional(const std::string& name, at::IntArrayRef shape = {});
   bool has(const std::string& name) const { return !resolve(name).empty(); }
+  // The checkpoint name `name` resolves to, or "" when absent.
+  std::string resolved(const std::string& name) const { return resolve(name); }
+
+  // A transformation of every tensor fetched (by its checkpoint name), applied
+  // before the dtype conversion: how a LoRA adapter is merged at load.
+  using Patch = std::function<at::Tensor(const std::string& name, const at::Tensor& tensor)>;
+  void set_patch(Patch patch) { patch_ = std::move(patch); }
 
   // Throws LoadError listing every missing or mis-shaped tensor.
   void check() const;
@@ -41,6 +49,7 @@ class WeightMap {
   at::TensorOptions options_;
   std::set<std::string> used_;
   std::vector<std::string> problems_;
+  Patch patch_;
 };
 
 }  // namespace semroute

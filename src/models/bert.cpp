@@ -44,13 +44,13 @@ void BertEncoder::load(WeightMap& w) {
 }
 
 at::Tensor BertEncoder::run_layer(const Layer& layer, const at::Tensor& x, const std::vector<int64_t>& lengths,
-                                  int64_t block) const {
+                                  int64_t block, const LinearDeltas* d) const {
   const int64_t heads = config_.base.num_attention_heads, hd = config_.base.hidden_size / heads;
   PackedAttention spec{heads, heads, hd, 1.0 / std::sqrt(static_cast<double>(hd))};
   spec.block = block;
-  const at::Tensor context = attend_packed(layer.query(x), layer.key(x), layer.value(x), lengths, {}, {}, spec);
-  const at::Tensor h = layer.attention_norm(x + layer.attention_out(context));
-  return layer.output_norm(h + layer.output(activate(activation_, layer.intermediate(h))));
+  const at::Tensor context = attend_packed(layer.query(x, d), layer.key(x, d), layer.value(x, d), lengths, {}, {}, spec);
+  const at::Tensor h = layer.attention_norm(x + layer.attention_out(context, d));
+  return layer.output_norm(h + layer.output(activate(activation_, layer.intermediate(h, d)), d));
 }
 
 at::Tensor BertEncoder::forward(const ModelInputs& inputs, const ForwardOptions& options) const {
@@ -65,7 +65,7 @@ at::Tensor BertEncoder::forward(const ModelInputs& inputs, const ForwardOptions&
   x = embedding_norm_(x);
   const int64_t layers = layers_to_run(options, static_cast<int64_t>(layers_.size()));
   for (int64_t i = 0; i < layers; ++i)
-    x = run_layer(layers_[static_cast<size_t>(i)], x, packed.lengths, options.attention_block);
+    x = run_layer(layers_[static_cast<size_t>(i)], x, packed.lengths, options.attention_block, options.deltas);
   return packed.scatter(x);
 }
 

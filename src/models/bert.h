@@ -33,7 +33,7 @@ class BertEncoder final : public CoreModel {
   BertEncoder(BertConfig config, const LoadOptions& options);
   void load(WeightMap& weights);
   at::Tensor run_layer(const Layer& layer, const at::Tensor& x, const std::vector<int64_t>& lengths,
-                       int64_t block) const;
+                       int64_t block, const LinearDeltas* deltas) const;
 
   BertConfig config_;
   Activation activation_;

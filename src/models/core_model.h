@@ -30,6 +30,8 @@ struct LoadOptions {
   c10::ScalarType dtype = c10::kFloat;
 };
 
+class LinearDeltas;  // models/layers.h
+
 struct ForwardOptions {
   // Run only the first `layers` layers (0 = all); the final norm, if the
   // architecture has one, is still applied ("early exit" embeddings).
@@ -37,6 +39,8 @@ struct ForwardOptions {
   // Attention query-block size; 0 chooses one that bounds memory. Tests set
   // a block >= the length to get the one-shot reference computation.
   int64_t attention_block = 0;
+  // Low-rank additions to the linear layers (LoRA unmerged), or null.
+  const LinearDeltas* deltas = nullptr;
 };
 
 class CoreModel {

@@ -83,10 +83,11 @@ at::Tensor Gemma3Encoder::forward(const ModelInputs& inputs, const ForwardOption
     spec.q_norm = &p.q_norm;
     spec.k_norm = &p.k_norm;
     const at::Tensor attention =
-        attend_packed(p.q(normed), p.k(normed), p.v(normed), packed.lengths, layer.sliding ? cos_local : cos_global,
+        attend_packed(p.q(normed, options.deltas), p.k(normed, options.deltas), p.v(normed, options.deltas),
+                      packed.lengths, layer.sliding ? cos_local : cos_global,
                       layer.sliding ? sin_local : sin_global, spec);
-    x = x + layer.post_attention_norm(p.o(attention));
-    x = x + layer.post_mlp_norm(p.mlp(activation_, layer.pre_mlp_norm(x)));
+    x = x + layer.post_attention_norm(p.o(attention, options.deltas));
+    x = x + layer.post_mlp_norm(p.mlp(activation_, layer.pre_mlp_norm(x), options.deltas));
   }
   return packed.scatter(final_norm_(x));
 }

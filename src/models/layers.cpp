@@ -18,10 +18,15 @@ Linear Linear::load(WeightMap& weights, const std::string& name, int64_t in, int
   Linear linear;
   linear.weight_ = weights.get(name + ".weight", {out, in});
   if (bias) linear.bias_ = weights.get(name + ".bias", {out});
+  const std::string resolved = weights.resolved(name + ".weight");
+  linear.module_ = resolved.empty() ? name : resolved.substr(0, resolved.size() - 7);
   return linear;
 }
 
-at::Tensor Linear::operator()(const at::Tensor& x) const { return at::linear(x, weight_, bias_); }
+at::Tensor Linear::operator()(const at::Tensor& x, const LinearDeltas* deltas) const {
+  const at::Tensor y = at::linear(x, weight_, bias_);
+  return deltas != nullptr ? deltas->add(module_, x, y) : y;
+}
 
 LayerNorm LayerNorm::load(WeightMap& weights, const std::string& name, int64_t dim, double eps, bool bias) {
   LayerNorm norm;
@@ -66,8 +71,8 @@ GatedProjections GatedProjections::load(WeightMap& w, const std::string& p, cons
   };
 }
 
-at::Tensor GatedProjections::mlp(Activation activation, const at::Tensor& x) const {
-  return down(activate(activation, gate(x)) * up(x));
+at::Tensor GatedProjections::mlp(Activation activation, const at::Tensor& x, const LinearDeltas* deltas) const {
+  return down(activate(activation, gate(x, deltas)) * up(x, deltas), deltas);
 }
 
 Activation parse_activation(const std::string& name) {

@@ -11,18 +11,33 @@
 
 namespace semroute {
 
+// Additions to linear layers computed beside the base GEMM: LoRA applied
+// unmerged (src/lora). A layer is named by its checkpoint tensor without
+// ".weight" ("model.layers.2.attn.Wqkv"); the implementation knows how the
+// batch rows are grouped.
+class LinearDeltas {
+ public:
+  virtual ~LinearDeltas() = default;
+  // y = base output of `module` for input x; returns y plus the addition.
+  virtual at::Tensor add(const std::string& module, const at::Tensor& x, const at::Tensor& y) const = 0;
+};
+
+// The one linear layer every backend uses, so LoRA is applied in one place.
 class Linear {
  public:
   Linear() = default;
   // Loads `<name>.weight` [out, in] and, when `bias`, `<name>.bias` [out].
   static Linear load(WeightMap& weights, const std::string& name, int64_t in, int64_t out, bool bias);
 
-  at::Tensor operator()(const at::Tensor& x) const;
+  at::Tensor operator()(const at::Tensor& x, const LinearDeltas* deltas = nullptr) const;
   const at::Tensor& weight() const { return weight_; }
+  // The checkpoint name of this layer (its weight tensor without ".weight").
+  const std::string& module() const { return module_; }
 
  private:
   at::Tensor weight_;
   at::Tensor bias_;
+  std::string module_;
 };
 
 // LayerNorm over the last dimension; `bias` may be absent (ModernBERT).
@@ -70,7 +85,7 @@ struct GatedProjections {
     bool one_plus_norm;   // Gemma's (1 + w) RMSNorm
   };
   static GatedProjections load(WeightMap& weights, const std::string& prefix, const Shape& shape);
-  at::Tensor mlp(Activation activation, const at::Tensor& x) const;
+  at::Tensor mlp(Activation activation, const at::Tensor& x, const LinearDeltas* deltas) const;
 
   RmsNorm q_norm, k_norm;
   Linear q, k, v, o, gate, up, down;

@@ -30,7 +30,8 @@ ModelSource open_model_source(const std::filesystem::path& dir) {
 }
 
 std::shared_ptr<const CoreModel> load_core_model(const ModelSource& source, const LoadOptions& options,
-                                                 std::vector<std::string>* unused_tensors) {
+                                                 std::vector<std::string>* unused_tensors,
+                                                 const WeightMap::Patch& patch) {
   const Backend* backend = find_backend(source.config);
   if (backend == nullptr) {
     std::string known;
@@ -41,6 +42,7 @@ std::shared_ptr<const CoreModel> load_core_model(const ModelSource& source, cons
   ensure_runtime_initialized();
   WeightMap weights(source.checkpoint, backend->weight_prefixes,
                     at::TensorOptions().dtype(options.dtype).device(options.device));
+  if (patch) weights.set_patch(patch);
   std::shared_ptr<const CoreModel> model = backend->build(source, weights, options);
   weights.check();
   if (unused_tensors != nullptr) *unused_tensors = weights.unused();

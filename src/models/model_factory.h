@@ -44,9 +44,11 @@ ModelSource open_model_source(const std::filesystem::path& dir);
 
 // Opens `dir` and builds its backend. Throws LoadError / Unsupported.
 // `unused_tensors`, when given, receives the checkpoint tensors the backend did
-// not take (task heads, MLM heads, extras).
+// not take (task heads, MLM heads, extras). `patch`, when set, transforms
+// every weight on its way in (a LoRA adapter merged at load).
 std::shared_ptr<const CoreModel> load_core_model(const ModelSource& source, const LoadOptions& options,
-                                                 std::vector<std::string>* unused_tensors = nullptr);
+                                                 std::vector<std::string>* unused_tensors = nullptr,
+                                                 const WeightMap::Patch& patch = nullptr);
 std::shared_ptr<const CoreModel> load_core_model(const std::filesystem::path& dir, const LoadOptions& options = {});
 
 }  // namespace semroute

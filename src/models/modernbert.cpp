@@ -51,35 +51,56 @@ void ModernBertEncoder::load(WeightMap& w) {
 }
 
 at::Tensor ModernBertEncoder::run_layer(const Layer& layer, const at::Tensor& x, const std::vector<int64_t>& lengths,
-                                        const at::Tensor& cos_global, const at::Tensor& sin_global,
-                                        const at::Tensor& cos_local, const at::Tensor& sin_local,
-                                        int64_t block) const {
+                                        const Rope& rope, int64_t block, const LinearDeltas* deltas) const {
   const at::Tensor normed = layer.has_attn_norm ? layer.attn_norm(x) : x;
   const int64_t window = layer.global ? -1 : config_.local_attention / 2;
   const int64_t heads = config_.base.num_attention_heads, hd = config_.head_dim();
   PackedAttention spec{heads, heads, hd, 1.0 / std::sqrt(static_cast<double>(hd))};
   spec.pattern = AttentionPattern{window, false};
   spec.block = block;
-  const auto qkv = layer.wqkv(normed).chunk(3, -1);
-  const at::Tensor attention = attend_packed(qkv[0], qkv[1], qkv[2], lengths, layer.global ? cos_global : cos_local,
-                                             layer.global ? sin_global : sin_local, spec);
-  const at::Tensor h = x + layer.wo(attention);
-  const auto input_gate = layer.wi(layer.mlp_norm(h)).chunk(2, -1);
-  return h + layer.mlp_wo(activate(activation_, input_gate[0]) * input_gate[1]);
+  const auto qkv = layer.wqkv(normed, deltas).chunk(3, -1);
+  const at::Tensor attention = attend_packed(qkv[0], qkv[1], qkv[2], lengths, layer.global ? rope.cos_global : rope.cos_local,
+                                             layer.global ? rope.sin_global : rope.sin_local, spec);
+  const at::Tensor h = x + layer.wo(attention, deltas);
+  const auto input_gate = layer.wi(layer.mlp_norm(h), deltas).chunk(2, -1);
+  return h + layer.mlp_wo(activate(activation_, input_gate[0]) * input_gate[1], deltas);
+}
+
+LayerState ModernBertEncoder::embed(const ModelInputs& inputs) const {
+  check_inputs(inputs);
+  c10::InferenceMode guard;
+  LayerState state;
+  state.packed = PackedSequences::from_mask(inputs.attention_mask);
+  state.hidden = embedding_norm_(at::embedding(token_embeddings_, state.packed.gather(inputs.input_ids)));
+  return state;
+}
+
+void ModernBertEncoder::run_layers(LayerState& state, int64_t begin, int64_t end, const LinearDeltas* deltas,
+                                   int64_t attention_block) const {
+  if (begin >= end) return;
+  if (begin < 0 || end > num_layers()) throw InvalidInput("layer range out of bounds");
+  c10::InferenceMode guard;
+  Rope rope;
+  std::tie(rope.cos_global, rope.sin_global) = global_rope_.cos_sin(state.packed.longest(), dtype(), device());
+  std::tie(rope.cos_local, rope.sin_local) = local_rope_.cos_sin(state.packed.longest(), dtype(), device());
+  // Stacked groups are further sequences to attention.
+  std::vector<int64_t> lengths;
+  for (int64_t g = 0; g < state.groups; ++g)
+    lengths.insert(lengths.end(), state.packed.lengths.begin(), state.packed.lengths.end());
+  for (int64_t i = begin; i < end; ++i)
+    state.hidden = run_layer(layers_[static_cast<size_t>(i)], state.hidden, lengths, rope, attention_block, deltas);
+}
+
+at::Tensor ModernBertEncoder::finish(const LayerState& state, int64_t group) const {
+  c10::InferenceMode guard;
+  return state.packed.scatter(final_norm_(state.group(group)));
 }
 
 at::Tensor ModernBertEncoder::forward(const ModelInputs& inputs, const ForwardOptions& options) const {
-  check_inputs(inputs);
-  const int64_t layers = layers_to_run(options, static_cast<int64_t>(layers_.size()));
-  c10::InferenceMode guard;
-  const PackedSequences packed = PackedSequences::from_mask(inputs.attention_mask);
-  at::Tensor x = embedding_norm_(at::embedding(token_embeddings_, packed.gather(inputs.input_ids)));
-  const auto [cos_global, sin_global] = global_rope_.cos_sin(packed.longest(), dtype(), device());
-  const auto [cos_local, sin_local] = local_rope_.cos_sin(packed.longest(), dtype(), device());
-  for (int64_t i = 0; i < layers; ++i)
-    x = run_layer(layers_[static_cast<size_t>(i)], x, packed.lengths, cos_global, sin_global, cos_local, sin_local,
-                  options.attention_block);
-  return packed.scatter(final_norm_(x));
+  const int64_t layers = layers_to_run(options, num_layers());
+  LayerState state = embed(inputs);
+  run_layers(state, 0, layers, options.deltas, options.attention_block);
+  return finish(state, 0);
 }
 
 }  // namespace semroute

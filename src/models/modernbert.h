@@ -14,19 +14,26 @@
 
 #include "models/configs.h"
 #include "models/core_model.h"
+#include "models/layered_encoder.h"
 #include "models/layers.h"
 #include "models/model_factory.h"
 #include "models/rope.h"
 
 namespace semroute {
 
-class ModernBertEncoder final : public CoreModel {
+class ModernBertEncoder final : public CoreModel, public LayeredEncoder {
  public:
   static std::unique_ptr<CoreModel> create(const ModelSource& source, WeightMap& weights, const LoadOptions& options);
 
   at::Tensor forward(const ModelInputs& inputs, const ForwardOptions& options = {}) const override;
   const char* backend_name() const override { return "modernbert"; }
   const ModernBertConfig& modernbert_config() const { return config_; }
+
+  int64_t num_layers() const override { return static_cast<int64_t>(layers_.size()); }
+  LayerState embed(const ModelInputs& inputs) const override;
+  void run_layers(LayerState& state, int64_t begin, int64_t end, const LinearDeltas* deltas,
+                  int64_t attention_block = 0) const override;
+  at::Tensor finish(const LayerState& state, int64_t group) const override;
 
  private:
   struct Layer {
@@ -38,10 +45,12 @@ class ModernBertEncoder final : public CoreModel {
 
   explicit ModernBertEncoder(ModernBertConfig config, const LoadOptions& options);
   void load(WeightMap& weights);
+  struct Rope {
+    at::Tensor cos_global, sin_global, cos_local, sin_local;
+  };
   // One layer over packed tokens x [tokens, hidden] of sequences of `lengths`.
   at::Tensor run_layer(const Layer& layer, const at::Tensor& x, const std::vector<int64_t>& lengths,
-                       const at::Tensor& cos_global, const at::Tensor& sin_global, const at::Tensor& cos_local,
-                       const at::Tensor& sin_local, int64_t block) const;
+                       const Rope& rope, int64_t block, const LinearDeltas* deltas) const;
 
   ModernBertConfig config_;
   Activation activation_;

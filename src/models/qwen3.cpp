@@ -60,9 +60,10 @@ at::Tensor Qwen3Encoder::forward(const ModelInputs& inputs, const ForwardOptions
     const GatedProjections& p = layer.proj;
     spec.q_norm = &p.q_norm;
     spec.k_norm = &p.k_norm;
-    const at::Tensor attention = attend_packed(p.q(normed), p.k(normed), p.v(normed), packed.lengths, cos, sin, spec);
-    x = x + p.o(attention);
-    x = x + p.mlp(activation_, layer.post_attention_norm(x));
+    const at::Tensor attention = attend_packed(p.q(normed, options.deltas), p.k(normed, options.deltas),
+                                               p.v(normed, options.deltas), packed.lengths, cos, sin, spec);
+    x = x + p.o(attention, options.deltas);
+    x = x + p.mlp(activation_, layer.post_attention_norm(x), options.deltas);
   }
   return packed.scatter(final_norm_(x));
 }

@@ -4,6 +4,8 @@
 #include <ATen/ops/norm.h>
 #include <c10/core/InferenceMode.h>
 
+#include "lora/lora_adapter.h"
+#include "lora/lora_deltas.h"
 #include "models/model_factory.h"
 #include "semroute/error.h"
 #include "tasks/text_batch.h"
@@ -24,7 +26,19 @@ at::Tensor matryoshka(const at::Tensor& embeddings, int64_t dimension, bool norm
 
 std::shared_ptr<const Embedder> Embedder::load(const std::filesystem::path& dir, const EmbedderOptions& options) {
   std::shared_ptr<Embedder> e(new Embedder());
-  e->encoder_ = load_core_model(dir, options.load);
+  const ModelSource source = open_model_source(dir);
+  if (options.adapter.empty()) {
+    e->encoder_ = load_core_model(source, options.load);
+  } else if (options.merge_adapter) {
+    const auto adapter = LoraAdapter::load(options.adapter, source.checkpoint, at::TensorOptions().dtype(at::kFloat));
+    e->encoder_ = load_core_model(source, options.load, nullptr,
+                                  [adapter](const std::string& name, const at::Tensor& t) { return adapter->merge(name, t); });
+  } else {
+    e->encoder_ = load_core_model(source, options.load);
+    const auto adapter = LoraAdapter::load(options.adapter, source.checkpoint,
+                                           at::TensorOptions().dtype(options.load.dtype).device(options.load.device));
+    e->deltas_ = std::make_shared<LoraDeltas>(std::vector<std::shared_ptr<const LoraAdapter>>{adapter});
+  }
   const std::filesystem::path tokenizer_path = options.tokenizer.empty() ? dir : options.tokenizer;
   if (options.require_tokenizer || std::filesystem::exists(tokenizer_path / "tokenizer.json") ||
       !std::filesystem::is_directory(tokenizer_path))
@@ -48,12 +62,7 @@ std::shared_ptr<const Embedder> Embedder::load(const std::filesystem::path& dir,
     throw InvalidInput("embedding dimension " + std::to_string(d.dimension) + " exceeds the model's " +
                        std::to_string(e->full_dimension()));
   if (qwen3 && e->tokenizer_) e->append_token_ = e->tokenizer_->token_to_id("<|endoftext|>");
-  const size_t limit = static_cast<size_t>(e->encoder_->max_length());
-  if (options.max_length > limit)
-    throw InvalidInput("max_length " + std::to_string(options.max_length) + " exceeds the model's limit of " +
-                       std::to_string(limit));
-  e->encode_.max_length = options.max_length ? options.max_length : limit;
-  e->encode_.truncation = options.truncation;
+  e->encode_ = encode_options_for(*e->encoder_, options.max_length, options.truncation);
   if (e->append_token_) e->encode_.max_length -= 1;  // room for the appended token
   return e;
 }
@@ -69,6 +78,7 @@ std::map<std::string, at::Tensor> Embedder::embed_steps(const ModelInputs& input
   c10::InferenceMode guard;
   ForwardOptions forward;
   forward.layers = options.layer;
+  forward.deltas = deltas_.get();
   const at::Tensor hidden = encoder_->forward(inputs, forward);
   std::map<std::string, at::Tensor> steps;
   at::Tensor x = pool(options.pooling, hidden, inputs.attention_mask);

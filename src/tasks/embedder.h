@@ -45,6 +45,9 @@ struct EmbedderOptions {
   std::string prompt;
   // Without a tokenizer only embed_inputs / embed_steps work (token ids in).
   bool require_tokenizer = true;
+  // A PEFT LoRA adapter for the encoder, merged at load or added at run time.
+  std::filesystem::path adapter;
+  bool merge_adapter = true;
 };
 
 class Embedder {
@@ -83,6 +86,7 @@ class Embedder {
   EncodeOptions encode_;
   EmbeddingOptions defaults_;
   std::optional<int32_t> append_token_;  // Qwen3-Embedding ends every input with <|endoftext|>
+  std::shared_ptr<const LinearDeltas> deltas_;  // an unmerged adapter, or null
 };
 
 // L2-normalizes rows; zero rows stay zero.

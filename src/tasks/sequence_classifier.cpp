@@ -13,7 +13,7 @@ std::shared_ptr<const SequenceClassifier> SequenceClassifier::load(const std::fi
 
 at::Tensor SequenceClassifier::logits(const ModelInputs& inputs) const {
   c10::InferenceMode guard;
-  return task_.head.sequence_logits(task_.encoder->forward(inputs), inputs.attention_mask);
+  return task_.head.sequence_logits(task_.encoder->forward(inputs, task_.forward_options()), inputs.attention_mask);
 }
 
 std::vector<Classification> to_classifications(const at::Tensor& logits, const std::vector<std::string>& labels) {

@@ -18,7 +18,7 @@ std::optional<TaskKind> task_kind_of(const std::string& architecture) {
   return std::nullopt;
 }
 
-TaskHead TaskHead::load(const CoreModel& model, TaskKind kind, WeightMap& weights) {
+TaskHead TaskHead::load(const CoreModel& model, TaskKind kind, WeightMap& weights, std::optional<Pooling> pooling) {
   TaskHead head;
   head.kind_ = kind;
   const int64_t hidden = model.hidden_size();
@@ -46,6 +46,7 @@ TaskHead TaskHead::load(const CoreModel& model, TaskKind kind, WeightMap& weight
   } else {
     throw Unsupported(std::string("classification heads are not supported for ") + model.backend_name());
   }
+  if (pooling) head.pooling_ = *pooling;
   weights.check();
   return head;
 }

@@ -27,7 +27,9 @@ class TaskHead {
   // Loads the head of `kind` for `model` from `weights` (names as in the
   // task checkpoint: "head.dense", "classifier", "bert.pooler.dense", …).
   // The label count is read from the classifier's shape.
-  static TaskHead load(const CoreModel& model, TaskKind kind, WeightMap& weights);
+  // `pooling` overrides the config's (classifier_pooling) for sequence heads.
+  static TaskHead load(const CoreModel& model, TaskKind kind, WeightMap& weights,
+                       std::optional<Pooling> pooling = std::nullopt);
 
   // [batch, labels] from hidden states [batch, seq, hidden].
   at::Tensor sequence_logits(const at::Tensor& hidden, const at::Tensor& attention_mask) const;

@@ -22,6 +22,11 @@ struct TaskOptions {
   Keep truncation = Keep::kStart;
   // Tokenizer location when not beside the model (a directory or tokenizer.json).
   std::filesystem::path tokenizer;
+  // A PEFT LoRA adapter directory for the model: merged into its weights at
+  // load (no run-time cost), or kept beside them and added at run time.
+  // Its saved head (modules_to_save) and labels replace the model's.
+  std::filesystem::path adapter;
+  bool merge_adapter = true;
 };
 
 struct TaskModel {
@@ -30,6 +35,13 @@ struct TaskModel {
   TaskHead head;
   std::vector<std::string> labels;
   EncodeOptions encode;
+  std::shared_ptr<const LinearDeltas> deltas;  // an unmerged adapter, or null
+
+  ForwardOptions forward_options() const {
+    ForwardOptions f;
+    f.deltas = deltas.get();
+    return f;
+  }
 
   // Loads a fine-tuned task checkpoint (e.g. *ForSequenceClassification).
   static TaskModel load(const std::filesystem::path& dir, TaskKind kind, const TaskOptions& options);

@@ -5,6 +5,17 @@
 #include "semroute/error.h"
 
 namespace semroute {
+
+EncodeOptions encode_options_for(const CoreModel& model, size_t max_length, Keep truncation) {
+  const auto limit = static_cast<size_t>(model.max_length());
+  if (max_length > limit)
+    throw InvalidInput("max_length " + std::to_string(max_length) + " exceeds the model's limit of " +
+                       std::to_string(limit));
+  EncodeOptions options;
+  options.max_length = max_length ? max_length : limit;
+  options.truncation = truncation;
+  return options;
+}
 namespace {
 
 TextBatch to_inputs(std::vector<Encoding> encodings, c10::Device device) {

@@ -18,6 +18,10 @@ struct TextBatch {
 
 using TextPair = std::pair<std::string_view, std::string_view>;
 
+// Encoding options for `model`: max_length 0 means the model's limit; a
+// larger one than the limit is refused (InvalidInput).
+EncodeOptions encode_options_for(const CoreModel& model, size_t max_length, Keep truncation);
+
 // Throws InvalidInput for an empty batch.
 TextBatch make_text_batch(const Tokenizer& tokenizer, const std::vector<std::string_view>& texts,
                           const EncodeOptions& options, c10::Device device);

@@ -13,28 +13,35 @@ std::shared_ptr<const TokenClassifier> TokenClassifier::load(const std::filesyst
 
 at::Tensor TokenClassifier::logits(const ModelInputs& inputs) const {
   c10::InferenceMode guard;
-  return task_.head.token_logits(task_.encoder->forward(inputs));
+  return task_.head.token_logits(task_.encoder->forward(inputs, task_.forward_options()));
 }
 
 std::vector<TokenClassification> TokenClassifier::classify(const std::vector<std::string_view>& texts) const {
   const TextBatch batch = make_text_batch(*task_.tokenizer, texts, task_.encode, task_.encoder->device());
-  const at::Tensor probs = at::softmax(logits(batch.inputs).to(at::kFloat), -1).cpu();
+  return to_token_classifications(logits(batch.inputs), batch, texts, task_.labels);
+}
+
+std::vector<TokenClassification> to_token_classifications(const at::Tensor& logits, const TextBatch& batch,
+                                                          const std::vector<std::string_view>& texts,
+                                                          const std::vector<std::string>& labels) {
+  const at::Tensor probs = at::softmax(logits.to(at::kFloat), -1).cpu();
   const auto [best, best_id] = probs.max(-1);
   const at::Tensor p = best.contiguous(), id = best_id.contiguous();
   const int64_t seq = probs.size(1);
   std::vector<TokenClassification> out;
   for (size_t b = 0; b < texts.size(); ++b) {
     const Encoding& e = batch.encodings[b];
-    std::vector<TokenLabel> labels;
+    std::vector<TokenLabel> token_labels;
     TokenClassification result;
     for (size_t i = 0; i < e.size(); ++i) {
       const int64_t flat = static_cast<int64_t>(b) * seq + static_cast<int64_t>(i);
-      labels.push_back({id.data_ptr<int64_t>()[flat], p.data_ptr<float>()[flat]});
+      token_labels.push_back({id.data_ptr<int64_t>()[flat], p.data_ptr<float>()[flat]});
       if (e.special_tokens_mask[i] || !e.attention_mask[i]) continue;
-      result.tokens.push_back({e.ids[i], e.tokens[i], e.offsets[i], labels.back().label_id,
-                               task_.labels.at(static_cast<size_t>(labels.back().label_id)), labels.back().probability});
+      result.tokens.push_back({e.ids[i], e.tokens[i], e.offsets[i], token_labels.back().label_id,
+                               labels.at(static_cast<size_t>(token_labels.back().label_id)),
+                               token_labels.back().probability});
     }
-    result.entities = aggregate_entities(texts[b], e, labels, task_.labels);
+    result.entities = aggregate_entities(texts[b], e, token_labels, labels);
     out.push_back(std::move(result));
   }
   return out;

@@ -46,4 +46,10 @@ class TokenClassifier {
   TaskModel task_;
 };
 
+// Per-token labels and entity spans from token logits [batch, seq, labels]
+// of `batch`, the tokenized `texts`.
+std::vector<TokenClassification> to_token_classifications(const at::Tensor& logits, const TextBatch& batch,
+                                                          const std::vector<std::string_view>& texts,
+                                                          const std::vector<std::string>& labels);
+
 }  // namespace semroute

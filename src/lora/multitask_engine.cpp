@@ -1,0 +1,176 @@
+#include "lora/multitask_engine.h"
+
+#include <ATen/ops/cat.h>
+#include <c10/core/InferenceMode.h>
+
+#include <algorithm>
+#include <numeric>
+
+#include "lora/lora_deltas.h"
+#include "models/model_factory.h"
+#include "semroute/error.h"
+#include "tasks/text_batch.h"
+
+namespace semroute {
+namespace {
+
+TaskKind kind_of(const EngineTaskSpec& spec, const AdapterTask& task) {
+  if (spec.kind) return *spec.kind;
+  if (task.task_type == "SEQ_CLS") return TaskKind::kSequence;
+  if (task.task_type == "TOKEN_CLS") return TaskKind::kToken;
+  throw LoadError(spec.adapter.string() + ": task type unknown (task_type '" + task.task_type +
+                  "'); say whether task '" + spec.name + "' is sequence or token classification");
+}
+
+MultiTaskEngine::Task load_task(const EngineTaskSpec& spec, const CoreModel& encoder, const Checkpoint& base,
+                                at::TensorOptions options) {
+  auto adapter = LoraAdapter::load(spec.adapter, base, options);
+  const AdapterTask& info = adapter->task();
+  const TaskKind kind = kind_of(spec, info);
+  std::optional<Pooling> pooling = spec.pooling;
+  if (!pooling && !info.pooling.empty()) pooling = parse_pooling(info.pooling);
+  TaskHead head = [&] {
+    if (adapter->has_saved_modules()) {
+      WeightMap saved = adapter->saved_modules(options);
+      return TaskHead::load(encoder, kind, saved, pooling);
+    }
+    WeightMap from_base(base, {""}, options);
+    return TaskHead::load(encoder, kind, from_base, pooling);
+  }();
+  std::vector<std::string> labels = !spec.labels.empty() ? spec.labels : info.labels;
+  if (labels.empty())
+    for (int64_t i = 0; i < head.num_labels(); ++i) labels.push_back("LABEL_" + std::to_string(i));
+  if (static_cast<int64_t>(labels.size()) != head.num_labels())
+    throw LoadError("task '" + spec.name + "': " + std::to_string(labels.size()) + " labels but the classifier has " +
+                    std::to_string(head.num_labels()));
+  const int64_t first = std::max<int64_t>(adapter->first_layer(), 0);
+  return {spec.name, kind, std::move(adapter), std::move(head), std::move(labels), first};
+}
+
+}  // namespace
+
+std::shared_ptr<const MultiTaskEngine> MultiTaskEngine::load(const std::filesystem::path& base,
+                                                             const std::vector<EngineTaskSpec>& tasks,
+                                                             const EngineOptions& options) {
+  if (tasks.empty()) throw InvalidInput("a multi-task engine needs at least one task");
+  std::shared_ptr<MultiTaskEngine> engine(new MultiTaskEngine());
+  const ModelSource source = open_model_source(base);
+  engine->encoder_ = load_core_model(source, options.load);
+  engine->layers_ = dynamic_cast<const LayeredEncoder*>(engine->encoder_.get());
+  if (engine->layers_ == nullptr)
+    throw Unsupported(std::string("the multi-task engine does not support ") + engine->encoder_->backend_name() +
+                      " encoders yet");
+  const auto tensor_options = at::TensorOptions().dtype(options.load.dtype).device(options.load.device);
+  for (const auto& spec : tasks) {
+    for (const auto& t : engine->tasks_)
+      if (t.name == spec.name) throw InvalidInput("task '" + spec.name + "' is listed twice");
+    engine->tasks_.push_back(load_task(spec, *engine->encoder_, source.checkpoint, tensor_options));
+  }
+  const std::filesystem::path tokenizer = options.tokenizer.empty() ? base : options.tokenizer;
+  if (options.require_tokenizer || std::filesystem::exists(tokenizer / "tokenizer.json"))
+    engine->tokenizer_ = load_tokenizer(tokenizer);
+  engine->encode_ = encode_options_for(*engine->encoder_, options.max_length, options.truncation);
+  return engine;
+}
+
+size_t MultiTaskEngine::task_index(const std::string& name) const {
+  std::string known;
+  for (size_t i = 0; i < tasks_.size(); ++i) {
+    if (tasks_[i].name == name) return i;
+    known += (i ? ", " : "") + tasks_[i].name;
+  }
+  throw Error(ErrorCode::kNotFound, "no task '" + name + "' (tasks: " + known + ")");
+}
+
+at::Tensor MultiTaskEngine::head_logits(const Task& task, const at::Tensor& hidden,
+                                        const at::Tensor& attention_mask) const {
+  return task.kind == TaskKind::kSequence ? task.head.sequence_logits(hidden, attention_mask)
+                                          : task.head.token_logits(hidden);
+}
+
+std::vector<at::Tensor> MultiTaskEngine::logits(const ModelInputs& inputs, const std::vector<size_t>& tasks,
+                                                EngineStats* stats) const {
+  if (tasks.empty()) return {};
+  for (size_t t : tasks)
+    if (t >= tasks_.size()) throw InvalidInput("task index " + std::to_string(t) + " out of range");
+  c10::InferenceMode guard;
+  // Each requested task once, in the order they join the stack.
+  std::vector<size_t> order(tasks);
+  std::sort(order.begin(), order.end());
+  order.erase(std::unique(order.begin(), order.end()), order.end());
+  std::stable_sort(order.begin(), order.end(),
+                   [&](size_t a, size_t b) { return tasks_[a].first_layer < tasks_[b].first_layer; });
+
+  int64_t passes = 0;
+  LayerState state = layers_->embed(inputs);
+  const int64_t total = layers_->num_layers();
+  const int64_t prefix = std::min(tasks_[order.front()].first_layer, total);
+  layers_->run_layers(state, 0, prefix, nullptr);  // the shared prefix, once
+  passes += prefix;
+
+  // Row groups of the stacked state: -1 is the unadapted base.
+  std::vector<int64_t> members = {-1};
+  std::unique_ptr<LoraDeltas> deltas;
+  size_t next = 0;
+  for (int64_t layer = prefix; layer < total; ++layer) {
+    bool changed = !deltas;
+    for (; next < order.size() && tasks_[order[next]].first_layer <= layer; ++next, changed = true) {
+      members.push_back(static_cast<int64_t>(order[next]));
+      state.hidden = at::cat({state.hidden, state.group(0)});
+      ++state.groups;
+    }
+    if (next == order.size() && members.front() == -1) {
+      state.hidden = state.hidden.narrow(0, state.tokens(), (state.groups - 1) * state.tokens());
+      --state.groups;
+      members.erase(members.begin());
+    }
+    if (changed) {
+      std::vector<std::shared_ptr<const LoraAdapter>> adapters;
+      for (int64_t m : members) adapters.push_back(m < 0 ? nullptr : tasks_[static_cast<size_t>(m)].adapter);
+      deltas = std::make_unique<LoraDeltas>(std::move(adapters));
+    }
+    layers_->run_layers(state, layer, layer + 1, deltas.get());
+    passes += state.groups;
+  }
+
+  std::vector<at::Tensor> out;
+  for (size_t t : tasks) {
+    const auto group = std::find(members.begin(), members.end(), static_cast<int64_t>(t)) - members.begin();
+    const at::Tensor hidden = layers_->finish(state, group);
+    out.push_back(head_logits(tasks_[t], hidden, inputs.attention_mask));
+  }
+  if (stats != nullptr) stats->layer_passes += passes;
+  return out;
+}
+
+std::vector<TaskResult> MultiTaskEngine::classify(const std::vector<std::string_view>& texts,
+                                                  const std::vector<std::string>& tasks, EngineStats* stats) const {
+  if (!tokenizer_) throw InvalidInput("this engine was loaded without a tokenizer: give it token ids");
+  std::vector<size_t> indices;
+  if (tasks.empty()) {
+    indices.resize(tasks_.size());
+    std::iota(indices.begin(), indices.end(), size_t{0});
+  } else {
+    for (const auto& name : tasks) indices.push_back(task_index(name));
+  }
+  std::vector<TaskResult> results;
+  if (texts.empty()) {
+    for (size_t t : indices) results.push_back({tasks_[t].name, tasks_[t].kind, {}, {}});
+    return results;
+  }
+  const TextBatch batch = make_text_batch(*tokenizer_, texts, encode_, encoder_->device());
+  const auto logits_per_task = logits(batch.inputs, indices, stats);
+  for (size_t i = 0; i < indices.size(); ++i) {
+    const Task& task = tasks_[indices[i]];
+    TaskResult r{task.name, task.kind, {}, {}};
+    if (task.kind == TaskKind::kSequence) {
+      r.sequences = to_classifications(logits_per_task[i], task.labels);
+    } else {
+      r.tokens = to_token_classifications(logits_per_task[i], batch, texts, task.labels);
+    }
+    results.push_back(std::move(r));
+  }
+  return results;
+}
+
+}  // namespace semroute
