@@ -6,6 +6,7 @@
 #include "core/checkpoint.h"
 #include "lora/lora_adapter.h"
 #include "lora/lora_config.h"
+#include "lora/merge_adapter.h"
 #include "reference.h"
 #include "tasks/embedder.h"
 #include "tasks/sequence_classifier.h"
@@ -47,6 +48,26 @@ TEST(Lora, Qwen3EmbeddingsEqualPeftMergedAndUnmerged) {
       if (merge) test::expect_matches(c, "last_hidden_state", embedder->encoder().forward(c.inputs));
     }
   }
+}
+
+TEST(Lora, MergedCheckpointsLoadAsPlainModels) {
+  // merge_and_unload output: a normal config.json and weights, plus lora_config.json.
+  test::TempDir dir;
+  merge_adapter(test::data_dir() / "modernbert_seqcls_cls", test::data_dir() / "modernbert_seqcls_lora", dir / "m");
+  EXPECT_TRUE(std::filesystem::exists(dir / "m" / "lora_config.json"));
+  TaskOptions options;
+  options.tokenizer = test::data_dir() / "tokenizers/modernbert/tokenizer.json";
+  const auto merged = SequenceClassifier::load(dir / "m", options);
+  for (const auto& c : test::load_reference(test::data_dir() / "modernbert_seqcls_lora" / "reference.json"))
+    test::expect_matches(c, "logits", merged->logits(c.inputs));
+
+  // An adapter with its own head over a masked-LM base: the task config and head come along.
+  const auto fixture = test::data_dir() / "multitask_lora";
+  merge_adapter(fixture / "base", fixture / "intent", dir / "intent");
+  const auto intent = SequenceClassifier::load(dir / "intent", options);
+  EXPECT_EQ(intent->labels(), (std::vector<std::string>{"math", "law", "biology", "other"}));
+  for (const auto& c : test::load_reference(fixture / "base" / "reference.json"))
+    test::expect_matches(c, "intent.merged_logits", intent->logits(c.inputs));
 }
 
 LoraConfig config_from(const std::string& json) {

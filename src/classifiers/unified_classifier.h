@@ -1,0 +1,109 @@
+// DualPathUnifiedClassifier: the router's questions (intent, PII, security,
+// and any further named classification task) answered in one call, each by
+// one of two paths:
+//   traditional  a separately fine-tuned full model for that task;
+//   lora         the multi-task engine (task adapters over one shared base).
+// Policy (per call, per task):
+//   always_lora / always_traditional   that path when loaded, else the other;
+//   auto   the only loaded path; else the fine-tuned model when the caller
+//          asks for accuracy or a single task is asked; else the engine (one
+//          shared pass for several tasks); then, with a latency budget, the
+//          other path when the measured latency of the chosen one exceeds the
+//          budget and the other's does not.
+// A path that fails falls back, per task, to the other one. Every answer says
+// which path produced it, why, and how long that took. Immutable after load
+// except for the latency measurements (mutex); classify() is thread-safe.
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "classifiers/unified_config.h"
+#include "lora/multitask_engine.h"
+#include "tasks/sequence_classifier.h"
+#include "tasks/token_classifier.h"
+
+namespace semroute {
+
+enum class PathKind { kTraditional, kLora };
+const char* path_name(PathKind path);
+
+struct UnifiedRequest {
+  std::vector<std::string> tasks;  // empty: every configured task
+  bool prefer_accuracy = false;    // auto policy: the fine-tuned models where loaded
+};
+
+struct TaskAnswer {
+  std::string task;
+  TaskKind kind = TaskKind::kSequence;
+  PathKind path = PathKind::kTraditional;
+  std::string reason;       // why this path (and any fallback)
+  double latency_ms = 0;    // duration of the call that produced the answer
+  std::string error;        // set when every available path failed
+  // Sequence tasks.
+  Classification classification;
+  float risk = 0;        // total probability of the positive labels (0 without any)
+  bool flagged = false;  // risk >= threshold
+  // Token tasks.
+  std::vector<EntitySpan> entities;
+};
+
+// One per text: every requested task's answer, in request order.
+struct UnifiedResult {
+  std::vector<TaskAnswer> answers;
+};
+
+struct UnifiedOptions {
+  // Called before a path runs a task; throwing makes that path fail for it
+  // (tests inject failures with it; also a place for metrics).
+  std::function<void(const std::string& task, PathKind path)> before_path;
+};
+
+class UnifiedClassifier {
+ public:
+  static std::shared_ptr<const UnifiedClassifier> load(const UnifiedConfig& config, UnifiedOptions options = {});
+
+  std::vector<UnifiedResult> classify(const std::vector<std::string_view>& texts,
+                                      const UnifiedRequest& request = {}) const;
+
+  const UnifiedConfig& config() const { return config_; }
+  // Labels of a task (from whichever path is loaded).
+  const std::vector<std::string>& labels(const std::string& task) const;
+
+ private:
+  struct Task {
+    UnifiedTaskConfig config;
+    std::shared_ptr<const SequenceClassifier> sequence;  // traditional, sequence tasks
+    std::shared_ptr<const TokenClassifier> token;        // traditional, token tasks
+    bool lora = false;                                   // the engine serves it
+    std::vector<std::string> labels;
+    std::vector<size_t> positive;  // indices of positive_labels
+    bool has(PathKind path) const { return path == PathKind::kLora ? lora : (sequence || token); }
+  };
+  struct Plan {
+    size_t task;
+    PathKind path;
+    std::string reason;
+  };
+  struct Latency {
+    double engine_ms = -1;                  // last engine calls (moving average), -1 = unmeasured
+    std::vector<double> traditional_ms;     // per task
+  };
+
+  UnifiedClassifier() = default;
+  std::vector<Plan> plan(const std::vector<size_t>& tasks, const UnifiedRequest& request) const;
+  void apply_budget(std::vector<Plan>& plans) const;
+  void fill(TaskAnswer& answer, const Task& task, const Classification* c, const TokenClassification* t) const;
+
+  UnifiedConfig config_;
+  UnifiedOptions options_;
+  std::vector<Task> tasks_;
+  std::shared_ptr<const MultiTaskEngine> engine_;
+  mutable std::mutex latency_mutex_;
+  mutable Latency latency_;
+};
+
+}  // namespace semroute

@@ -1,0 +1,161 @@
+#include "classifiers/unified_config.h"
+
+#include <yaml-cpp/yaml.h>
+
+#include <set>
+
+#include "core/device.h"
+#include "semroute/error.h"
+
+namespace semroute {
+namespace {
+
+// Reads one YAML document, naming the field of every problem.
+class Fields {
+ public:
+  explicit Fields(std::filesystem::path file) : file_(std::move(file)) {}
+
+  [[noreturn]] void fail(const std::string& field, const std::string& problem) const {
+    throw LoadError(file_.string() + ": " + field + ": " + problem);
+  }
+
+  template <class T>
+  T scalar(const YAML::Node& node, const std::string& field, const char* expected) const {
+    if (!node.IsScalar()) fail(field, std::string("expected ") + expected);
+    try {
+      return node.as<T>();
+    } catch (const YAML::Exception&) {
+      fail(field, std::string("expected ") + expected + ", got '" + node.Scalar() + "'");
+    }
+  }
+
+  std::filesystem::path path(const YAML::Node& node, const std::string& field) const {
+    const std::filesystem::path p = scalar<std::string>(node, field, "a path");
+    return p.is_absolute() ? p : file_.parent_path() / p;
+  }
+
+  std::vector<std::string> strings(const YAML::Node& node, const std::string& field) const {
+    if (!node.IsSequence()) fail(field, "expected a list of strings");
+    std::vector<std::string> out;
+    for (size_t i = 0; i < node.size(); ++i)
+      out.push_back(scalar<std::string>(node[i], field + "[" + std::to_string(i) + "]", "a string"));
+    return out;
+  }
+
+  void only(const YAML::Node& map, const std::string& field, const std::set<std::string>& known) const {
+    for (const auto& item : map) {
+      const std::string key = item.first.as<std::string>();
+      if (known.count(key) == 0) fail(field.empty() ? key : field + "." + key, "unknown field");
+    }
+  }
+
+ private:
+  std::filesystem::path file_;
+};
+
+UnifiedTaskConfig parse_task(const Fields& f, const std::string& name, const YAML::Node& node) {
+  const std::string field = "tasks." + name;
+  if (!node.IsMap()) f.fail(field, "expected a map");
+  f.only(node, field, {"kind", "model", "adapter", "labels", "positive_labels", "threshold"});
+  UnifiedTaskConfig t;
+  t.name = name;
+  if (!node["kind"]) f.fail(field + ".kind", "missing (sequence or token)");
+  const std::string kind = f.scalar<std::string>(node["kind"], field + ".kind", "sequence or token");
+  if (kind == "sequence") {
+    t.kind = TaskKind::kSequence;
+  } else if (kind == "token") {
+    t.kind = TaskKind::kToken;
+  } else {
+    f.fail(field + ".kind", "'" + kind + "' is neither sequence nor token");
+  }
+  if (node["model"]) t.model = f.path(node["model"], field + ".model");
+  if (node["adapter"]) t.adapter = f.path(node["adapter"], field + ".adapter");
+  if (t.model.empty() && t.adapter.empty()) f.fail(field, "needs a model, an adapter, or both");
+  if (node["labels"]) t.labels = f.strings(node["labels"], field + ".labels");
+  if (node["positive_labels"]) {
+    if (t.kind != TaskKind::kSequence) f.fail(field + ".positive_labels", "only sequence tasks have positive labels");
+    t.positive_labels = f.strings(node["positive_labels"], field + ".positive_labels");
+  }
+  if (node["threshold"]) {
+    t.threshold = f.scalar<double>(node["threshold"], field + ".threshold", "a number");
+    if (t.threshold < 0 || t.threshold > 1) f.fail(field + ".threshold", "must lie in [0, 1]");
+  }
+  return t;
+}
+
+}  // namespace
+
+const char* policy_name(PathPolicy policy) {
+  switch (policy) {
+    case PathPolicy::kAlwaysLora: return "always_lora";
+    case PathPolicy::kAlwaysTraditional: return "always_traditional";
+    case PathPolicy::kAuto: break;
+  }
+  return "auto";
+}
+
+UnifiedConfig UnifiedConfig::from_yaml(const std::filesystem::path& file) {
+  const Fields f(file);
+  YAML::Node root;
+  try {
+    root = YAML::LoadFile(file.string());
+  } catch (const YAML::BadFile&) {
+    throw LoadError(file.string() + ": cannot read the file", ErrorCode::kNotFound);
+  } catch (const YAML::Exception& e) {
+    throw LoadError(file.string() + ": " + e.what());
+  }
+  if (!root.IsMap()) f.fail("(top level)", "expected a map");
+  f.only(root, "", {"base_model", "tokenizer", "max_length", "truncation", "device", "dtype", "policy",
+                    "latency_budget_ms", "tasks"});
+  UnifiedConfig c;
+  if (root["base_model"]) c.base_model = f.path(root["base_model"], "base_model");
+  if (root["tokenizer"]) c.tokenizer = f.path(root["tokenizer"], "tokenizer");
+  if (root["max_length"]) c.max_length = f.scalar<size_t>(root["max_length"], "max_length", "a token count");
+  if (root["truncation"]) {
+    const auto t = f.scalar<std::string>(root["truncation"], "truncation", "start, end or both");
+    if (t == "start") {
+      c.truncation = Keep::kStart;
+    } else if (t == "end") {
+      c.truncation = Keep::kEnd;
+    } else if (t == "both") {
+      c.truncation = Keep::kStartAndEnd;
+    } else {
+      f.fail("truncation", "'" + t + "' is not start, end or both");
+    }
+  }
+  const std::string device = root["device"] ? f.scalar<std::string>(root["device"], "device", "a device") : "cpu";
+  const std::string dtype = root["dtype"] ? f.scalar<std::string>(root["dtype"], "dtype", "a dtype") : "float32";
+  try {
+    c.load.device = parse_device(device);
+    c.load.dtype = parse_dtype_name(dtype, c.load.device);
+  } catch (const Error& e) {
+    f.fail(root["dtype"] ? "device/dtype" : "device", e.what());
+  }
+  if (root["policy"]) {
+    const auto p = f.scalar<std::string>(root["policy"], "policy", "auto, always_lora or always_traditional");
+    if (p == "auto") {
+      c.policy = PathPolicy::kAuto;
+    } else if (p == "always_lora") {
+      c.policy = PathPolicy::kAlwaysLora;
+    } else if (p == "always_traditional") {
+      c.policy = PathPolicy::kAlwaysTraditional;
+    } else {
+      f.fail("policy", "'" + p + "' is not auto, always_lora or always_traditional");
+    }
+  }
+  if (root["latency_budget_ms"]) {
+    c.latency_budget_ms = f.scalar<double>(root["latency_budget_ms"], "latency_budget_ms", "milliseconds");
+    if (c.latency_budget_ms < 0) f.fail("latency_budget_ms", "must not be negative");
+  }
+  const YAML::Node tasks = root["tasks"];
+  if (!tasks || !tasks.IsMap() || tasks.size() == 0) f.fail("tasks", "expected a map of one or more tasks");
+  for (const auto& item : tasks) {
+    const auto name = item.first.as<std::string>();
+    c.tasks.push_back(parse_task(f, name, item.second));
+    if (!c.tasks.back().adapter.empty() && c.base_model.empty())
+      f.fail("tasks." + name + ".adapter", "an adapter needs base_model");
+  }
+  return c;
+}
+
+}  // namespace semroute

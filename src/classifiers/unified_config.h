@@ -1,0 +1,58 @@
+// Configuration of the DualPathUnifiedClassifier, from YAML:
+//
+//   base_model: models/modernbert-base     # the LoRA path's shared base
+//   tokenizer: models/modernbert-base      # optional (default: beside each model)
+//   max_length: 512                        # optional, tokens
+//   truncation: start | end | both         # optional, which tokens survive
+//   device: cpu                            # optional; dtype: float32 too
+//   policy: auto | always_lora | always_traditional
+//   latency_budget_ms: 20                  # optional (auto policy)
+//   tasks:
+//     intent:   {kind: sequence, model: models/intent, adapter: adapters/intent}
+//     pii:      {kind: token, adapter: adapters/pii}
+//     security: {kind: sequence, model: models/jailbreak, adapter: adapters/security,
+//                positive_labels: [jailbreak], threshold: 0.5}
+//
+// Each task needs a traditional `model` (a fine-tuned checkpoint), an
+// `adapter` (over base_model), or both. Relative paths are relative to the
+// YAML file. Errors name the field ("tasks.security.positive_labels: …").
+#pragma once
+
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "models/core_model.h"
+#include "tasks/task_head.h"
+#include "tokenizers/tokenizer.h"
+
+namespace semroute {
+
+enum class PathPolicy { kAuto, kAlwaysLora, kAlwaysTraditional };
+
+struct UnifiedTaskConfig {
+  std::string name;
+  TaskKind kind = TaskKind::kSequence;
+  std::filesystem::path model;                // the traditional path, or empty
+  std::filesystem::path adapter;              // the LoRA path, or empty
+  std::vector<std::string> labels;            // overrides the adapter's labels
+  std::vector<std::string> positive_labels;   // sequence tasks: labels whose probability is the risk
+  double threshold = 0.5;                     // risk >= threshold flags the text
+};
+
+struct UnifiedConfig {
+  std::filesystem::path base_model;
+  std::filesystem::path tokenizer;
+  size_t max_length = 0;
+  Keep truncation = Keep::kStart;
+  LoadOptions load;
+  PathPolicy policy = PathPolicy::kAuto;
+  double latency_budget_ms = 0;  // 0: none
+  std::vector<UnifiedTaskConfig> tasks;
+
+  static UnifiedConfig from_yaml(const std::filesystem::path& path);
+};
+
+const char* policy_name(PathPolicy policy);
+
+}  // namespace semroute

@@ -1,0 +1,42 @@
+#include "lora/merge_adapter.h"
+
+#include <algorithm>
+
+#include "core/checkpoint.h"
+#include "lora/lora_adapter.h"
+#include "semroute/error.h"
+
+namespace semroute {
+
+void merge_adapter(const std::filesystem::path& base, const std::filesystem::path& adapter_dir,
+                   const std::filesystem::path& out) {
+  namespace fs = std::filesystem;
+  const Checkpoint checkpoint = Checkpoint::open(base);
+  const auto adapter = LoraAdapter::load(adapter_dir, checkpoint, at::TensorOptions().dtype(at::kFloat));
+  std::vector<std::pair<std::string, at::Tensor>> tensors;
+  for (const auto& name : checkpoint.names()) tensors.emplace_back(name, adapter->merge(name, checkpoint.tensor(name)));
+  if (adapter->has_saved_modules()) {
+    const Checkpoint saved = Checkpoint::open_weights_in(adapter_dir, "adapter_model");
+    const std::string prefix = "base_model.model.";
+    for (const auto& key : saved.names()) {
+      const std::string name = key.substr(prefix.size());
+      if (name.find(".lora_") != std::string::npos) continue;
+      const auto it = std::find_if(tensors.begin(), tensors.end(), [&](const auto& t) { return t.first == name; });
+      if (it != tensors.end()) {
+        it->second = saved.tensor(key);
+      } else {
+        tensors.emplace_back(name, saved.tensor(key));
+      }
+    }
+  }
+  fs::create_directories(out);
+  save_safetensors(out / "model.safetensors", tensors);
+  const fs::path task_config = adapter_dir / "task_config.json";
+  fs::copy_file(fs::exists(task_config) ? task_config : base / "config.json", out / "config.json",
+                fs::copy_options::overwrite_existing);
+  fs::copy_file(adapter_dir / "adapter_config.json", out / "lora_config.json", fs::copy_options::overwrite_existing);
+  for (const char* file : {"tokenizer.json", "tokenizer_config.json", "special_tokens_map.json", "vocab.txt"})
+    if (fs::exists(base / file)) fs::copy_file(base / file, out / file, fs::copy_options::overwrite_existing);
+}
+
+}  // namespace semroute
