@@ -1,3 +1,4 @@
+#include <sstream>
 #include <ATen/ops/contiguous.h>  // IWYU pragma: keep
 #include <ATen/ops/to.h>          // IWYU pragma: keep
 
@@ -45,6 +46,13 @@ Args parse_args(int argc, char** argv, int first) {
       if (arg == "--layer") args.layer = std::atoll(value.c_str());
     } else if (arg == "--no-normalize") {
       args.no_normalize = true;
+    } else if (arg == "--unmerged") {
+      args.unmerged = true;
+    } else if (arg == "--accuracy") {
+      args.accuracy = true;
+    } else if (arg == "--tasks") {
+      if (i + 1 >= argc) throw InvalidInput("--tasks needs a comma-separated list");
+      args.tasks = argv[++i];
     } else if (arg == "--no-special") {
       args.no_special = true;
     } else if (arg == "--max-length") {
@@ -59,6 +67,14 @@ Args parse_args(int argc, char** argv, int first) {
     }
   }
   return args;
+}
+
+std::vector<std::string> split_list(const std::string& csv) {
+  std::vector<std::string> items;
+  std::stringstream in(csv);
+  for (std::string item; std::getline(in, item, ',');)
+    if (!item.empty()) items.push_back(item);
+  return items;
 }
 
 LoadOptions load_options(const Args& args) {

@@ -15,6 +15,8 @@ TaskOptions task_options(const Args& args) {
   options.load = load_options(args);
   options.max_length = args.max_length;
   options.tokenizer = args.tokenizer;
+  options.adapter = args.adapter;
+  options.merge_adapter = !args.unmerged;
   if (args.truncation == "end") {
     options.truncation = Keep::kEnd;
   } else if (args.truncation == "both") {

@@ -15,6 +15,9 @@ struct Args {
   std::vector<std::string> positional;
   bool json = false;
   std::string adapter;  // --adapter DIR
+  bool unmerged = false;  // --unmerged: keep the adapter beside the weights
+  std::string tasks;      // --tasks a,b
+  bool accuracy = false;  // --accuracy
   std::string pair;     // --pair TEXT
   bool no_special = false;  // --no-special
   size_t max_length = 0;    // --max-length N
@@ -50,5 +53,10 @@ int run_tokens(const Args& args);
 int run_embed(const Args& args);
 int run_similarity(const Args& args);
 int run_intents(const Args& args);
+int run_merge_adapter(const Args& args);
+int run_unified(const Args& args);
+
+// "a,b,c" -> {"a", "b", "c"} (empty items dropped).
+std::vector<std::string> split_list(const std::string& csv);
 
 }  // namespace semroute::cli

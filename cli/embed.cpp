@@ -24,6 +24,8 @@ int run_embed(const Args& args) {
   options.layer = args.layer;
   if (args.no_normalize) options.normalize = false;
   options.prompt = args.prompt;
+  options.adapter = args.adapter;
+  options.merge_adapter = !args.unmerged;
   const auto embedder = Embedder::load(args.positional[0], options);
   const std::vector<std::string_view> texts(args.positional.begin() + 1, args.positional.end());
   const at::Tensor e = embedder->embed(texts);

@@ -10,6 +10,7 @@
 #include <map>
 
 #include "cli.h"
+#include "lora/lora_adapter.h"
 #include "models/model_factory.h"
 #include "semroute/error.h"
 #include "tasks/embedder.h"
@@ -76,7 +77,6 @@ std::map<std::string, at::Tensor> outputs(const CoreModel& model, const std::opt
 int run_forward(const Args& args) {
   if (args.positional.size() != 2)
     throw InvalidInput("usage: semroute forward MODEL_DIR CASES.json [--adapter DIR] [--json]");
-  if (!args.adapter.empty()) throw Unsupported("--adapter: LoRA adapters are not supported yet");
   std::ifstream file(args.positional[1]);
   if (!file) throw InvalidInput(args.positional[1] + ": cannot open", ErrorCode::kNotFound);
   nlohmann::json cases;
@@ -87,17 +87,32 @@ int run_forward(const Args& args) {
   }
 
   const ModelSource source = open_model_source(args.positional[0]);
-  const auto model = load_core_model(source, load_options(args));
+  // An adapter is merged; its saved head (if any) replaces the model's.
+  std::shared_ptr<const LoraAdapter> adapter;
+  WeightMap::Patch patch;
+  if (!args.adapter.empty()) {
+    adapter = LoraAdapter::load(args.adapter, source.checkpoint, at::TensorOptions().dtype(at::kFloat));
+    patch = [adapter](const std::string& name, const at::Tensor& t) { return adapter->merge(name, t); };
+  }
+  const auto model = load_core_model(source, load_options(args), nullptr, patch);
   std::optional<TaskHead> head;
   std::shared_ptr<const Embedder> embedder;
-  if (const auto kind = task_kind_of(model->config().architecture())) {
-    WeightMap weights(source.checkpoint, {""}, at::TensorOptions().dtype(model->dtype()).device(model->device()));
-    head = TaskHead::load(*model, *kind, weights);
+  std::optional<TaskKind> kind = task_kind_of(model->config().architecture());
+  if (adapter && adapter->task().task_type == "SEQ_CLS") kind = TaskKind::kSequence;
+  if (adapter && adapter->task().task_type == "TOKEN_CLS") kind = TaskKind::kToken;
+  if (kind) {
+    const auto options = at::TensorOptions().dtype(model->dtype()).device(model->device());
+    const bool saved_head = adapter && adapter->has_saved_modules();
+    WeightMap weights = saved_head ? adapter->saved_modules(options) : WeightMap(source.checkpoint, {""}, options);
+    if (patch && !saved_head) weights.set_patch(patch);
+    std::optional<Pooling> pooling;
+    if (adapter && !adapter->task().pooling.empty()) pooling = parse_pooling(adapter->task().pooling);
+    head = TaskHead::load(*model, *kind, weights, pooling);
   } else {
     EmbedderOptions options;
     options.load = load_options(args);
-  options.load = load_options(args);
     options.require_tokenizer = false;
+    options.adapter = args.adapter;
     embedder = Embedder::load(args.positional[0], options);
   }
   c10::InferenceMode guard;

@@ -25,10 +25,10 @@ commands:
       Token ids, tokens and byte offsets of TEXT with the model's tokenizer
       (tokenizer.json, or a SentencePiece tokenizer.model). MODEL_DIR may
       also be a tokenizer.json file.
-  classify MODEL_DIR TEXT... [--pair TEXT] [--max-length N] [--truncation start|end|both] [--json]
+  classify MODEL_DIR TEXT... [--pair TEXT] [--max-length N] [--truncation start|end|both] [--adapter DIR] [--json]
       Sequence classification: label, confidence and every probability.
       With --pair, each TEXT is a premise and the pair text its hypothesis.
-  tokens MODEL_DIR TEXT... [--max-length N] [--json]
+  tokens MODEL_DIR TEXT... [--max-length N] [--adapter DIR] [--json]
       Token classification: entity spans (type, byte range, text, score).
   embed MODEL_DIR TEXT... [--pooling mean|cls|last] [--dim N] [--layer K] [--no-normalize] [--json]
       Sentence embeddings (Matryoshka dimension N, early exit after layer K)
@@ -38,6 +38,13 @@ commands:
   intents MODEL_DIR INTENTS.yaml TEXT... [--json]
       Match texts against few-shot intents (name + example sentences) by
       k-nearest neighbours; the YAML may set k, threshold, aggregation.
+  unified CONFIG.yaml TEXT... [--tasks a,b] [--accuracy] [--json]
+      The unified classifier: every configured task (intent, PII, security …)
+      answered by its fine-tuned model or the LoRA multi-task engine, with the
+      path chosen, why, and its latency.
+  merge-adapter BASE_DIR ADAPTER_DIR OUT_DIR
+      Fold a PEFT LoRA adapter into its base (merge_and_unload): a plain model
+      directory with the adapter's head and labels, marked by lora_config.json.
   make-model PRESET OUT_DIR [--labels a,b] [--token-labels O,B-X,I-X] [--tokenizer FILE] [--seed N]
       Write a ModernBERT checkpoint with random weights (presets:
       modernbert-base, mmbert-base, mmbert-small, tiny) for tests and benchmarks.
@@ -49,6 +56,8 @@ options:
   --tokenizer P    tokenizer.json (or its directory) when not beside the model
   --device D       cpu (default), cuda, cuda:N or auto
   --dtype T        float32 (default), bfloat16, float16 or auto
+  --adapter DIR    a PEFT LoRA adapter for the model (classify, tokens, embed, forward),
+                   merged into the weights at load; --unmerged keeps it beside them
   -h, --help  this help
 
 Errors go to stderr with exit code 1; bad usage exits with code 2.
@@ -74,6 +83,8 @@ int main(int argc, char** argv) {
     if (command == "similarity") return cli::run_similarity(args);
     if (command == "intents") return cli::run_intents(args);
     if (command == "make-model") return cli::run_make_model(args);
+    if (command == "merge-adapter") return cli::run_merge_adapter(args);
+    if (command == "unified") return cli::run_unified(args);
     if (command == "version") {
       std::printf("semroute %s\n", SEMROUTE_VERSION_STRING);
       return 0;

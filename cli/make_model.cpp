@@ -8,17 +8,6 @@
 #include "semroute/error.h"
 
 namespace semroute::cli {
-namespace {
-
-std::vector<std::string> split_labels(const std::string& csv) {
-  std::vector<std::string> labels;
-  std::stringstream in(csv);
-  for (std::string label; std::getline(in, label, ',');)
-    if (!label.empty()) labels.push_back(label);
-  return labels;
-}
-
-}  // namespace
 
 int run_make_model(const Args& args) {
   if (args.positional.size() != 2)
@@ -27,7 +16,7 @@ int run_make_model(const Args& args) {
   RandomModelSpec spec;
   spec.preset = args.positional[0];
   spec.token_task = !args.token_labels.empty();
-  const auto labels = split_labels(spec.token_task ? args.token_labels : args.labels);
+  const auto labels = split_list(spec.token_task ? args.token_labels : args.labels);
   if (!labels.empty()) spec.labels = labels;
   spec.tokenizer = args.tokenizer;
   spec.seed = args.seed;
