@@ -8,6 +8,8 @@
 #include <vector>
 
 #include "semroute/semroute.h"
+#include "classifiers/unified_classifier.h"
+#include "lora/multitask_engine.h"
 #include "tasks/embedder.h"
 #include "tasks/sequence_classifier.h"
 #include "tasks/token_classifier.h"
@@ -47,6 +49,21 @@ struct semroute_token_results {
   std::vector<std::vector<semroute_token_label>> tokens;
 };
 
+struct semroute_engine {
+  std::shared_ptr<const semroute::MultiTaskEngine> engine;
+};
+
+struct semroute_unified {
+  std::shared_ptr<const semroute::UnifiedClassifier> unified;
+};
+
+struct semroute_task_results {
+  std::vector<semroute::UnifiedResult> items;
+  // C views of items, built once items is final.
+  std::vector<std::vector<semroute_entity>> entities;  // per (text, answer)
+  std::vector<std::vector<semroute_task_answer>> answers;  // per text
+};
+
 namespace semroute::capi {
 
 // A status for `code` and `message`; a static out-of-memory status when even
@@ -66,6 +83,14 @@ semroute_status* guarded(Body&& body) noexcept {
     return status_of_current_exception();
   }
 }
+
+// The caller's params over the defaults, reading only the fields its header
+// knew of (a smaller struct_size comes from an older header).
+semroute_model_params effective_params(const semroute_model_params* given);
+// Device and dtype of `p`; applies its thread count.
+LoadOptions load_options_of(const semroute_model_params& p);
+Keep keep_of(int32_t truncation);
+std::string string_or(const char* s, const char* fallback);
 
 // Throws InvalidInput naming `what` when `p` is NULL.
 void require(const void* p, const char* what);

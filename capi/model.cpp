@@ -22,11 +22,12 @@ semroute_model_params defaults() {
   p.truncation = SEMROUTE_KEEP_START;
   p.pooling = SEMROUTE_POOLING_DEFAULT;
   p.normalize = 1;
+  p.merge_adapter = 1;
   return p;
 }
 
-// The caller's params over the defaults, reading only the fields its header
-// knew of (a smaller struct_size comes from an older header).
+}  // namespace
+
 semroute_model_params effective_params(const semroute_model_params* given) {
   semroute_model_params p = defaults();
   if (given == nullptr) return p;
@@ -39,6 +40,16 @@ semroute_model_params effective_params(const semroute_model_params* given) {
 
 std::string string_or(const char* s, const char* fallback) { return s != nullptr ? s : fallback; }
 
+LoadOptions load_options_of(const semroute_model_params& p) {
+  LoadOptions load;
+  load.device = parse_device(string_or(p.device, "cpu"));
+  load.dtype = parse_dtype_name(string_or(p.dtype, "float32"), load.device);
+  if (p.threads < 0) throw InvalidInput("threads must be >= 0");
+  ensure_runtime_initialized();
+  if (p.threads > 0) set_compute_threads(p.threads);
+  return load;
+}
+
 Keep keep_of(int32_t truncation) {
   switch (truncation) {
     case SEMROUTE_KEEP_START: return Keep::kStart;
@@ -47,6 +58,8 @@ Keep keep_of(int32_t truncation) {
   }
   throw InvalidInput("unknown truncation " + std::to_string(truncation));
 }
+
+namespace {
 
 std::optional<Pooling> pooling_of(int32_t pooling) {
   switch (pooling) {
@@ -75,13 +88,8 @@ std::unique_ptr<semroute_model> load_model(const std::filesystem::path& dir, con
   model->architecture = architectures.empty() ? "" : architectures.front();
   model->task = task_of(p.task, model->architecture);
 
-  LoadOptions load;
-  load.device = parse_device(string_or(p.device, "cpu"));
-  load.dtype = parse_dtype_name(string_or(p.dtype, "float32"), load.device);
-  if (p.threads < 0) throw InvalidInput("threads must be >= 0");
-  ensure_runtime_initialized();
-  if (p.threads > 0) set_compute_threads(p.threads);
-
+  const LoadOptions load = load_options_of(p);
+  if (p.merge_adapter != 0 && p.merge_adapter != 1) throw InvalidInput("merge_adapter must be 0 or 1");
   if (model->task == SEMROUTE_TASK_EMBEDDING) {
     EmbedderOptions options;
     options.load = load;
@@ -94,6 +102,8 @@ std::unique_ptr<semroute_model> load_model(const std::filesystem::path& dir, con
     options.dimension = p.dimension;
     options.layer = p.layer;
     options.prompt = string_or(p.prompt, "");
+    options.adapter = string_or(p.adapter, "");
+    options.merge_adapter = p.merge_adapter == 1;
     model->embedder = Embedder::load(dir, options);
     return model;
   }
@@ -102,6 +112,8 @@ std::unique_ptr<semroute_model> load_model(const std::filesystem::path& dir, con
   options.max_length = p.max_length;
   options.truncation = keep_of(p.truncation);
   options.tokenizer = string_or(p.tokenizer, "");
+  options.adapter = string_or(p.adapter, "");
+  options.merge_adapter = p.merge_adapter == 1;
   if (model->task == SEMROUTE_TASK_SEQUENCE_CLASSIFICATION) {
     model->sequence = SequenceClassifier::load(dir, options);
   } else {

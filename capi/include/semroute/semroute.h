@@ -127,6 +127,9 @@ typedef struct semroute_model_params {
   uint32_t dimension;    /* Matryoshka: keep the first N values (re-normalized); 0 = all */
   uint32_t layer;        /* early exit after this many layers; 0 = all */
   const char* prompt;    /* put before every text, e.g. "Instruct: …\nQuery: "; NULL = none */
+  /* LoRA. */
+  const char* adapter;   /* a PEFT LoRA adapter directory for the model; NULL = none */
+  int32_t merge_adapter; /* 1 = fold it into the weights at load (default), 0 = add it at run time */
 } semroute_model_params;
 
 /* Defaults: auto task, CPU, float32, model limits, keep start, normalized. */
@@ -282,6 +285,83 @@ SEMROUTE_API SEMROUTE_MUST_USE semroute_status* semroute_top_k(const semroute_mo
                                                                const uint64_t* offsets, size_t count, size_t k,
                                                                size_t* out_indices, float* out_scores,
                                                                size_t* out_found);
+
+/* ------------------------------------------- multi-task LoRA and unified */
+
+typedef enum semroute_path {
+  SEMROUTE_PATH_TRADITIONAL = 0, /* a separately fine-tuned model */
+  SEMROUTE_PATH_LORA = 1         /* the multi-task engine (adapters over a shared base) */
+} semroute_path;
+
+/* One task's answer for one text. Strings are NUL-terminated. */
+typedef struct semroute_task_answer {
+  const char* task;
+  int32_t task_kind;      /* SEMROUTE_TASK_SEQUENCE_CLASSIFICATION or SEMROUTE_TASK_TOKEN_CLASSIFICATION */
+  int32_t path;           /* semroute_path that produced the answer */
+  const char* reason;     /* why that path (and any fallback) */
+  double latency_ms;      /* duration of the call that produced it */
+  const char* error;      /* NULL when answered; else why every path failed (the fields below are empty) */
+  /* Sequence tasks. */
+  int32_t class_id;
+  const char* label;
+  float confidence;
+  const float* probabilities; /* num_labels floats, in label order */
+  size_t num_labels;
+  float risk;             /* total probability of the task's positive labels (0 without any) */
+  int32_t flagged;        /* 1 when risk >= the task's threshold */
+  /* Token tasks. */
+  const semroute_entity* entities;
+  size_t num_entities;
+} semroute_task_answer;
+
+typedef struct semroute_task_results semroute_task_results;
+
+SEMROUTE_API size_t semroute_task_results_count(const semroute_task_results* results);
+/* The answers for text i, one per requested task in request order: *out_count
+ * structs borrowed from results; NULL (and 0) when i is out of range. */
+SEMROUTE_API const semroute_task_answer* semroute_task_results_answers(const semroute_task_results* results, size_t i,
+                                                                       size_t* out_count);
+SEMROUTE_API void semroute_task_results_free(semroute_task_results* results);
+
+/* The multi-task engine: one base model and several task adapters, run in one
+ * shared pass (layers below the first adapted layer once for all tasks). */
+typedef struct semroute_engine semroute_engine;
+
+typedef struct semroute_engine_task {
+  const char* name;    /* the task's name in requests and answers */
+  const char* adapter; /* its PEFT adapter directory (with its head in modules_to_save) */
+  int32_t task_kind;   /* SEMROUTE_TASK_AUTO (from the adapter's task_type), _SEQUENCE_ or _TOKEN_CLASSIFICATION */
+} semroute_engine_task;
+
+/* Loads `base` and `count` task adapters. params (may be NULL) supplies the
+ * device, dtype, threads, max_length, truncation and tokenizer. *out_engine
+ * is caller-owned (semroute_engine_free). */
+SEMROUTE_API SEMROUTE_MUST_USE semroute_status* semroute_engine_load(const char* base,
+                                                                     const semroute_engine_task* tasks, size_t count,
+                                                                     const semroute_model_params* params,
+                                                                     semroute_engine** out_engine);
+SEMROUTE_API void semroute_engine_free(semroute_engine* engine);
+
+/* Classifies count texts for task_count tasks named in one buffer + offsets
+ * (task_count 0: every task). *out is caller-owned (semroute_task_results_free). */
+SEMROUTE_API SEMROUTE_MUST_USE semroute_status* semroute_engine_classify(
+    const semroute_engine* engine, const char* texts, const uint64_t* offsets, size_t count, const char* tasks,
+    const uint64_t* task_offsets, size_t task_count, semroute_task_results** out);
+
+/* The DualPathUnifiedClassifier, configured by a YAML file (see the README):
+ * per task a fine-tuned model, a LoRA adapter, or both, a path policy, a
+ * latency budget, positive labels. */
+typedef struct semroute_unified semroute_unified;
+
+SEMROUTE_API SEMROUTE_MUST_USE semroute_status* semroute_unified_load(const char* config_path,
+                                                                      semroute_unified** out_unified);
+SEMROUTE_API void semroute_unified_free(semroute_unified* unified);
+
+/* Classifies count texts for the named tasks (task_count 0: every task);
+ * prefer_accuracy = 1 asks the auto policy for the fine-tuned models. */
+SEMROUTE_API SEMROUTE_MUST_USE semroute_status* semroute_unified_classify(
+    const semroute_unified* unified, const char* texts, const uint64_t* offsets, size_t count, const char* tasks,
+    const uint64_t* task_offsets, size_t task_count, int prefer_accuracy, semroute_task_results** out);
 
 #ifdef __cplusplus
 }

@@ -1,0 +1,164 @@
+// The multi-task engine and the unified classifier through the C API: both
+// answer with semroute_task_results (one answer per text and task).
+#include <chrono>
+
+#include "handles.h"
+#include "semroute/error.h"
+
+using namespace semroute::capi;
+using semroute::InvalidInput;
+
+namespace {
+
+std::vector<std::string> task_names(const char* tasks, const uint64_t* offsets, size_t count) {
+  std::vector<std::string> names;
+  for (const auto view : batch_views(tasks, offsets, count, "tasks")) names.emplace_back(view);
+  return names;
+}
+
+// C views over `items`, which must not move afterwards.
+semroute_task_results* task_results(std::vector<semroute::UnifiedResult> items) {
+  auto results = std::make_unique<semroute_task_results>();
+  results->items = std::move(items);
+  for (const auto& text : results->items)
+    for (const auto& a : text.answers) {
+      auto& entities = results->entities.emplace_back();
+      for (const auto& e : a.entities)
+        entities.push_back({e.type.c_str(), e.begin, e.end, e.text.c_str(), e.text.size(), e.score});
+    }
+  size_t next = 0;
+  for (const auto& text : results->items) {
+    auto& answers = results->answers.emplace_back();
+    for (const auto& a : text.answers) {
+      const auto& entities = results->entities[next++];
+      const auto& c = a.classification;
+      const bool sequence = a.kind == semroute::TaskKind::kSequence;
+      answers.push_back({a.task.c_str(),
+                         sequence ? SEMROUTE_TASK_SEQUENCE_CLASSIFICATION : SEMROUTE_TASK_TOKEN_CLASSIFICATION,
+                         a.path == semroute::PathKind::kLora ? SEMROUTE_PATH_LORA : SEMROUTE_PATH_TRADITIONAL,
+                         a.reason.c_str(), a.latency_ms, a.error.empty() ? nullptr : a.error.c_str(),
+                         static_cast<int32_t>(c.class_id), sequence && a.error.empty() ? c.label.c_str() : nullptr,
+                         c.confidence, c.probabilities.empty() ? nullptr : c.probabilities.data(),
+                         c.probabilities.size(), a.risk, a.flagged ? 1 : 0,
+                         entities.empty() ? nullptr : entities.data(), entities.size()});
+    }
+  }
+  return results.release();
+}
+
+// The engine's per-task results as per-text answers.
+std::vector<semroute::UnifiedResult> engine_answers(const std::vector<semroute::TaskResult>& tasks, size_t texts,
+                                                    double ms) {
+  std::vector<semroute::UnifiedResult> out(texts);
+  for (const auto& t : tasks)
+    for (size_t i = 0; i < texts; ++i) {
+      semroute::TaskAnswer a;
+      a.task = t.task;
+      a.kind = t.kind;
+      a.path = semroute::PathKind::kLora;
+      a.reason = "multi-task engine";
+      a.latency_ms = ms;
+      if (t.kind == semroute::TaskKind::kSequence) a.classification = t.sequences[i];
+      if (t.kind == semroute::TaskKind::kToken) a.entities = t.tokens[i].entities;
+      out[i].answers.push_back(std::move(a));
+    }
+  return out;
+}
+
+semroute::EngineTaskSpec engine_task(const semroute_engine_task& t, size_t i) {
+  const std::string where = "tasks[" + std::to_string(i) + "]";
+  require(t.name, (where + ".name").c_str());
+  require(t.adapter, (where + ".adapter").c_str());
+  semroute::EngineTaskSpec spec{t.name, t.adapter, std::nullopt, {}, std::nullopt};
+  if (t.task_kind == SEMROUTE_TASK_SEQUENCE_CLASSIFICATION) {
+    spec.kind = semroute::TaskKind::kSequence;
+  } else if (t.task_kind == SEMROUTE_TASK_TOKEN_CLASSIFICATION) {
+    spec.kind = semroute::TaskKind::kToken;
+  } else if (t.task_kind != SEMROUTE_TASK_AUTO) {
+    throw InvalidInput(where + ".task_kind must be auto, sequence or token classification");
+  }
+  return spec;
+}
+
+}  // namespace
+
+extern "C" {
+
+size_t semroute_task_results_count(const semroute_task_results* results) {
+  return results != nullptr ? results->items.size() : 0;
+}
+
+const semroute_task_answer* semroute_task_results_answers(const semroute_task_results* results, size_t i,
+                                                          size_t* out_count) {
+  const bool valid = results != nullptr && i < results->answers.size() && !results->answers[i].empty();
+  if (out_count != nullptr) *out_count = valid ? results->answers[i].size() : 0;
+  return valid ? results->answers[i].data() : nullptr;
+}
+
+void semroute_task_results_free(semroute_task_results* results) { delete results; }
+
+semroute_status* semroute_engine_load(const char* base, const semroute_engine_task* tasks, size_t count,
+                                      const semroute_model_params* params, semroute_engine** out_engine) {
+  if (out_engine != nullptr) *out_engine = nullptr;
+  return guarded([&] {
+    require(base, "base");
+    require(out_engine, "out_engine");
+    if (count > 0) require(tasks, "tasks");
+    const semroute_model_params p = effective_params(params);
+    semroute::EngineOptions options;
+    options.load = load_options_of(p);
+    options.max_length = p.max_length;
+    options.truncation = keep_of(p.truncation);
+    options.tokenizer = string_or(p.tokenizer, "");
+    std::vector<semroute::EngineTaskSpec> specs;
+    for (size_t i = 0; i < count; ++i) specs.push_back(engine_task(tasks[i], i));
+    *out_engine = new semroute_engine{semroute::MultiTaskEngine::load(base, specs, options)};
+  });
+}
+
+void semroute_engine_free(semroute_engine* engine) { delete engine; }
+
+semroute_status* semroute_engine_classify(const semroute_engine* engine, const char* texts, const uint64_t* offsets,
+                                          size_t count, const char* tasks, const uint64_t* task_offsets,
+                                          size_t task_count, semroute_task_results** out) {
+  if (out != nullptr) *out = nullptr;
+  return guarded([&] {
+    require(engine, "engine");
+    require(out, "out");
+    const auto views = batch_views(texts, offsets, count, "texts");
+    const auto names = task_names(tasks, task_offsets, task_count);
+    const auto start = std::chrono::steady_clock::now();
+    const auto results = engine->engine->classify(views, names);
+    const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+    *out = task_results(engine_answers(results, views.size(), ms));
+  });
+}
+
+semroute_status* semroute_unified_load(const char* config_path, semroute_unified** out_unified) {
+  if (out_unified != nullptr) *out_unified = nullptr;
+  return guarded([&] {
+    require(config_path, "config_path");
+    require(out_unified, "out_unified");
+    const auto config = semroute::UnifiedConfig::from_yaml(config_path);
+    *out_unified = new semroute_unified{semroute::UnifiedClassifier::load(config)};
+  });
+}
+
+void semroute_unified_free(semroute_unified* unified) { delete unified; }
+
+semroute_status* semroute_unified_classify(const semroute_unified* unified, const char* texts,
+                                           const uint64_t* offsets, size_t count, const char* tasks,
+                                           const uint64_t* task_offsets, size_t task_count, int prefer_accuracy,
+                                           semroute_task_results** out) {
+  if (out != nullptr) *out = nullptr;
+  return guarded([&] {
+    require(unified, "unified");
+    require(out, "out");
+    const auto views = batch_views(texts, offsets, count, "texts");
+    semroute::UnifiedRequest request{task_names(tasks, task_offsets, task_count), prefer_accuracy != 0};
+    *out = task_results(views.empty() ? std::vector<semroute::UnifiedResult>()
+                                      : unified->unified->classify(views, request));
+  });
+}
+
+}  // extern "C"
