@@ -19,9 +19,35 @@ import (
 // the context is checked between chunks.
 const batchChunk = 64
 
+// guard lets calls run concurrently and makes Close wait for them.
+type guard struct {
+	mu     sync.RWMutex
+	closed bool
+}
+
+// do runs fn unless closed, holding Close off until it returns.
+func (g *guard) do(fn func() error) error {
+	g.mu.RLock()
+	defer g.mu.RUnlock()
+	if g.closed {
+		return ErrClosed
+	}
+	return fn()
+}
+
+// close runs free once, after the calls in flight.
+func (g *guard) close(free func()) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if !g.closed {
+		free()
+		g.closed = true
+	}
+}
+
 // Model is a loaded model. Safe for concurrent use.
 type Model struct {
-	mu     sync.RWMutex
+	guard
 	handle *C.semroute_model
 	info   Info
 }
@@ -61,6 +87,10 @@ func Load(dir string, opts *Options) (*Model, error) {
 	params.dimension = C.uint32_t(opts.Dimension)
 	params.layer = C.uint32_t(opts.Layer)
 	params.prompt = cstr(opts.Prompt)
+	params.adapter = cstr(opts.Adapter)
+	if opts.UnmergedAdapter {
+		params.merge_adapter = 0
+	}
 	if opts.Threads < 0 || opts.MaxLength < 0 || opts.Dimension < 0 || opts.Layer < 0 {
 		return nil, &Error{Code: CodeInvalidArgument, Message: "Threads, MaxLength, Dimension and Layer must be >= 0"}
 	}
@@ -76,10 +106,7 @@ func Load(dir string, opts *Options) (*Model, error) {
 
 // Close releases the model. It waits for calls in flight and is idempotent.
 func (m *Model) Close() error {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	C.semroute_model_free(m.handle)
-	m.handle = nil
+	m.close(func() { C.semroute_model_free(m.handle) })
 	return nil
 }
 
@@ -259,17 +286,19 @@ func (m *Model) Tokenize(text string, addSpecialTokens bool) (Tokens, error) {
 
 // call runs fn on the open handle, holding Close off until it returns.
 func (m *Model) call(fn func(h *C.semroute_model) error) error {
-	m.mu.RLock()
-	defer m.mu.RUnlock()
-	if m.handle == nil {
-		return ErrClosed
-	}
-	return fn(m.handle)
+	return m.do(func() error { return fn(m.handle) })
 }
 
-// chunked runs fn over [0, n) in chunks of batchChunk texts, checking ctx
-// before each (an empty batch still makes one call, which checks the handle).
+// chunked runs fn on the open handle over [0, n) in chunks.
 func (m *Model) chunked(ctx context.Context, n int, fn func(h *C.semroute_model, lo, hi int) error) error {
+	return inChunks(ctx, n, func(lo, hi int) error {
+		return m.call(func(h *C.semroute_model) error { return fn(h, lo, hi) })
+	})
+}
+
+// inChunks runs fn over [0, n) in chunks of batchChunk texts, checking ctx
+// before each (an empty batch still makes one call, which checks the handle).
+func inChunks(ctx context.Context, n int, fn func(lo, hi int) error) error {
 	for lo := 0; ; {
 		if err := ctx.Err(); err != nil {
 			return err
@@ -278,7 +307,7 @@ func (m *Model) chunked(ctx context.Context, n int, fn func(h *C.semroute_model,
 		if hi > n {
 			hi = n
 		}
-		if err := m.call(func(h *C.semroute_model) error { return fn(h, lo, hi) }); err != nil {
+		if err := fn(lo, hi); err != nil {
 			return err
 		}
 		if lo = hi; lo >= n {
@@ -330,14 +359,7 @@ func tokenResults(r *C.semroute_token_results) []TokenResult {
 	out := make([]TokenResult, int(C.semroute_token_results_count(r)))
 	for i := range out {
 		var n C.size_t
-		if p := C.semroute_token_results_entities(r, C.size_t(i), &n); p != nil {
-			for _, e := range unsafe.Slice(p, int(n)) {
-				out[i].Entities = append(out[i].Entities, Entity{
-					Type: C.GoString(e._type), Begin: int(e.begin), End: int(e.end),
-					Text: C.GoStringN(e.text, C.int(e.text_length)), Score: float32(e.score),
-				})
-			}
-		}
+		out[i].Entities = entities(C.semroute_token_results_entities(r, C.size_t(i), &n), n)
 		if p := C.semroute_token_results_tokens(r, C.size_t(i), &n); p != nil {
 			for _, t := range unsafe.Slice(p, int(n)) {
 				out[i].Tokens = append(out[i].Tokens, TokenLabel{
@@ -346,6 +368,20 @@ func tokenResults(r *C.semroute_token_results) []TokenResult {
 				})
 			}
 		}
+	}
+	return out
+}
+
+func entities(p *C.semroute_entity, n C.size_t) []Entity {
+	if p == nil {
+		return nil
+	}
+	out := make([]Entity, 0, int(n))
+	for _, e := range unsafe.Slice(p, int(n)) {
+		out = append(out, Entity{
+			Type: C.GoString(e._type), Begin: int(e.begin), End: int(e.end),
+			Text: C.GoStringN(e.text, C.int(e.text_length)), Score: float32(e.score),
+		})
 	}
 	return out
 }

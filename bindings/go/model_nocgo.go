@@ -40,3 +40,25 @@ func (m *Model) TopK(ctx context.Context, query string, candidates []string, k i
 func (m *Model) Tokenize(text string, addSpecialTokens bool) (Tokens, error) {
 	return Tokens{}, ErrUnavailable
 }
+
+// Engine is unavailable without cgo.
+type Engine struct{}
+
+// LoadEngine returns ErrUnavailable: this build has no cgo.
+func LoadEngine(base string, tasks []EngineTask, opts *Options) (*Engine, error) {
+	return nil, ErrUnavailable
+}
+func (e *Engine) Close() error { return nil }
+func (e *Engine) Classify(ctx context.Context, texts []string, tasks ...string) ([][]TaskAnswer, error) {
+	return nil, ErrUnavailable
+}
+
+// Unified is unavailable without cgo.
+type Unified struct{}
+
+// LoadUnified returns ErrUnavailable: this build has no cgo.
+func LoadUnified(config string) (*Unified, error) { return nil, ErrUnavailable }
+func (u *Unified) Close() error                   { return nil }
+func (u *Unified) Classify(ctx context.Context, texts []string, req *UnifiedRequest) ([][]TaskAnswer, error) {
+	return nil, ErrUnavailable
+}

@@ -48,6 +48,10 @@ type Options struct {
 	Dimension   int    // Matryoshka: keep the first N values; 0 = all
 	Layer       int    // early exit after this many layers; 0 = all
 	Prompt      string // put before every text, e.g. "Instruct: …\nQuery: "
+
+	// LoRA.
+	Adapter         string // a PEFT LoRA adapter directory for the model
+	UnmergedAdapter bool   // add it at run time instead of folding it into the weights at load
 }
 
 // Info describes a loaded model.
@@ -104,4 +108,47 @@ type Tokens struct {
 	IDs     []int32
 	Offsets [][2]int // byte [begin, end) per token; {0, 0} for special tokens
 	Tokens  []string
+}
+
+// Path is how a task was answered.
+type Path int
+
+const (
+	PathTraditional Path = iota // a separately fine-tuned model
+	PathLoRA                    // the multi-task engine (adapters over a shared base)
+)
+
+func (p Path) String() string {
+	if p == PathLoRA {
+		return "lora"
+	}
+	return "traditional"
+}
+
+// EngineTask is one task adapter of a multi-task engine.
+type EngineTask struct {
+	Name    string
+	Adapter string // PEFT adapter directory, with its head in modules_to_save
+	Kind    Task   // TaskAuto (from the adapter's task_type), TaskSequenceClassification or TaskTokenClassification
+}
+
+// UnifiedRequest selects tasks for the unified classifier.
+type UnifiedRequest struct {
+	Tasks          []string // empty: every configured task
+	PreferAccuracy bool     // auto policy: use the fine-tuned models where loaded
+}
+
+// TaskAnswer is one task's answer for one text.
+type TaskAnswer struct {
+	Task      string
+	Kind      Task // TaskSequenceClassification or TaskTokenClassification
+	Path      Path
+	Reason    string  // why that path (and any fallback)
+	LatencyMS float64 // duration of the call that produced it
+	Error     string  // set when every path failed; the fields below are then empty
+
+	Classification Classification // sequence tasks
+	Risk           float32        // total probability of the task's positive labels
+	Flagged        bool           // Risk >= the task's threshold
+	Entities       []Entity       // token tasks
 }
