@@ -3,6 +3,8 @@
 #include <ATen/ops/cat.h>
 #include <c10/core/InferenceMode.h>
 
+#include <tbb/parallel_for.h>
+
 #include <algorithm>
 #include <numeric>
 
@@ -160,7 +162,13 @@ std::vector<TaskResult> MultiTaskEngine::classify(const std::vector<std::string_
   }
   const TextBatch batch = make_text_batch(*tokenizer_, texts, encode_, encoder_->device());
   const auto logits_per_task = logits(batch.inputs, indices, stats);
-  for (size_t i = 0; i < indices.size(); ++i) {
+  // The split of the cores: the forward and the heads above ran on libtorch's
+  // intra-op threads (all of them); what is left per task (labels from
+  // probabilities, span aggregation with byte offsets) is small serial work,
+  // spread over TBB's workers only after the forward is done, so the two
+  // pools are never busy at the same time.
+  results.resize(indices.size());
+  tbb::parallel_for(size_t{0}, indices.size(), [&](size_t i) {
     const Task& task = tasks_[indices[i]];
     TaskResult r{task.name, task.kind, {}, {}};
     if (task.kind == TaskKind::kSequence) {
@@ -168,8 +176,8 @@ std::vector<TaskResult> MultiTaskEngine::classify(const std::vector<std::string_
     } else {
       r.tokens = to_token_classifications(logits_per_task[i], batch, texts, task.labels);
     }
-    results.push_back(std::move(r));
-  }
+    results[i] = std::move(r);
+  });
   return results;
 }
 
