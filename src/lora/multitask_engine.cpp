@@ -3,11 +3,10 @@
 #include <ATen/ops/cat.h>
 #include <c10/core/InferenceMode.h>
 
-#include <tbb/parallel_for.h>
-
 #include <algorithm>
 #include <numeric>
 
+#include "core/parallel.h"
 #include "lora/lora_deltas.h"
 #include "models/model_factory.h"
 #include "semroute/error.h"
@@ -168,7 +167,7 @@ std::vector<TaskResult> MultiTaskEngine::classify(const std::vector<std::string_
   // spread over TBB's workers only after the forward is done, so the two
   // pools are never busy at the same time.
   results.resize(indices.size());
-  tbb::parallel_for(size_t{0}, indices.size(), [&](size_t i) {
+  parallel_for_each(indices.size(), [&](size_t i) {
     const Task& task = tasks_[indices[i]];
     TaskResult r{task.name, task.kind, {}, {}};
     if (task.kind == TaskKind::kSequence) {

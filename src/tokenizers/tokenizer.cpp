@@ -1,10 +1,9 @@
 #include "tokenizers/tokenizer.h"
 
-#include <tbb/parallel_for.h>
-
 #include <algorithm>
 #include <fstream>
 
+#include "core/parallel.h"
 #include "semroute/error.h"
 #include "tokenizers/hf_tokenizer.h"
 #include "tokenizers/post_processors.h"
@@ -120,7 +119,7 @@ std::vector<Encoding> Tokenizer::encode_batch(const std::vector<std::string_view
   if (texts.size() < 4) {
     for (size_t i = 0; i < texts.size(); ++i) out[i] = encode(texts[i], options);
   } else {
-    tbb::parallel_for(size_t{0}, texts.size(), [&](size_t i) { out[i] = encode(texts[i], options); });
+    parallel_for_each(texts.size(), [&](size_t i) { out[i] = encode(texts[i], options); });
   }
   size_t length = padding.length;
   if (length == 0)
