@@ -83,27 +83,8 @@ UnifiedTaskConfig parse_task(const Fields& f, const std::string& name, const YAM
   return t;
 }
 
-}  // namespace
 
-const char* policy_name(PathPolicy policy) {
-  switch (policy) {
-    case PathPolicy::kAlwaysLora: return "always_lora";
-    case PathPolicy::kAlwaysTraditional: return "always_traditional";
-    case PathPolicy::kAuto: break;
-  }
-  return "auto";
-}
-
-UnifiedConfig UnifiedConfig::from_yaml(const std::filesystem::path& file) {
-  const Fields f(file);
-  YAML::Node root;
-  try {
-    root = YAML::LoadFile(file.string());
-  } catch (const YAML::BadFile&) {
-    throw LoadError(file.string() + ": cannot read the file", ErrorCode::kNotFound);
-  } catch (const YAML::Exception& e) {
-    throw LoadError(file.string() + ": " + e.what());
-  }
+UnifiedConfig parse_config(const Fields& f, const YAML::Node& root) {
   if (!root.IsMap()) f.fail("(top level)", "expected a map");
   f.only(root, "", {"base_model", "tokenizer", "max_length", "truncation", "device", "dtype", "policy",
                     "latency_budget_ms", "tasks"});
@@ -156,6 +137,27 @@ UnifiedConfig UnifiedConfig::from_yaml(const std::filesystem::path& file) {
       f.fail("tasks." + name + ".adapter", "an adapter needs base_model");
   }
   return c;
+}
+
+}  // namespace
+
+const char* policy_name(PathPolicy policy) {
+  switch (policy) {
+    case PathPolicy::kAlwaysLora: return "always_lora";
+    case PathPolicy::kAlwaysTraditional: return "always_traditional";
+    case PathPolicy::kAuto: break;
+  }
+  return "auto";
+}
+
+UnifiedConfig UnifiedConfig::from_yaml(const std::filesystem::path& file) {
+  try {
+    return parse_config(Fields(file), YAML::LoadFile(file.string()));
+  } catch (const YAML::BadFile&) {
+    throw LoadError(file.string() + ": cannot read the file", ErrorCode::kNotFound);
+  } catch (const YAML::Exception& e) {  // syntax, or a key that is not a string
+    throw LoadError(file.string() + ": " + e.what());
+  }
 }
 
 }  // namespace semroute

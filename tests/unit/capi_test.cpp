@@ -121,8 +121,10 @@ TEST_F(CApi, LoadFailuresAreStatuses) {
               "truncation");
   params = semroute_model_default_params();
   params.device = "tpu";
-  EXPECT_NE(semroute_status_code(semroute_model_load(path("intent").c_str(), &params, &model)), SEMROUTE_OK);
+  semroute_status* status = semroute_model_load(path("intent").c_str(), &params, &model);
+  EXPECT_NE(semroute_status_code(status), SEMROUTE_OK);
   EXPECT_EQ(model, nullptr);
+  semroute_status_free(status);
 }
 
 TEST_F(CApi, OlderParamsStructsKeepTheDefaults) {

@@ -172,6 +172,7 @@ TEST_F(Unified, ConfigErrorsNameTheField) {
   refused(base, "tasks: expected a map of one or more tasks");
   refused("tasks:\n" + security + "}\n", "tasks.security.adapter: an adapter needs base_model");
   refused(base + "tasks: [\n", "bad.yaml");
+  refused(base + "tasks:\n  [a, b]: {kind: token, model: m}\n", "bad.yaml");
   test::expect_error([&] { UnifiedConfig::from_yaml(*dir_ / "missing.yaml"); }, ErrorCode::kNotFound, "missing.yaml");
 }
 
