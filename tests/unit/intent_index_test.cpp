@@ -2,7 +2,9 @@
 // on a tiny random ModernBERT with the real tokenizer.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
+#include <random>
 
 #include "classifiers/intent_index.h"
 #include "models/random_model.h"
@@ -33,6 +35,56 @@ TEST(VectorIndex, RefusesBadVectorsAndHandlesEmptyIndexes) {
   test::expect_error([&] { index.add(zero, 3); }, ErrorCode::kInvalidArgument, "zero");
   index.add(q, 3);
   test::expect_error([&] { index.search(q, 4, 1); }, ErrorCode::kInvalidArgument, "dimension");
+}
+
+TEST(VectorIndex, QuantizedScanGivesTheExactTopK) {
+  // Random rows plus clusters of near-duplicates (scores within 1e-4 of each
+  // other, far below the int8 error): the result must equal a float32 scan.
+  std::mt19937 rng(11);
+  std::normal_distribution<float> normal;
+  const int64_t dim = 96, rows = 4000, k = 10;
+  VectorIndex index(dim);
+  std::vector<std::vector<float>> unit;
+  for (int64_t r = 0; r < rows; ++r) {
+    std::vector<float> v(dim);
+    for (auto& x : v) x = normal(rng);
+    if (r % 8 != 0) {
+      const auto& prev = unit.back();
+      for (int64_t i = 0; i < dim; ++i) v[i] = prev[i] + 1e-4f * normal(rng);
+    }
+    index.add(v.data(), dim);
+    float norm = 0;
+    for (float x : v) norm += x * x;
+    for (auto& x : v) x /= std::sqrt(norm);
+    unit.push_back(v);
+  }
+  int64_t rescored_total = 0;
+  for (int query = 0; query < 40; ++query) {
+    std::vector<float> q(dim);
+    for (int64_t i = 0; i < dim; ++i) q[i] = query % 2 ? normal(rng) : unit[static_cast<size_t>(query * 97)][i] + 0.01f * normal(rng);
+    std::vector<std::pair<double, int64_t>> exact;
+    double qn = 0;
+    for (float x : q) qn += double(x) * x;
+    for (int64_t r = 0; r < rows; ++r) {
+      double dot = 0;
+      for (int64_t i = 0; i < dim; ++i) dot += double(unit[r][i]) * q[i];
+      exact.emplace_back(dot / std::sqrt(qn), r);
+    }
+    std::sort(exact.begin(), exact.end(), [](auto& a, auto& b) { return a.first > b.first; });
+    int64_t rescored = 0;
+    const auto got = index.search(q.data(), dim, k, &rescored);
+    rescored_total += rescored;
+    ASSERT_EQ(got.size(), static_cast<size_t>(k));
+    for (int64_t i = 0; i < k; ++i) {
+      EXPECT_NEAR(got[i].score, exact[i].first, 2e-6) << "query " << query << " rank " << i;
+      // Equal scores up to float rounding may swap; the row must be a true top-k row.
+      double true_score = 0;
+      for (int64_t j = 0; j < dim; ++j) true_score += double(unit[got[i].row][j]) * q[j];
+      EXPECT_GE(true_score / std::sqrt(qn), exact[k - 1].first - 2e-6);
+    }
+  }
+  // The int8 bound prunes: only a small share of the rows is rescored.
+  EXPECT_LT(rescored_total / 40, rows / 4);
 }
 
 class Intents : public ::testing::Test {
