@@ -4,8 +4,10 @@
 
 #include <algorithm>
 #include <cmath>
+#include <numeric>
 #include <random>
 
+#include "classifiers/int8_dot.h"
 #include "classifiers/intent_index.h"
 #include "models/random_model.h"
 #include "test_util.h"
@@ -85,6 +87,25 @@ TEST(VectorIndex, QuantizedScanGivesTheExactTopK) {
   }
   // The int8 bound prunes: only a small share of the rows is rescored.
   EXPECT_LT(rescored_total / 40, rows / 4);
+}
+
+TEST(VectorIndex, Int8KernelsAgreeWithTheScalarOne) {
+  std::mt19937 rng(5);
+  std::uniform_int_distribution<int> byte(-127, 127);
+  for (const int64_t n : {1, 15, 16, 63, 64, 65, 768, 1000}) {
+    std::vector<int8_t> a(static_cast<size_t>(n)), b(static_cast<size_t>(n));
+    for (auto& x : a) x = static_cast<int8_t>(byte(rng));
+    for (auto& x : b) x = static_cast<int8_t>(byte(rng));
+    a[0] = b[0] = -127;  // extremes
+    const int32_t expected = dot_i8_scalar(a.data(), b.data(), n);
+    if (has_avx2()) EXPECT_EQ(dot_i8_avx2(a.data(), b.data(), n), expected) << n;
+    if (has_vnni()) {
+      std::vector<uint8_t> shifted(a.size());
+      for (size_t i = 0; i < a.size(); ++i) shifted[i] = static_cast<uint8_t>(a[i] + 128);
+      const int32_t sum = std::accumulate(b.begin(), b.end(), int32_t{0});
+      EXPECT_EQ(dot_u8s8_vnni(shifted.data(), b.data(), n, sum), expected) << n;
+    }
+  }
 }
 
 class Intents : public ::testing::Test {
