@@ -16,6 +16,7 @@
 #include "tasks/embedder.h"
 #include "tasks/pooling.h"
 #include "tasks/task_head.h"
+#include "tasks/task_model.h"
 
 namespace semroute::cli {
 namespace {
@@ -88,12 +89,9 @@ int run_forward(const Args& args) {
 
   const ModelSource source = open_model_source(args.positional[0]);
   // An adapter is merged; its saved head (if any) replaces the model's.
-  std::shared_ptr<const LoraAdapter> adapter;
-  WeightMap::Patch patch;
-  if (!args.adapter.empty()) {
-    adapter = LoraAdapter::load(args.adapter, source.checkpoint, at::TensorOptions().dtype(at::kFloat));
-    patch = [adapter](const std::string& name, const at::Tensor& t) { return adapter->merge(name, t); };
-  }
+  const auto adapter =
+      args.adapter.empty() ? nullptr : load_adapter_for(args.adapter, source.checkpoint, load_options(args), true);
+  const auto patch = merge_patch(adapter);
   const auto model = load_core_model(source, load_options(args), nullptr, patch);
   std::optional<TaskHead> head;
   std::shared_ptr<const Embedder> embedder;
@@ -101,13 +99,7 @@ int run_forward(const Args& args) {
   if (adapter && adapter->task().task_type == "SEQ_CLS") kind = TaskKind::kSequence;
   if (adapter && adapter->task().task_type == "TOKEN_CLS") kind = TaskKind::kToken;
   if (kind) {
-    const auto options = at::TensorOptions().dtype(model->dtype()).device(model->device());
-    const bool saved_head = adapter && adapter->has_saved_modules();
-    WeightMap weights = saved_head ? adapter->saved_modules(options) : WeightMap(source.checkpoint, {""}, options);
-    if (patch && !saved_head) weights.set_patch(patch);
-    std::optional<Pooling> pooling;
-    if (adapter && !adapter->task().pooling.empty()) pooling = parse_pooling(adapter->task().pooling);
-    head = TaskHead::load(*model, *kind, weights, pooling);
+    head = load_task_head(*model, *kind, source.checkpoint, adapter.get(), patch);
   } else {
     EmbedderOptions options;
     options.load = load_options(args);

@@ -168,4 +168,16 @@ at::Tensor LoraAdapter::merge(const std::string& key, const at::Tensor& weight) 
   return (weight.to(at::kFloat).cpu() + delta).to(weight.dtype());
 }
 
+std::shared_ptr<const LoraAdapter> load_adapter_for(const std::filesystem::path& dir, const Checkpoint& base,
+                                                    const LoadOptions& load, bool merged) {
+  const auto options = merged ? at::TensorOptions().dtype(at::kFloat)
+                              : at::TensorOptions().dtype(load.dtype).device(load.device);
+  return LoraAdapter::load(dir, base, options);
+}
+
+WeightMap::Patch merge_patch(std::shared_ptr<const LoraAdapter> adapter) {
+  if (!adapter) return nullptr;
+  return [adapter](const std::string& name, const at::Tensor& t) { return adapter->merge(name, t); };
+}
+
 }  // namespace semroute

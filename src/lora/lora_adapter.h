@@ -18,6 +18,7 @@
 #include "core/checkpoint.h"
 #include "core/weight_map.h"
 #include "lora/lora_config.h"
+#include "models/core_model.h"
 
 namespace semroute {
 
@@ -80,5 +81,14 @@ class LoraAdapter {
   // is a bare encoder checkpoint (or the adapter was made on one).
   std::string strip_prefix_, add_prefix_;
 };
+
+// The adapter in `dir` for a model loaded with `load`: float32 on the CPU
+// when it will be merged (the merge is computed in float32), else in the
+// model's dtype and on its device.
+std::shared_ptr<const LoraAdapter> load_adapter_for(const std::filesystem::path& dir, const Checkpoint& base,
+                                                    const LoadOptions& load, bool merged);
+
+// A WeightMap patch folding `adapter` into the weights (nullptr for no adapter).
+WeightMap::Patch merge_patch(std::shared_ptr<const LoraAdapter> adapter);
 
 }  // namespace semroute

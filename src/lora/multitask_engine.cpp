@@ -28,16 +28,7 @@ MultiTaskEngine::Task load_task(const EngineTaskSpec& spec, const CoreModel& enc
   auto adapter = LoraAdapter::load(spec.adapter, base, options);
   const AdapterTask& info = adapter->task();
   const TaskKind kind = kind_of(spec, info);
-  std::optional<Pooling> pooling = spec.pooling;
-  if (!pooling && !info.pooling.empty()) pooling = parse_pooling(info.pooling);
-  TaskHead head = [&] {
-    if (adapter->has_saved_modules()) {
-      WeightMap saved = adapter->saved_modules(options);
-      return TaskHead::load(encoder, kind, saved, pooling);
-    }
-    WeightMap from_base(base, {""}, options);
-    return TaskHead::load(encoder, kind, from_base, pooling);
-  }();
+  TaskHead head = load_task_head(encoder, kind, base, adapter.get(), nullptr, spec.pooling);
   std::vector<std::string> labels = !spec.labels.empty() ? spec.labels : info.labels;
   if (labels.empty())
     for (int64_t i = 0; i < head.num_labels(); ++i) labels.push_back("LABEL_" + std::to_string(i));
@@ -110,12 +101,12 @@ std::vector<at::Tensor> MultiTaskEngine::logits(const ModelInputs& inputs, const
   passes += prefix;
 
   // Row groups of the stacked state: -1 is the unadapted base.
+  // The stack changes only where a task joins: run the layers between those
+  // points in one call each.
   std::vector<int64_t> members = {-1};
-  std::unique_ptr<LoraDeltas> deltas;
   size_t next = 0;
-  for (int64_t layer = prefix; layer < total; ++layer) {
-    bool changed = !deltas;
-    for (; next < order.size() && tasks_[order[next]].first_layer <= layer; ++next, changed = true) {
+  for (int64_t layer = prefix; layer < total;) {
+    for (; next < order.size() && tasks_[order[next]].first_layer <= layer; ++next) {
       members.push_back(static_cast<int64_t>(order[next]));
       state.hidden = at::cat({state.hidden, state.group(0)});
       ++state.groups;
@@ -125,13 +116,13 @@ std::vector<at::Tensor> MultiTaskEngine::logits(const ModelInputs& inputs, const
       --state.groups;
       members.erase(members.begin());
     }
-    if (changed) {
-      std::vector<std::shared_ptr<const LoraAdapter>> adapters;
-      for (int64_t m : members) adapters.push_back(m < 0 ? nullptr : tasks_[static_cast<size_t>(m)].adapter);
-      deltas = std::make_unique<LoraDeltas>(std::move(adapters));
-    }
-    layers_->run_layers(state, layer, layer + 1, deltas.get());
-    passes += state.groups;
+    std::vector<std::shared_ptr<const LoraAdapter>> adapters;
+    for (int64_t m : members) adapters.push_back(m < 0 ? nullptr : tasks_[static_cast<size_t>(m)].adapter);
+    const LoraDeltas deltas(std::move(adapters));
+    const int64_t until = next < order.size() ? std::min(tasks_[order[next]].first_layer, total) : total;
+    layers_->run_layers(state, layer, until, &deltas);
+    passes += state.groups * (until - layer);
+    layer = until;
   }
 
   std::vector<at::Tensor> out;

@@ -73,21 +73,16 @@ at::Tensor Gemma3Encoder::forward(const ModelInputs& inputs, const ForwardOption
   at::Tensor x = at::embedding(token_embeddings_, packed.gather(inputs.input_ids)) * embed_scale.to(device());
   for (int64_t i = 0; i < layers; ++i) {
     const Layer& layer = layers_[static_cast<size_t>(i)];
-    const at::Tensor normed = layer.input_norm(x);
     PackedAttention spec{heads, kv_heads, hd, scale};
     // Sliding: attend iff |q − k| < sliding_window, i.e. a radius of window − 1.
     spec.pattern = AttentionPattern{layer.sliding ? config_.sliding_window - 1 : -1, causal};
     spec.block = options.attention_block;
     spec.softcap = softcap;
-    const GatedProjections& p = layer.proj;
-    spec.q_norm = &p.q_norm;
-    spec.k_norm = &p.k_norm;
     const at::Tensor attention =
-        attend_packed(p.q(normed, options.deltas), p.k(normed, options.deltas), p.v(normed, options.deltas),
-                      packed.lengths, layer.sliding ? cos_local : cos_global,
-                      layer.sliding ? sin_local : sin_global, spec);
-    x = x + layer.post_attention_norm(p.o(attention, options.deltas));
-    x = x + layer.post_mlp_norm(p.mlp(activation_, layer.pre_mlp_norm(x), options.deltas));
+        gated_self_attention(layer.proj, layer.input_norm(x), packed.lengths, layer.sliding ? cos_local : cos_global,
+                             layer.sliding ? sin_local : sin_global, spec, options.deltas);
+    x = x + layer.post_attention_norm(attention);
+    x = x + layer.post_mlp_norm(layer.proj.mlp(activation_, layer.pre_mlp_norm(x), options.deltas));
   }
   return packed.scatter(final_norm_(x));
 }

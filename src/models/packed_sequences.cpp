@@ -84,4 +84,14 @@ at::Tensor attend_packed(const at::Tensor& q, const at::Tensor& k, const at::Ten
   });
 }
 
+at::Tensor gated_self_attention(const GatedProjections& p, const at::Tensor& normed, const std::vector<int64_t>& lengths,
+                                const at::Tensor& cos, const at::Tensor& sin, PackedAttention spec,
+                                const LinearDeltas* deltas) {
+  spec.q_norm = &p.q_norm;
+  spec.k_norm = &p.k_norm;
+  const at::Tensor attention =
+      attend_packed(p.q(normed, deltas), p.k(normed, deltas), p.v(normed, deltas), lengths, cos, sin, spec);
+  return p.o(attention, deltas);
+}
+
 }  // namespace semroute

@@ -57,4 +57,10 @@ at::Tensor attend_packed(const at::Tensor& q, const at::Tensor& k, const at::Ten
                          const std::vector<int64_t>& lengths, const at::Tensor& cos, const at::Tensor& sin,
                          const PackedAttention& spec);
 
+// The self-attention of a Llama-family layer (Qwen3, Gemma3) on its normed
+// input: q/k/v projections, per-head q/k norms, attend_packed, o_proj.
+at::Tensor gated_self_attention(const GatedProjections& p, const at::Tensor& normed, const std::vector<int64_t>& lengths,
+                                const at::Tensor& cos, const at::Tensor& sin, PackedAttention spec,
+                                const LinearDeltas* deltas);
+
 }  // namespace semroute

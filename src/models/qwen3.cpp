@@ -53,17 +53,11 @@ at::Tensor Qwen3Encoder::forward(const ModelInputs& inputs, const ForwardOptions
   at::Tensor x = at::embedding(token_embeddings_, packed.gather(inputs.input_ids));
   for (int64_t i = 0; i < layers; ++i) {
     const Layer& layer = layers_[static_cast<size_t>(i)];
-    const at::Tensor normed = layer.input_norm(x);
     PackedAttention spec{heads, kv_heads, hd, scale};
     spec.pattern = AttentionPattern{layer.sliding ? *config_.sliding_window - 1 : -1, true};
     spec.block = options.attention_block;
-    const GatedProjections& p = layer.proj;
-    spec.q_norm = &p.q_norm;
-    spec.k_norm = &p.k_norm;
-    const at::Tensor attention = attend_packed(p.q(normed, options.deltas), p.k(normed, options.deltas),
-                                               p.v(normed, options.deltas), packed.lengths, cos, sin, spec);
-    x = x + p.o(attention, options.deltas);
-    x = x + p.mlp(activation_, layer.post_attention_norm(x), options.deltas);
+    x = x + gated_self_attention(layer.proj, layer.input_norm(x), packed.lengths, cos, sin, spec, options.deltas);
+    x = x + layer.proj.mlp(activation_, layer.post_attention_norm(x), options.deltas);
   }
   return packed.scatter(final_norm_(x));
 }

@@ -27,18 +27,12 @@ at::Tensor matryoshka(const at::Tensor& embeddings, int64_t dimension, bool norm
 std::shared_ptr<const Embedder> Embedder::load(const std::filesystem::path& dir, const EmbedderOptions& options) {
   std::shared_ptr<Embedder> e(new Embedder());
   const ModelSource source = open_model_source(dir);
-  if (options.adapter.empty()) {
-    e->encoder_ = load_core_model(source, options.load);
-  } else if (options.merge_adapter) {
-    const auto adapter = LoraAdapter::load(options.adapter, source.checkpoint, at::TensorOptions().dtype(at::kFloat));
-    e->encoder_ = load_core_model(source, options.load, nullptr,
-                                  [adapter](const std::string& name, const at::Tensor& t) { return adapter->merge(name, t); });
-  } else {
-    e->encoder_ = load_core_model(source, options.load);
-    const auto adapter = LoraAdapter::load(options.adapter, source.checkpoint,
-                                           at::TensorOptions().dtype(options.load.dtype).device(options.load.device));
+  const auto adapter = options.adapter.empty()
+                           ? nullptr
+                           : load_adapter_for(options.adapter, source.checkpoint, options.load, options.merge_adapter);
+  e->encoder_ = load_core_model(source, options.load, nullptr, options.merge_adapter ? merge_patch(adapter) : nullptr);
+  if (adapter && !options.merge_adapter)
     e->deltas_ = std::make_shared<LoraDeltas>(std::vector<std::shared_ptr<const LoraAdapter>>{adapter});
-  }
   const std::filesystem::path tokenizer_path = options.tokenizer.empty() ? dir : options.tokenizer;
   if (options.require_tokenizer || std::filesystem::exists(tokenizer_path / "tokenizer.json") ||
       !std::filesystem::is_directory(tokenizer_path))

@@ -7,39 +7,25 @@
 #include "semroute/error.h"
 
 namespace semroute {
-namespace {
-
-// The adapter of `options`, if any: float32 on the CPU when it will be merged
-// (the merge is computed in float32), else in the model's dtype and device.
-std::shared_ptr<const LoraAdapter> load_adapter(const TaskOptions& options, const Checkpoint& base) {
-  if (options.adapter.empty()) return nullptr;
-  const auto tensor_options = options.merge_adapter
-                                  ? at::TensorOptions().dtype(at::kFloat)
-                                  : at::TensorOptions().dtype(options.load.dtype).device(options.load.device);
-  return LoraAdapter::load(options.adapter, base, tensor_options);
+TaskHead load_task_head(const CoreModel& model, TaskKind kind, const Checkpoint& base, const LoraAdapter* adapter,
+                        const WeightMap::Patch& patch, std::optional<Pooling> pooling) {
+  const auto options = at::TensorOptions().dtype(model.dtype()).device(model.device());
+  const bool saved_head = adapter != nullptr && adapter->has_saved_modules();
+  WeightMap weights = saved_head ? adapter->saved_modules(options) : WeightMap(base, {""}, options);
+  if (patch && !saved_head) weights.set_patch(patch);
+  if (!pooling && adapter != nullptr && !adapter->task().pooling.empty()) pooling = parse_pooling(adapter->task().pooling);
+  return TaskHead::load(model, kind, weights, pooling);
 }
-
-WeightMap::Patch merge_patch(const std::shared_ptr<const LoraAdapter>& adapter, bool merge) {
-  if (!adapter || !merge) return nullptr;
-  return [adapter](const std::string& name, const at::Tensor& t) { return adapter->merge(name, t); };
-}
-
-}  // namespace
 
 TaskModel TaskModel::load(const std::filesystem::path& dir, TaskKind kind, const TaskOptions& options) {
   const ModelSource source = open_model_source(dir);
-  const auto adapter = load_adapter(options, source.checkpoint);
-  const auto patch = merge_patch(adapter, options.merge_adapter);
+  const auto adapter = options.adapter.empty()
+                           ? nullptr
+                           : load_adapter_for(options.adapter, source.checkpoint, options.load, options.merge_adapter);
+  const auto patch = options.merge_adapter ? merge_patch(adapter) : nullptr;
   TaskModel task;
   task.encoder = load_core_model(source, options.load, nullptr, patch);
-  const auto tensor_options = at::TensorOptions().dtype(options.load.dtype).device(options.load.device);
-  const bool adapter_head = adapter && adapter->has_saved_modules();
-  WeightMap head_weights = adapter_head ? adapter->saved_modules(tensor_options)
-                                        : WeightMap(source.checkpoint, {""}, tensor_options);
-  if (patch && !adapter_head) head_weights.set_patch(patch);
-  std::optional<Pooling> pooling;
-  if (adapter && !adapter->task().pooling.empty()) pooling = parse_pooling(adapter->task().pooling);
-  task.head = TaskHead::load(*task.encoder, kind, head_weights, pooling);
+  task.head = load_task_head(*task.encoder, kind, source.checkpoint, adapter.get(), patch);
   task.labels = adapter && !adapter->task().labels.empty() ? adapter->task().labels : task.encoder->config().id2label;
   if (adapter && !options.merge_adapter)
     task.deltas = std::make_shared<LoraDeltas>(std::vector<std::shared_ptr<const LoraAdapter>>{adapter});

@@ -29,6 +29,15 @@ struct TaskOptions {
   bool merge_adapter = true;
 };
 
+class LoraAdapter;
+
+// The task head of `model`: an adapter's saved head (modules_to_save) when it
+// has one, else the base checkpoint's (through `patch`, i.e. a merged
+// adapter). Pooling: `pooling`, else what the adapter's task files say, else
+// the model config's.
+TaskHead load_task_head(const CoreModel& model, TaskKind kind, const Checkpoint& base, const LoraAdapter* adapter,
+                        const WeightMap::Patch& patch = nullptr, std::optional<Pooling> pooling = std::nullopt);
+
 struct TaskModel {
   std::shared_ptr<const Tokenizer> tokenizer;
   std::shared_ptr<const CoreModel> encoder;
