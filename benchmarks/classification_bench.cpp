@@ -3,6 +3,7 @@
 //
 //   semroute_classification_bench [--preset modernbert-base] [--threads 2]
 //                                 [--lengths 16,64,256,512,2048] [--batches 1,8] [--dtype float32|bfloat16]
+//                                 [--profile PREFIX]
 //
 // floor(ms) = model FLOPs / peak GEMM rate, where FLOPs count every linear
 // layer (2 per multiply-add) plus QKᵀ and PV with the keys each query really
@@ -82,6 +83,7 @@ int main(int argc, char** argv) {
       in.input_ids = at::randint(1000, 50000, {batch, length}, at::kLong);
       in.attention_mask = at::ones({batch, length}, at::kLong);
       const double ms = median_seconds([&] { classifier->logits(in); }) * 1e3;
+      trace_once(args.profile, length, batch, [&] { classifier->logits(in); });
       // The machine's speed drifts (shared hosts): re-measure the peak next to each row.
       const double row_peak = std::max(peak_gemm_gflops(), 0.0);
       const double floor_ms = batch * model_flops(config, length) / (row_peak * 1e9) * 1e3;

@@ -6,6 +6,7 @@ set -euo pipefail
 packages=(
   build-essential cmake ninja-build pkg-config ccache python3
   libtorch-dev
+  libdnnl-dev                    # oneDNN (libtorch already links it): GEMMs on packed weights
   libopenblas0-openmp            # fast BLAS for libtorch (the reference BLAS is ~40x slower)
   libsentencepiece-dev
   libyaml-cpp-dev libfmt-dev libtbb-dev libeigen3-dev nlohmann-json3-dev

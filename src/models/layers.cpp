@@ -18,13 +18,16 @@ Linear Linear::load(WeightMap& weights, const std::string& name, int64_t in, int
   Linear linear;
   linear.weight_ = weights.get(name + ".weight", {out, in});
   if (bias) linear.bias_ = weights.get(name + ".bias", {out});
+  linear.out_features_ = out;
+  linear.packed_ = PackedGemm::pack(linear.weight_, linear.bias_);
+  if (linear.packed_ != nullptr) linear.weight_ = linear.bias_ = at::Tensor();
   const std::string resolved = weights.resolved(name + ".weight");
   linear.module_ = resolved.empty() ? name : resolved.substr(0, resolved.size() - 7);
   return linear;
 }
 
 at::Tensor Linear::operator()(const at::Tensor& x, const LinearDeltas* deltas) const {
-  const at::Tensor y = at::linear(x, weight_, bias_);
+  const at::Tensor y = packed_ != nullptr ? (*packed_)(x) : at::linear(x, weight_, bias_);
   return deltas != nullptr ? deltas->add(module_, x, y) : y;
 }
 

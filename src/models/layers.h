@@ -5,9 +5,11 @@
 
 #include <ATen/core/Tensor.h>
 
+#include <memory>
 #include <string>
 
 #include "core/weight_map.h"
+#include "models/packed_gemm.h"
 
 namespace semroute {
 
@@ -30,13 +32,17 @@ class Linear {
   static Linear load(WeightMap& weights, const std::string& name, int64_t in, int64_t out, bool bias);
 
   at::Tensor operator()(const at::Tensor& x, const LinearDeltas* deltas = nullptr) const;
-  const at::Tensor& weight() const { return weight_; }
+  int64_t out_features() const { return out_features_; }
   // The checkpoint name of this layer (its weight tensor without ".weight").
   const std::string& module() const { return module_; }
 
  private:
+  // On the CPU the weight lives packed (PackedGemm) and weight_/bias_ are
+  // released; elsewhere, or where packing is not possible, they stay dense.
+  std::shared_ptr<const PackedGemm> packed_;
   at::Tensor weight_;
   at::Tensor bias_;
+  int64_t out_features_ = 0;
   std::string module_;
 };
 

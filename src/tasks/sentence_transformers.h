@@ -27,7 +27,7 @@ class SentenceTransformerModules {
   at::Tensor dense(size_t i, const at::Tensor& x) const;
   // Width of the modules' output for pooled vectors of width `pooled`.
   int64_t output_dimension(int64_t pooled) const {
-    return dense_.empty() ? pooled : dense_.back().linear.weight().size(0);
+    return dense_.empty() ? pooled : dense_.back().linear.out_features();
   }
 
  private:
