@@ -1,5 +1,7 @@
 #include "models/attention.h"
 
+#include "models/attention_cpu.h"
+
 #include <ATen/TensorOperators.h>
 #include <ATen/ops/arange.h>
 #include <ATen/ops/cat.h>
@@ -73,8 +75,9 @@ at::Tensor attend_block(const at::Tensor& q, const at::Tensor& k, const at::Tens
 at::Tensor blocked_attention(const at::Tensor& q, const at::Tensor& k_in, const at::Tensor& v_in, double scale,
                              AttentionPattern pattern, int64_t block, double softcap) {
   const int64_t length = q.size(-2);
-  const at::Tensor k = expand_heads(k_in, q.size(-3)), v = expand_heads(v_in, q.size(-3));
   if (pattern.window >= length - 1) pattern.window = -1;  // the window covers everything
+  if (q.device().is_cpu() && block < length) return attention_cpu(q, k_in, v_in, scale, pattern, block, softcap);
+  const at::Tensor k = expand_heads(k_in, q.size(-3)), v = expand_heads(v_in, q.size(-3));
   const bool windowed = pattern.window >= 0;
   const int64_t keys = windowed ? std::min<int64_t>(length, 2 * pattern.window + 1) : length;
   if (block <= 0) {

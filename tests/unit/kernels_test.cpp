@@ -1,0 +1,146 @@
+// The CPU kernels against the eager libtorch computations they replace:
+// the fused attention kernel vs one-shot attention (every pattern, GQA,
+// softcap, odd lengths and block sizes, bf16) and the packed oneDNN GEMM vs
+// at::linear (row counts, bias, bf16, threads).
+#include <ATen/ATen.h>
+#include <c10/core/InferenceMode.h>
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "models/attention.h"
+#include "models/attention_cpu.h"
+#include "models/packed_gemm.h"
+
+namespace semroute {
+namespace {
+
+double max_abs_error(const at::Tensor& a, const at::Tensor& b) {
+  return (a.to(at::kFloat) - b.to(at::kFloat)).abs().max().item<double>();
+}
+
+struct AttentionCase {
+  std::string name;
+  int64_t length, heads, kv_heads, dim;
+  AttentionPattern pattern;
+  int64_t block;
+  double softcap;
+};
+
+TEST(AttentionKernel, EqualsTheOneShotReference) {
+  c10::InferenceMode guard;
+  at::manual_seed(7);
+  const std::vector<AttentionCase> cases = {
+      {"full", 97, 4, 4, 16, {-1, false}, 0, 0},
+      {"window 5", 97, 4, 4, 16, {5, false}, 0, 0},
+      {"window 5, block 7", 97, 4, 4, 16, {5, false}, 7, 0},
+      {"window wider than the text", 20, 2, 2, 8, {64, false}, 3, 0},
+      {"causal", 97, 4, 4, 16, {-1, true}, 0, 0},
+      {"causal, block 16", 97, 4, 4, 16, {-1, true}, 16, 0},
+      {"causal window", 97, 4, 4, 16, {9, true}, 11, 0},
+      {"grouped-query 8/2", 61, 8, 2, 32, {-1, true}, 0, 0},
+      {"multi-query 3/1, window", 61, 3, 1, 64, {12, false}, 10, 0},
+      {"softcap", 45, 2, 2, 16, {-1, false}, 8, 5.0},
+      {"one token", 1, 2, 2, 16, {-1, true}, 0, 0},
+      {"long, window 64", 700, 2, 2, 32, {64, false}, 0, 0},
+  };
+  for (const auto& c : cases) {
+    const at::Tensor q = at::randn({2, c.heads, c.length, c.dim}) * 2;
+    const at::Tensor k = at::randn({2, c.kv_heads, c.length, c.dim}) * 2;
+    const at::Tensor v = at::randn({2, c.kv_heads, c.length, c.dim});
+    const double scale = 1.0 / std::sqrt(static_cast<double>(c.dim));
+    const at::Tensor reference = blocked_attention(q, k, v, scale, c.pattern, 1 << 20, c.softcap);
+    const at::Tensor fused = attention_cpu(q, k, v, scale, c.pattern, c.block, c.softcap);
+    const double error = max_abs_error(fused, reference);
+    std::printf("    %s: max abs error %.3g\n", c.name.c_str(), error);
+    EXPECT_LT(error, 1e-5) << c.name;
+    // And through blocked_attention's own dispatch.
+    EXPECT_LT(max_abs_error(blocked_attention(q, k, v, scale, c.pattern, 0, c.softcap), reference), 1e-5) << c.name;
+  }
+}
+
+TEST(AttentionKernel, Bfloat16InputsAreComputedInFloat32) {
+  c10::InferenceMode guard;
+  at::manual_seed(3);
+  const at::Tensor q = at::randn({1, 4, 50, 32}), k = at::randn({1, 4, 50, 32}), v = at::randn({1, 4, 50, 32});
+  const AttentionPattern window{6, false};
+  const at::Tensor exact = attention_cpu(q, k, v, 0.2, window, 0, 0);
+  const at::Tensor reduced = attention_cpu(q.to(at::kBFloat16), k.to(at::kBFloat16), v.to(at::kBFloat16), 0.2, window, 0, 0);
+  EXPECT_EQ(reduced.scalar_type(), at::kBFloat16);
+  const double error = max_abs_error(reduced, exact);
+  std::printf("    bf16 vs fp32 attention: max abs error %.3g\n", error);
+  EXPECT_LT(error, 0.05);
+}
+
+TEST(AttentionKernel, ExtremeScoresStayFinite) {
+  c10::InferenceMode guard;
+  const at::Tensor q = at::full({1, 1, 8, 4}, 100.0), k = at::full({1, 1, 8, 4}, 100.0);
+  const at::Tensor v = at::randn({1, 1, 8, 4});
+  const at::Tensor out = attention_cpu(q, k, v, 1.0, AttentionPattern{}, 0, 0);
+  EXPECT_TRUE(out.isfinite().all().item<bool>());
+  EXPECT_LT(max_abs_error(out, v.mean(2, true).expand_as(v)), 1e-5);  // equal scores: the mean of v
+}
+
+TEST(PackedGemm, EqualsLinearForEveryRowCount) {
+  c10::InferenceMode guard;
+  at::manual_seed(11);
+  const at::Tensor w = at::randn({96, 80}), b = at::randn({96});
+  const auto with_bias = PackedGemm::pack(w, b), without = PackedGemm::pack(w, at::Tensor());
+  ASSERT_NE(with_bias, nullptr);
+  ASSERT_NE(without, nullptr);
+  EXPECT_EQ(with_bias->in_features(), 80);
+  EXPECT_EQ(with_bias->out_features(), 96);
+  for (int64_t rows : {0, 1, 3, 16, 64, 65, 300}) {
+    const at::Tensor x = at::randn({rows, 80});
+    const double error = rows == 0 ? 0.0 : max_abs_error((*with_bias)(x), at::linear(x, w, b));
+    EXPECT_LT(error, 1e-4) << rows << " rows";
+    EXPECT_EQ((*without)(x).sizes(), at::linear(x, w).sizes());
+    if (rows > 0) {
+      EXPECT_LT(max_abs_error((*without)(x), at::linear(x, w)), 1e-4) << rows << " rows";
+    }
+  }
+  // Leading dimensions are kept, non-contiguous inputs are fine.
+  const at::Tensor x3 = at::randn({2, 5, 160}).narrow(-1, 0, 80);
+  EXPECT_EQ((*with_bias)(x3).sizes(), (std::vector<int64_t>{2, 5, 96}));
+  EXPECT_LT(max_abs_error((*with_bias)(x3), at::linear(x3, w, b)), 1e-4);
+}
+
+TEST(PackedGemm, Bfloat16AndRefusals) {
+  c10::InferenceMode guard;
+  const at::Tensor w = at::randn({64, 48});
+  const auto packed = PackedGemm::pack(w.to(at::kBFloat16), at::Tensor());
+  ASSERT_NE(packed, nullptr);
+  const at::Tensor x = at::randn({10, 48});
+  const at::Tensor y = (*packed)(x.to(at::kBFloat16));
+  EXPECT_EQ(y.scalar_type(), at::kBFloat16);
+  EXPECT_LT(max_abs_error(y, at::linear(x, w)), 0.15);
+  EXPECT_EQ(PackedGemm::pack(w.to(at::kDouble), at::Tensor()), nullptr);  // not packable: stays dense
+  EXPECT_EQ(PackedGemm::pack(w, at::randn({64}, at::kDouble)), nullptr);
+  EXPECT_THROW((*packed)(at::randn({3, 47})), std::exception);
+}
+
+TEST(PackedGemm, SharedBetweenThreads) {
+  c10::InferenceMode guard;
+  const at::Tensor w = at::randn({128, 64}), x = at::randn({33, 64});
+  const auto packed = PackedGemm::pack(w, at::Tensor());
+  ASSERT_NE(packed, nullptr);
+  const at::Tensor expected = at::linear(x, w);
+  std::vector<std::thread> threads;
+  std::vector<double> errors(6, 1.0);
+  for (size_t t = 0; t < errors.size(); ++t) {
+    threads.emplace_back([&, t] {
+      c10::InferenceMode inner;
+      double worst = 0;
+      for (int i = 0; i < 50; ++i) worst = std::max(worst, max_abs_error((*packed)(x), expected));
+      errors[t] = worst;
+    });
+  }
+  for (auto& thread : threads) thread.join();
+  for (double error : errors) EXPECT_LT(error, 1e-4);
+}
+
+}  // namespace
+}  // namespace semroute
