@@ -76,7 +76,15 @@ at::Tensor blocked_attention(const at::Tensor& q, const at::Tensor& k_in, const 
                              AttentionPattern pattern, int64_t block, double softcap) {
   const int64_t length = q.size(-2);
   if (pattern.window >= length - 1) pattern.window = -1;  // the window covers everything
-  if (q.device().is_cpu() && block < length) return attention_cpu(q, k_in, v_in, scale, pattern, block, softcap);
+  if (q.device().is_cpu() && block < length) {
+    // The kernel works token-major: [n, H, L, D] -> [n, L, H, D] views and back.
+    const auto token_major = [](const at::Tensor& x) { return x.flatten(0, -4).transpose(1, 2); };
+    const at::Tensor out = attention_cpu(token_major(q), token_major(k_in), token_major(v_in), {}, {}, scale, pattern,
+                                         block, softcap);
+    std::vector<int64_t> sizes = q.sizes().vec();
+    std::swap(sizes[sizes.size() - 3], sizes[sizes.size() - 2]);
+    return out.view(sizes).transpose(-3, -2);
+  }
   const at::Tensor k = expand_heads(k_in, q.size(-3)), v = expand_heads(v_in, q.size(-3));
   const bool windowed = pattern.window >= 0;
   const int64_t keys = windowed ? std::min<int64_t>(length, 2 * pattern.window + 1) : length;

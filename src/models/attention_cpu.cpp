@@ -1,12 +1,14 @@
 // The CPU attention kernel: one task per (sequence, head, query block), each
-// computing its block's scores against only the keys its pattern reaches,
-// the softmax and the product with V in a buffer that stays in cache. Nothing
-// S×S, no masks, no per-block tensor ops: the eager path in attention.cpp
-// spent more time in those than in the arithmetic.
+// rotating its queries and keys (RoPE), computing the block's scores against
+// only the keys its pattern reaches, the softmax and the product with V in
+// buffers that stay in cache, and writing its rows straight into the
+// token-major output. Nothing S×S, no masks, no transposes, no per-block
+// tensor ops: the eager path in attention.cpp spent more time in those than
+// in the arithmetic.
 #include "models/attention_cpu.h"
 
 #include <ATen/Parallel.h>
-#include <ATen/ops/empty_like.h>
+#include <ATen/ops/empty.h>
 
 #include <dnnl.h>
 
@@ -16,6 +18,7 @@
 #include <cstring>
 #include <vector>
 
+#include "models/vector_math.h"
 #include "semroute/error.h"
 
 namespace semroute {
@@ -23,28 +26,6 @@ namespace {
 
 // Score floats one task keeps (256 KB): small enough for L2.
 constexpr int64_t kTaskScores = 64 * 1024;
-
-// exp(x) for x <= 0 (scores minus their row maximum) to ~2 ulp, written so
-// the compiler vectorizes the loops that call it: 2^n · p(r), n = round(x /
-// ln 2), r = x − n·ln 2. Needs the default floating-point model (no
-// -ffast-math, which would fold the rounding trick away).
-inline float exp_nonpositive(float x) {
-  x = x < -87.0f ? -87.0f : x;
-  // Round to nearest by adding and removing 1.5 · 2^23 (no branch, no libcall).
-  const float n = (x * 1.44269504f + 12582912.0f) - 12582912.0f;
-  const float r = (x - n * 0.693145752f) - n * 1.42860677e-6f;
-  float p = 1.98756912e-4f;
-  p = p * r + 1.39819994e-3f;
-  p = p * r + 8.33345205e-3f;
-  p = p * r + 4.16657962e-2f;
-  p = p * r + 1.66666657e-1f;
-  p = p * r + 5.0e-1f;
-  p = p * r * r + r + 1.0f;
-  const int32_t bits = (static_cast<int32_t>(n) + 127) << 23;
-  float scale;
-  std::memcpy(&scale, &bits, sizeof scale);
-  return p * scale;
-}
 
 // Softmax of scores[lo, hi) in place; the rest of the row becomes 0. The
 // reductions keep kLanes partial results so they vectorize without
@@ -61,7 +42,7 @@ __attribute__((target_clones("avx512f", "avx2", "default"))) void softmax_range(
     for (int64_t l = 0; l < kLanes; ++l) lanes[l] = lanes[l] > x[j + l] ? lanes[l] : x[j + l];
   float max = *std::max_element(lanes, lanes + kLanes);
   for (int64_t j = whole; j < n; ++j) max = std::max(max, x[j]);
-  for (int64_t j = 0; j < n; ++j) x[j] = exp_nonpositive(x[j] - max);
+  for (int64_t j = 0; j < n; ++j) x[j] = vec::exp_nonpositive(x[j] - max);
   std::fill(lanes, lanes + kLanes, 0.0f);
   for (int64_t j = 0; j < whole; j += kLanes)
     for (int64_t l = 0; l < kLanes; ++l) lanes[l] += x[j + l];
@@ -73,6 +54,38 @@ __attribute__((target_clones("avx512f", "avx2", "default"))) void softmax_range(
   std::fill(row, row + lo, 0.0f);
   std::fill(row + hi, row + width, 0.0f);
 }
+
+// out[r] = rotate_half RoPE of rows x[r] (row stride `stride`) at positions
+// first + r: x·cos + (−x₂, x₁)·sin, with cos/sin rows of `dim` floats.
+void rotate_rows(const float* x, int64_t stride, int64_t rows, int64_t first, const float* cos, const float* sin,
+                 int64_t dim, float* out) {
+  const int64_t half = dim / 2;
+  for (int64_t r = 0; r < rows; ++r) {
+    const float *xr = x + r * stride, *c = cos + (first + r) * dim, *s = sin + (first + r) * dim;
+    float* o = out + r * dim;
+    for (int64_t i = 0; i < half; ++i) o[i] = xr[i] * c[i] - xr[i + half] * s[i];
+    for (int64_t i = half; i < dim; ++i) o[i] = xr[i] * c[i] + xr[i - half] * s[i];
+  }
+}
+
+// A [sequences, length, heads, dim] fp32 view whose rows can be handed to
+// sgemm (unit stride in the last dimension).
+struct TokenMajor {
+  at::Tensor data;
+  const float* base;
+  int64_t sequence_stride, token_stride, head_stride;
+
+  explicit TokenMajor(const at::Tensor& x) : data(x.to(at::kFloat)) {
+    if (data.stride(-1) != 1) data = data.contiguous();
+    base = data.data_ptr<float>();
+    sequence_stride = data.stride(0);
+    token_stride = data.stride(1);
+    head_stride = data.stride(2);
+  }
+  const float* row(int64_t sequence, int64_t token, int64_t head) const {
+    return base + sequence * sequence_stride + token * token_stride + head * head_stride;
+  }
+};
 
 void sgemm(char trans_b, int64_t m, int64_t n, int64_t k, float alpha, const float* a, int64_t lda, const float* b,
            int64_t ldb, float* c, int64_t ldc) {
@@ -86,40 +99,43 @@ int64_t attention_query_block(int64_t keys) {
   return std::clamp<int64_t>(kTaskScores / std::max<int64_t>(keys, 1), 16, 128) / 16 * 16;
 }
 
-at::Tensor attention_cpu(const at::Tensor& q_in, const at::Tensor& k_in, const at::Tensor& v_in, double scale,
-                         AttentionPattern pattern, int64_t block, double softcap) {
-  const c10::ScalarType out_type = q_in.scalar_type();
-  // Scores and sums in fp32 whatever the model dtype.
-  const at::Tensor q = q_in.to(at::kFloat).contiguous(), k = k_in.to(at::kFloat).contiguous(),
-                   v = v_in.to(at::kFloat).contiguous();
-  const int64_t dim = q.size(-1), length = q.size(-2), heads = q.size(-3), kv_heads = k.size(-3);
-  const int64_t sequences = q.numel() / std::max<int64_t>(heads * length * dim, 1);
-  at::Tensor out = at::empty_like(q);
-  if (q.numel() == 0) return out.to(out_type);
-  const int64_t window = pattern.window;
-  const int64_t reach = window >= 0 ? std::min(length, 2 * window + 1) : length;
-  if (block <= 0) block = attention_query_block(reach);
-  const int64_t blocks = (length + block - 1) / block, group = heads / kv_heads;
-  const float* qp = q.data_ptr<float>();
-  const float* kp = k.data_ptr<float>();
-  const float* vp = v.data_ptr<float>();
+at::Tensor attention_cpu(const at::Tensor& q_in, const at::Tensor& k_in, const at::Tensor& v_in, const at::Tensor& cos_in,
+                         const at::Tensor& sin_in, double scale, AttentionPattern pattern, int64_t block, double softcap) {
+  const int64_t sequences = q_in.size(0), length = q_in.size(1), heads = q_in.size(2), dim = q_in.size(3);
+  const int64_t kv_heads = k_in.size(2);
+  at::Tensor out = at::empty({sequences, length, heads * dim}, q_in.options().dtype(at::kFloat));
+  if (out.numel() == 0) return out.to(q_in.scalar_type());
+  const TokenMajor q(q_in), k(k_in), v(v_in);
+  const bool rotary = cos_in.defined();
+  const at::Tensor cos = rotary ? cos_in.to(at::kFloat).contiguous() : at::Tensor();
+  const at::Tensor sin = rotary ? sin_in.to(at::kFloat).contiguous() : at::Tensor();
+  const int64_t window = pattern.window >= length - 1 ? -1 : pattern.window;
+  if (block <= 0) block = attention_query_block(window >= 0 ? 2 * window + 1 : length);
+  const int64_t blocks = (length + block - 1) / block, group = heads / kv_heads, out_stride = heads * dim;
   float* op = out.data_ptr<float>();
-  const int64_t head_stride = length * dim;
 
   at::parallel_for(0, sequences * heads * blocks, 1, [&](int64_t begin, int64_t end) {
-    std::vector<float> scores;
+    std::vector<float> scores, queries, keys_buffer;
     for (int64_t task = begin; task < end; ++task) {
-      const int64_t sequence = task / (heads * blocks), head = task / blocks % heads;
+      const int64_t sequence = task / (heads * blocks), head = task / blocks % heads, kv_head = head / group;
       const int64_t q0 = task % blocks * block, q1 = std::min(length, q0 + block), rows = q1 - q0;
       const int64_t k0 = window >= 0 ? std::max<int64_t>(0, q0 - window) : 0;
       int64_t k1 = window >= 0 ? std::min(length, q1 + window) : length;
       if (pattern.causal) k1 = std::min(k1, q1);
       const int64_t keys = k1 - k0;
+      const float *qs = q.row(sequence, q0, head), *ks = k.row(sequence, k0, kv_head);
+      int64_t q_stride = q.token_stride, k_stride = k.token_stride;
+      if (rotary) {
+        queries.resize(static_cast<size_t>(rows * dim));
+        keys_buffer.resize(static_cast<size_t>(keys * dim));
+        rotate_rows(qs, q_stride, rows, q0, cos.data_ptr<float>(), sin.data_ptr<float>(), dim, queries.data());
+        rotate_rows(ks, k_stride, keys, k0, cos.data_ptr<float>(), sin.data_ptr<float>(), dim, keys_buffer.data());
+        qs = queries.data();
+        ks = keys_buffer.data();
+        q_stride = k_stride = dim;
+      }
       scores.resize(static_cast<size_t>(rows * keys));
-      const int64_t kv_offset = (sequence * kv_heads + head / group) * head_stride + k0 * dim;
-      const int64_t q_offset = (sequence * heads + head) * head_stride + q0 * dim;
-      sgemm('T', rows, keys, dim, static_cast<float>(scale), qp + q_offset, dim, kp + kv_offset, dim, scores.data(),
-            keys);
+      sgemm('T', rows, keys, dim, static_cast<float>(scale), qs, q_stride, ks, k_stride, scores.data(), keys);
       for (int64_t r = 0; r < rows; ++r) {
         float* row = scores.data() + r * keys;
         const int64_t query = q0 + r;
@@ -133,10 +149,11 @@ at::Tensor attention_cpu(const at::Tensor& q_in, const at::Tensor& k_in, const a
           for (int64_t j = lo; j < hi; ++j) row[j] = static_cast<float>(softcap * std::tanh(row[j] / softcap));
         softmax_range(row, keys, lo, hi);
       }
-      sgemm('N', rows, dim, keys, 1.0f, scores.data(), keys, vp + kv_offset, dim, op + q_offset, dim);
+      sgemm('N', rows, dim, keys, 1.0f, scores.data(), keys, v.row(sequence, k0, kv_head), v.token_stride,
+            op + (sequence * length + q0) * out_stride + head * dim, out_stride);
     }
   });
-  return out.to(out_type);
+  return out.to(q_in.scalar_type());
 }
 
 }  // namespace semroute

@@ -7,11 +7,14 @@
 
 namespace semroute {
 
-// q [..., heads, length, dim], k and v [..., kv_heads, length, dim], any
-// floating dtype (computed in fp32, returned in q's dtype). `block` > 0
-// forces the query block size.
-at::Tensor attention_cpu(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v, double scale,
-                         AttentionPattern pattern, int64_t block, double softcap);
+// Attention over token-major projections: q [sequences, length, heads, dim],
+// k and v [sequences, length, kv_heads, dim] (views straight from the
+// projections do: only the last dimension must be contiguous), any floating
+// dtype (computed in fp32, returned in q's dtype). With cos/sin ([≥ length,
+// dim]) RoPE is applied to q and k first. Returns [sequences, length,
+// heads * dim]. `block` > 0 forces the query block size.
+at::Tensor attention_cpu(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v, const at::Tensor& cos,
+                         const at::Tensor& sin, double scale, AttentionPattern pattern, int64_t block, double softcap);
 
 // Queries per task: as many as keep a task's scores within L2 (16..128).
 int64_t attention_query_block(int64_t keys);

@@ -77,7 +77,11 @@ enum class Activation { kGeluErf, kGeluTanh, kRelu, kSilu };
 
 // HF activation names: gelu, gelu_new, gelu_pytorch_tanh, relu, silu, swish.
 Activation parse_activation(const std::string& name);
+// act(x); for 2-D float CPU rows one fused, vectorized pass (erf, tanh and
+// exp to ~1e-7, vector_math.h), elsewhere libtorch's kernels.
 at::Tensor activate(Activation activation, const at::Tensor& x);
+// act(input) · gate (GeGLU, SwiGLU) in one pass where activate() fuses.
+at::Tensor gated_activation(Activation activation, const at::Tensor& input, const at::Tensor& gate);
 
 // The projections of a Llama-family layer (Qwen3, Gemma3): self_attn.{q,k,v,o}_proj
 // with per-head self_attn.{q,k}_norm, and a gated MLP

@@ -63,7 +63,7 @@ at::Tensor ModernBertEncoder::run_layer(const Layer& layer, const at::Tensor& x,
                                              layer.global ? rope.sin_global : rope.sin_local, spec);
   const at::Tensor h = x + layer.wo(attention, deltas);
   const auto input_gate = layer.wi(layer.mlp_norm(h), deltas).chunk(2, -1);
-  return h + layer.mlp_wo(activate(activation_, input_gate[0]) * input_gate[1], deltas);
+  return h + layer.mlp_wo(gated_activation(activation_, input_gate[0], input_gate[1]), deltas);
 }
 
 LayerState ModernBertEncoder::embed(const ModelInputs& inputs) const {

@@ -1,5 +1,6 @@
 #include "models/packed_sequences.h"
 
+#include "models/attention_cpu.h"
 #include "models/rope.h"
 
 #include <ATen/ops/arange.h>
@@ -45,15 +46,14 @@ at::Tensor PackedSequences::positions_in_sequence() const {
   return parts.empty() ? positions.new_empty({0}) : at::cat(parts, 0);
 }
 
-at::Tensor for_each_sequence(const at::Tensor& packed, const std::vector<int64_t>& lengths,
-                             const std::function<at::Tensor(const at::Tensor&)>& attend) {
-  if (lengths.empty()) return packed;  // nothing but padding
+at::Tensor for_each_sequence(const std::vector<int64_t>& lengths,
+                             const std::function<at::Tensor(int64_t, int64_t, int64_t)>& attend) {
   const bool uniform = std::all_of(lengths.begin(), lengths.end(), [&](int64_t l) { return l == lengths[0]; });
-  if (uniform) return attend(packed.view({static_cast<int64_t>(lengths.size()), lengths[0], -1}));
+  if (uniform) return attend(0, static_cast<int64_t>(lengths.size()), lengths[0]);
   std::vector<at::Tensor> outputs;
   int64_t offset = 0;
   for (int64_t length : lengths) {
-    outputs.push_back(attend(packed.narrow(0, offset, length).unsqueeze(0)));
+    outputs.push_back(attend(offset, 1, length));
     offset += length;
   }
   return at::cat(outputs, 0);
@@ -62,23 +62,26 @@ at::Tensor for_each_sequence(const at::Tensor& packed, const std::vector<int64_t
 at::Tensor attend_packed(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v,
                          const std::vector<int64_t>& lengths, const at::Tensor& cos, const at::Tensor& sin,
                          const PackedAttention& spec) {
-  const int64_t q_width = spec.heads * spec.head_dim, kv_width = spec.kv_heads * spec.head_dim;
-  const at::Tensor qkv = at::cat({q, k, v}, -1);
-  return for_each_sequence(qkv, lengths, [&](const at::Tensor& part) {
-    const int64_t n = part.size(0), length = part.size(1);
-    const auto pieces = part.split({q_width, kv_width, kv_width}, -1);
+  if (lengths.empty()) return q;  // nothing but padding
+  const int64_t q_width = spec.heads * spec.head_dim;
+  return for_each_sequence(lengths, [&](int64_t offset, int64_t n, int64_t length) {
+    // [tokens, count * head_dim] rows of these sequences -> [n, L, count, head_dim] (a view)
     const auto heads_of = [&](const at::Tensor& x, int64_t count, const RmsNorm* norm) {
-      const at::Tensor h = x.reshape({n, length, count, spec.head_dim});
-      return (norm != nullptr ? (*norm)(h) : h).transpose(1, 2);  // [n, heads, L, head_dim]
+      const at::Tensor h = x.narrow(0, offset, n * length).view({n, length, count, spec.head_dim});
+      return norm != nullptr ? (*norm)(h) : h;
     };
-    at::Tensor qh = heads_of(pieces[0], spec.heads, spec.q_norm), kh = heads_of(pieces[1], spec.kv_heads, spec.k_norm);
-    if (cos.defined()) {
-      const at::Tensor c = cos.narrow(0, 0, length), s = sin.narrow(0, 0, length);
-      qh = RotaryEmbedding::apply(qh, c, s);
-      kh = RotaryEmbedding::apply(kh, c, s);
+    const at::Tensor qh = heads_of(q, spec.heads, spec.q_norm), kh = heads_of(k, spec.kv_heads, spec.k_norm);
+    const at::Tensor vh = heads_of(v, spec.kv_heads, nullptr);
+    const at::Tensor c = cos.defined() ? cos.narrow(0, 0, length) : cos, s = sin.defined() ? sin.narrow(0, 0, length) : sin;
+    if (qh.device().is_cpu() && spec.block < length)
+      return attention_cpu(qh, kh, vh, c, s, spec.scale, spec.pattern, spec.block, spec.softcap).view({n * length, q_width});
+    // Elsewhere (and for the one-shot reference): tensor ops, head-major.
+    at::Tensor qt = qh.transpose(1, 2), kt = kh.transpose(1, 2);
+    if (c.defined()) {
+      qt = RotaryEmbedding::apply(qt, c, s);
+      kt = RotaryEmbedding::apply(kt, c, s);
     }
-    const at::Tensor vh = heads_of(pieces[2], spec.kv_heads, nullptr);
-    return blocked_attention(qh, kh, vh, spec.scale, spec.pattern, spec.block, spec.softcap)
+    return blocked_attention(qt, kt, vh.transpose(1, 2), spec.scale, spec.pattern, spec.block, spec.softcap)
         .transpose(1, 2)
         .reshape({n * length, q_width});
   });

@@ -28,11 +28,12 @@ struct PackedSequences {
   at::Tensor positions_in_sequence() const;
 };
 
-// Runs `attend` ([n, L, features] -> [n * L, out]) over packed rows
-// [tokens, features]: once for all sequences when their lengths are equal,
-// else sequence by sequence.
-at::Tensor for_each_sequence(const at::Tensor& packed, const std::vector<int64_t>& lengths,
-                             const std::function<at::Tensor(const at::Tensor&)>& attend);
+// Runs `attend(offset, n, length)` over packed rows: n sequences of `length`
+// tokens starting at row `offset`, returning their [n * length, out] rows.
+// Called once for all sequences when their lengths are equal, else sequence
+// by sequence; `lengths` must not be empty.
+at::Tensor for_each_sequence(const std::vector<int64_t>& lengths,
+                             const std::function<at::Tensor(int64_t, int64_t, int64_t)>& attend);
 
 // Multi-head (or grouped-query) self-attention over packed projections
 // q [tokens, heads * head_dim] and k, v [tokens, kv_heads * head_dim]: per

@@ -6,6 +6,7 @@
 #include <c10/core/InferenceMode.h>
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <cstdio>
 #include <string>
 #include <thread>
@@ -14,6 +15,9 @@
 #include "models/attention.h"
 #include "models/attention_cpu.h"
 #include "models/packed_gemm.h"
+#include "models/layers.h"
+#include "models/rope.h"
+#include "models/vector_math.h"
 
 namespace semroute {
 namespace {
@@ -48,27 +52,56 @@ TEST(AttentionKernel, EqualsTheOneShotReference) {
       {"long, window 64", 700, 2, 2, 32, {64, false}, 0, 0},
   };
   for (const auto& c : cases) {
-    const at::Tensor q = at::randn({2, c.heads, c.length, c.dim}) * 2;
-    const at::Tensor k = at::randn({2, c.kv_heads, c.length, c.dim}) * 2;
-    const at::Tensor v = at::randn({2, c.kv_heads, c.length, c.dim});
+    // Token-major [2, L, H, D], as the projections give them.
+    const at::Tensor q = at::randn({2, c.length, c.heads, c.dim}) * 2;
+    const at::Tensor k = at::randn({2, c.length, c.kv_heads, c.dim}) * 2;
+    const at::Tensor v = at::randn({2, c.length, c.kv_heads, c.dim});
     const double scale = 1.0 / std::sqrt(static_cast<double>(c.dim));
-    const at::Tensor reference = blocked_attention(q, k, v, scale, c.pattern, 1 << 20, c.softcap);
-    const at::Tensor fused = attention_cpu(q, k, v, scale, c.pattern, c.block, c.softcap);
+    const at::Tensor reference =
+        blocked_attention(q.transpose(1, 2), k.transpose(1, 2), v.transpose(1, 2), scale, c.pattern, 1 << 20, c.softcap)
+            .transpose(1, 2)
+            .reshape({2, c.length, c.heads * c.dim});
+    const at::Tensor fused = attention_cpu(q, k, v, {}, {}, scale, c.pattern, c.block, c.softcap);
     const double error = max_abs_error(fused, reference);
     std::printf("    %s: max abs error %.3g\n", c.name.c_str(), error);
     EXPECT_LT(error, 1e-5) << c.name;
-    // And through blocked_attention's own dispatch.
-    EXPECT_LT(max_abs_error(blocked_attention(q, k, v, scale, c.pattern, 0, c.softcap), reference), 1e-5) << c.name;
+    // And through blocked_attention's own dispatch (head-major in and out).
+    const at::Tensor dispatched =
+        blocked_attention(q.transpose(1, 2), k.transpose(1, 2), v.transpose(1, 2), scale, c.pattern, 0, c.softcap);
+    EXPECT_LT(max_abs_error(dispatched.transpose(1, 2).reshape({2, c.length, -1}), reference), 1e-5) << c.name;
   }
+}
+
+TEST(AttentionKernel, AppliesRopeLikeTheEagerPath) {
+  c10::InferenceMode guard;
+  at::manual_seed(5);
+  const int64_t length = 70, dim = 16;
+  // Strided views of one fused projection, as ModernBERT's Wqkv gives them.
+  const at::Tensor qkv = at::randn({1, length, 3 * 4 * dim});
+  const auto parts = qkv.chunk(3, -1);
+  const at::Tensor q = parts[0].view({1, length, 4, dim}), k = parts[1].view({1, length, 4, dim});
+  const at::Tensor v = parts[2].view({1, length, 4, dim});
+  const at::Tensor angles = at::arange(length, at::kFloat).unsqueeze(1) * at::rand({dim / 2});
+  const at::Tensor cos = at::cat({angles.cos(), angles.cos()}, -1), sin = at::cat({angles.sin(), angles.sin()}, -1);
+  const AttentionPattern window{10, false};
+  const at::Tensor reference = blocked_attention(RotaryEmbedding::apply(q.transpose(1, 2), cos, sin),
+                                                 RotaryEmbedding::apply(k.transpose(1, 2), cos, sin), v.transpose(1, 2),
+                                                 0.25, window, 1 << 20)
+                                   .transpose(1, 2)
+                                   .reshape({1, length, -1});
+  const double error = max_abs_error(attention_cpu(q, k, v, cos, sin, 0.25, window, 0, 0), reference);
+  std::printf("    RoPE inside the kernel vs eager: max abs error %.3g\n", error);
+  EXPECT_LT(error, 1e-5);
 }
 
 TEST(AttentionKernel, Bfloat16InputsAreComputedInFloat32) {
   c10::InferenceMode guard;
   at::manual_seed(3);
-  const at::Tensor q = at::randn({1, 4, 50, 32}), k = at::randn({1, 4, 50, 32}), v = at::randn({1, 4, 50, 32});
+  const at::Tensor q = at::randn({1, 50, 4, 32}), k = at::randn({1, 50, 4, 32}), v = at::randn({1, 50, 4, 32});
   const AttentionPattern window{6, false};
-  const at::Tensor exact = attention_cpu(q, k, v, 0.2, window, 0, 0);
-  const at::Tensor reduced = attention_cpu(q.to(at::kBFloat16), k.to(at::kBFloat16), v.to(at::kBFloat16), 0.2, window, 0, 0);
+  const at::Tensor exact = attention_cpu(q, k, v, {}, {}, 0.2, window, 0, 0);
+  const at::Tensor reduced = attention_cpu(q.to(at::kBFloat16), k.to(at::kBFloat16), v.to(at::kBFloat16), {}, {}, 0.2,
+                                           window, 0, 0);
   EXPECT_EQ(reduced.scalar_type(), at::kBFloat16);
   const double error = max_abs_error(reduced, exact);
   std::printf("    bf16 vs fp32 attention: max abs error %.3g\n", error);
@@ -77,11 +110,11 @@ TEST(AttentionKernel, Bfloat16InputsAreComputedInFloat32) {
 
 TEST(AttentionKernel, ExtremeScoresStayFinite) {
   c10::InferenceMode guard;
-  const at::Tensor q = at::full({1, 1, 8, 4}, 100.0), k = at::full({1, 1, 8, 4}, 100.0);
-  const at::Tensor v = at::randn({1, 1, 8, 4});
-  const at::Tensor out = attention_cpu(q, k, v, 1.0, AttentionPattern{}, 0, 0);
+  const at::Tensor q = at::full({1, 8, 1, 4}, 100.0), k = at::full({1, 8, 1, 4}, 100.0);
+  const at::Tensor v = at::randn({1, 8, 1, 4});
+  const at::Tensor out = attention_cpu(q, k, v, {}, {}, 1.0, AttentionPattern{}, 0, 0);
   EXPECT_TRUE(out.isfinite().all().item<bool>());
-  EXPECT_LT(max_abs_error(out, v.mean(2, true).expand_as(v)), 1e-5);  // equal scores: the mean of v
+  EXPECT_LT(max_abs_error(out, v.mean(1, true).expand_as(v).reshape({1, 8, 4})), 1e-5);  // equal scores: mean of v
 }
 
 TEST(PackedGemm, EqualsLinearForEveryRowCount) {
@@ -140,6 +173,47 @@ TEST(PackedGemm, SharedBetweenThreads) {
   }
   for (auto& thread : threads) thread.join();
   for (double error : errors) EXPECT_LT(error, 1e-4);
+}
+
+}  // namespace
+}  // namespace semroute
+
+namespace semroute {
+namespace {
+
+TEST(VectorMath, MatchesTheStandardLibrary) {
+  double exp_error = 0, erf_error = 0, tanh_error = 0, silu_error = 0;
+  for (float x = -87.0f; x <= 0.0f; x += 0.0137f)
+    exp_error = std::max<double>(exp_error, std::abs(vec::exp_nonpositive(x) - std::exp(x)) / std::exp(x));
+  for (float x = -12.0f; x <= 12.0f; x += 0.00123f) {
+    erf_error = std::max<double>(erf_error, std::abs(vec::erf(x) - std::erf(x)));
+    tanh_error = std::max<double>(tanh_error, std::abs(vec::tanh(x) - std::tanh(x)));
+    silu_error = std::max<double>(silu_error, std::abs(vec::silu(x) - x / (1 + std::exp(-x))) / std::max(1.0f, std::abs(x)));
+  }
+  std::printf("    exp relative %.3g, erf %.3g, tanh %.3g, silu %.3g\n", exp_error, erf_error, tanh_error, silu_error);
+  EXPECT_LT(exp_error, 1e-6);
+  EXPECT_LT(erf_error, 5e-7);
+  EXPECT_LT(tanh_error, 5e-7);
+  EXPECT_LT(silu_error, 5e-7);
+  EXPECT_EQ(vec::exp_nonpositive(-1000.0f), std::exp(-87.0f));  // clamped, never 0/denormal garbage
+}
+
+TEST(GatedActivation, EqualsLibtorch) {
+  c10::InferenceMode guard;
+  at::manual_seed(2);
+  const at::Tensor both = at::randn({37, 2 * 300}) * 4;
+  const auto parts = both.chunk(2, -1);  // strided rows, as a fused Wi output gives them
+  for (Activation a : {Activation::kGeluErf, Activation::kGeluTanh, Activation::kRelu, Activation::kSilu}) {
+    const at::Tensor eager = a == Activation::kGeluErf    ? at::gelu(parts[0])
+                             : a == Activation::kGeluTanh ? at::gelu(parts[0], "tanh")
+                             : a == Activation::kRelu     ? at::relu(parts[0])
+                                                          : at::silu(parts[0]);
+    EXPECT_LT(max_abs_error(activate(a, parts[0]), eager), 5e-6);
+    EXPECT_LT(max_abs_error(gated_activation(a, parts[0], parts[1]), eager * parts[1]), 2e-5);
+    // bf16 and other shapes take libtorch's path.
+    EXPECT_EQ(gated_activation(a, parts[0].to(at::kBFloat16), parts[1].to(at::kBFloat16)).scalar_type(), at::kBFloat16);
+    EXPECT_LT(max_abs_error(activate(a, both.view({37, 2, 300})), activate(a, both).view({37, 2, 300})), 5e-6);
+  }
 }
 
 }  // namespace

@@ -1,0 +1,62 @@
+// Scalar float functions written so that loops calling them vectorize
+// (no branches, no libcalls), for the CPU kernels. They need the default
+// floating-point model: -ffast-math would fold the rounding trick away.
+#pragma once
+
+#include <cstdint>
+#include <cstring>
+
+namespace semroute::vec {
+
+// exp(x) for x <= 0 to ~2 ulp: 2^n · p(r), n = round(x / ln 2), r = x − n·ln 2.
+inline float exp_nonpositive(float x) {
+  x = x < -87.0f ? -87.0f : x;
+  // Round to nearest by adding and removing 1.5 · 2^23.
+  const float n = (x * 1.44269504f + 12582912.0f) - 12582912.0f;
+  const float r = (x - n * 0.693145752f) - n * 1.42860677e-6f;
+  float p = 1.98756912e-4f;
+  p = p * r + 1.39819994e-3f;
+  p = p * r + 8.33345205e-3f;
+  p = p * r + 4.16657962e-2f;
+  p = p * r + 1.66666657e-1f;
+  p = p * r + 5.0e-1f;
+  p = p * r * r + r + 1.0f;
+  const int32_t bits = (static_cast<int32_t>(n) + 127) << 23;
+  float scale;
+  std::memcpy(&scale, &bits, sizeof scale);
+  return p * scale;
+}
+
+inline float absolute(float x) { return x < 0 ? -x : x; }
+inline float copy_sign(float magnitude, float sign) { return sign < 0 ? -magnitude : magnitude; }
+
+// erf to ~1.5e-7 absolute (Abramowitz & Stegun 7.1.26).
+inline float erf(float x) {
+  const float a = absolute(x), t = 1.0f / (1.0f + 0.3275911f * a);
+  float p = 1.061405429f;
+  p = p * t - 1.453152027f;
+  p = p * t + 1.421413741f;
+  p = p * t - 0.284496736f;
+  p = p * t + 0.254829592f;
+  return copy_sign(1.0f - p * t * exp_nonpositive(-a * a), x);
+}
+
+// tanh through e = exp(−2|x|) ≤ 1: tanh|x| = (1 − e) / (1 + e).
+inline float tanh(float x) {
+  const float e = exp_nonpositive(-2.0f * absolute(x));
+  return copy_sign((1.0f - e) / (1.0f + e), x);
+}
+
+// x · sigmoid(x), with the exponent kept non-positive on both sides.
+inline float silu(float x) {
+  const float e = exp_nonpositive(-absolute(x));
+  return x < 0 ? x * e / (1.0f + e) : x / (1.0f + e);
+}
+
+inline float gelu_erf(float x) { return 0.5f * x * (1.0f + erf(x * 0.70710678f)); }
+
+inline float gelu_tanh(float x) {
+  return 0.5f * x * (1.0f + tanh(0.79788456f * (x + 0.044715f * x * x * x)));
+}
+
+}  // namespace semroute::vec
