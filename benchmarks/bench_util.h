@@ -9,7 +9,9 @@
 #include <chrono>
 #include <cstdint>
 #include <sstream>
+#include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "models/packed_gemm.h"
@@ -101,5 +103,28 @@ void trace_once(const std::string& prefix, int64_t tokens, int64_t batch, Fn run
                                                   ".json");
   run();
 }
+
+// The model's linear layers replayed alone: `layers` copies of each [in ->
+// out] shape with distinct weights (so they stream from memory as the
+// model's do), through the packed GEMM the model uses. Its time is what the
+// GEMMs alone cost at a given size on this machine; ours / replay is the
+// price of everything else (attention, norms, activations, glue).
+class GemmReplay {
+ public:
+  GemmReplay(const std::vector<std::pair<int64_t, int64_t>>& shapes, int64_t layers) {
+    for (int64_t layer = 0; layer < layers; ++layer)
+      for (const auto& [in, out] : shapes) weights_.push_back(semroute::PackedGemm::pack(at::randn({out, in}), {}));
+  }
+  double median_seconds_for(int64_t rows) const {
+    std::vector<at::Tensor> inputs;
+    for (const auto& w : weights_) inputs.push_back(at::randn({rows, w->in_features()}));
+    return median_seconds([&] {
+      for (size_t i = 0; i < weights_.size(); ++i) (*weights_[i])(inputs[i]);
+    });
+  }
+
+ private:
+  std::vector<std::unique_ptr<semroute::PackedGemm>> weights_;
+};
 
 }  // namespace semroute::bench

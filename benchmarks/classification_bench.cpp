@@ -8,7 +8,10 @@
 // floor(ms) = model FLOPs / peak GEMM rate, where FLOPs count every linear
 // layer (2 per multiply-add) plus QKᵀ and PV with the keys each query really
 // sees (the window on local layers), and the peak is the best of a few
-// [512 x 768] x [768 x 2304] products (the shape of a fused QKV / GeGLU input).
+// [512 x 768] x [768 x 2304] products (the shape of a fused QKV / GeGLU input)
+// through BLAS or the packed oneDNN GEMM, whichever is faster. "gemm ms"
+// replays the model's linear layers alone at the same size (GemmReplay):
+// "vs gemm" is what everything but the GEMMs adds.
 #include <ATen/ATen.h>
 #include <c10/core/InferenceMode.h>
 
@@ -74,7 +77,10 @@ int main(int argc, char** argv) {
   const double peak = peak_gemm_gflops();
   std::printf("preset %s, %s, %d threads, load %.2f s, peak fp32 GEMM %.1f GFLOP/s (floor = fp32 FLOPs / this)\n",
               preset.c_str(), dtype.c_str(), threads, load_s, peak);
-  std::printf("%6s %6s %10s %10s %8s %12s %10s\n", "tokens", "batch", "ms", "floor ms", "ratio", "tokens/s", "GFLOP/s");
+  const int64_t h = config.base.hidden_size, inter = config.base.intermediate_size;
+  const GemmReplay replay({{h, 3 * h}, {h, h}, {h, 2 * inter}, {inter, h}}, config.base.num_hidden_layers);
+  std::printf("%6s %6s %10s %10s %8s %10s %8s %12s %10s\n", "tokens", "batch", "ms", "floor ms", "ratio", "gemm ms",
+              "vs gemm", "tokens/s", "GFLOP/s");
   c10::InferenceMode guard;
   for (int64_t batch : batches) {
     for (int64_t length : lengths) {
@@ -87,8 +93,10 @@ int main(int argc, char** argv) {
       // The machine's speed drifts (shared hosts): re-measure the peak next to each row.
       const double row_peak = std::max(peak_gemm_gflops(), 0.0);
       const double floor_ms = batch * model_flops(config, length) / (row_peak * 1e9) * 1e3;
-      std::printf("%6lld %6lld %10.1f %10.1f %8.2f %12.0f %10.1f\n", static_cast<long long>(length),
-                  static_cast<long long>(batch), ms, floor_ms, ms / floor_ms, batch * length / (ms / 1e3), row_peak);
+      const double gemm_ms = replay.median_seconds_for(batch * length) * 1e3;
+      std::printf("%6lld %6lld %10.1f %10.1f %8.2f %10.1f %8.2f %12.0f %10.1f\n", static_cast<long long>(length),
+                  static_cast<long long>(batch), ms, floor_ms, ms / floor_ms, gemm_ms, ms / gemm_ms,
+                  batch * length / (ms / 1e3), row_peak);
       std::fflush(stdout);
     }
   }

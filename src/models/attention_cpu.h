@@ -16,7 +16,7 @@ namespace semroute {
 at::Tensor attention_cpu(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v, const at::Tensor& cos,
                          const at::Tensor& sin, double scale, AttentionPattern pattern, int64_t block, double softcap);
 
-// Queries per task: as many as keep a task's scores within L2 (16..128).
+// Queries per task: 64, fewer when a task's scores would outgrow L2 (1 MB).
 int64_t attention_query_block(int64_t keys);
 
 }  // namespace semroute

@@ -31,9 +31,8 @@ void BertEncoder::load(WeightMap& w) {
   for (int64_t i = 0; i < c.num_hidden_layers; ++i) {
     const std::string p = "encoder.layer." + std::to_string(i) + ".";
     layers_.push_back(Layer{
-        Linear::load(w, p + "attention.self.query", h, h, true),
-        Linear::load(w, p + "attention.self.key", h, h, true),
-        Linear::load(w, p + "attention.self.value", h, h, true),
+        FusedLinear::load(w, {p + "attention.self.query", p + "attention.self.key", p + "attention.self.value"}, h,
+                          {h, h, h}, true),
         Linear::load(w, p + "attention.output.dense", h, h, true),
         LayerNorm::load(w, p + "attention.output.LayerNorm", h, eps, true),
         Linear::load(w, p + "intermediate.dense", h, c.intermediate_size, true),
@@ -48,7 +47,8 @@ at::Tensor BertEncoder::run_layer(const Layer& layer, const at::Tensor& x, const
   const int64_t heads = config_.base.num_attention_heads, hd = config_.base.hidden_size / heads;
   PackedAttention spec{heads, heads, hd, 1.0 / std::sqrt(static_cast<double>(hd))};
   spec.block = block;
-  const at::Tensor context = attend_packed(layer.query(x, d), layer.key(x, d), layer.value(x, d), lengths, {}, {}, spec);
+  const auto qkv = layer.qkv(x, d);
+  const at::Tensor context = attend_packed(qkv[0], qkv[1], qkv[2], lengths, {}, {}, spec);
   const at::Tensor h = layer.attention_norm(x + layer.attention_out(context, d));
   return layer.output_norm(h + layer.output(activate(activation_, layer.intermediate(h, d)), d));
 }

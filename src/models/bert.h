@@ -24,7 +24,8 @@ class BertEncoder final : public CoreModel {
 
  private:
   struct Layer {
-    Linear query, key, value, attention_out;
+    FusedLinear qkv;  // attention.self.{query,key,value}
+    Linear attention_out;
     LayerNorm attention_norm;
     Linear intermediate, output;
     LayerNorm output_norm;

@@ -2,6 +2,7 @@
 
 #include <ATen/Parallel.h>
 #include <ATen/TensorOperators.h>
+#include <ATen/ops/cat.h>
 #include <ATen/ops/empty.h>
 #include <ATen/ops/gelu.h>
 #include <ATen/ops/mean.h>
@@ -20,15 +21,50 @@
 namespace semroute {
 
 Linear Linear::load(WeightMap& weights, const std::string& name, int64_t in, int64_t out, bool bias) {
-  Linear linear;
-  linear.weight_ = weights.get(name + ".weight", {out, in});
-  if (bias) linear.bias_ = weights.get(name + ".bias", {out});
-  linear.out_features_ = out;
-  linear.packed_ = PackedGemm::pack(linear.weight_, linear.bias_);
-  if (linear.packed_ != nullptr) linear.weight_ = linear.bias_ = at::Tensor();
+  at::Tensor weight = weights.get(name + ".weight", {out, in});
+  at::Tensor b = bias ? weights.get(name + ".bias", {out}) : at::Tensor();
   const std::string resolved = weights.resolved(name + ".weight");
-  linear.module_ = resolved.empty() ? name : resolved.substr(0, resolved.size() - 7);
+  return from(std::move(weight), std::move(b), resolved.empty() ? name : resolved.substr(0, resolved.size() - 7));
+}
+
+Linear Linear::from(at::Tensor weight, at::Tensor bias, std::string module) {
+  Linear linear;
+  // An undefined weight is a missing tensor the WeightMap reports after loading.
+  linear.out_features_ = weight.defined() ? weight.size(0) : 0;
+  linear.module_ = std::move(module);
+  linear.packed_ = PackedGemm::pack(weight, bias);
+  if (linear.packed_ == nullptr) {
+    linear.weight_ = std::move(weight);
+    linear.bias_ = std::move(bias);
+  }
   return linear;
+}
+
+FusedLinear FusedLinear::load(WeightMap& weights, const std::vector<std::string>& names, int64_t in,
+                              const std::vector<int64_t>& outs, bool bias) {
+  FusedLinear fused;
+  std::vector<at::Tensor> stacked_weights, stacked_biases;
+  for (size_t i = 0; i < names.size(); ++i) {
+    stacked_weights.push_back(weights.get(names[i] + ".weight", {outs[i], in}));
+    if (bias) stacked_biases.push_back(weights.get(names[i] + ".bias", {outs[i]}));
+    const std::string resolved = weights.resolved(names[i] + ".weight");
+    fused.modules_.push_back(resolved.empty() ? names[i] : resolved.substr(0, resolved.size() - 7));
+  }
+  fused.outs_ = outs;
+  const auto missing = [](const at::Tensor& t) { return !t.defined(); };
+  if (std::any_of(stacked_weights.begin(), stacked_weights.end(), missing) ||
+      std::any_of(stacked_biases.begin(), stacked_biases.end(), missing))
+    return fused;  // the WeightMap reports what is missing once loading ends
+  fused.stacked_ = Linear::from(at::cat(stacked_weights, 0), bias ? at::cat(stacked_biases, 0) : at::Tensor(),
+                                fused.modules_.front());
+  return fused;
+}
+
+std::vector<at::Tensor> FusedLinear::operator()(const at::Tensor& x, const LinearDeltas* deltas) const {
+  std::vector<at::Tensor> parts = stacked_(x).split_with_sizes(outs_, -1);
+  if (deltas != nullptr)
+    for (size_t i = 0; i < parts.size(); ++i) parts[i] = deltas->add(modules_[i], x, parts[i]);
+  return parts;
 }
 
 at::Tensor Linear::operator()(const at::Tensor& x, const LinearDeltas* deltas) const {
@@ -69,18 +105,17 @@ GatedProjections GatedProjections::load(WeightMap& w, const std::string& p, cons
   return GatedProjections{
       RmsNorm::load(w, p + "self_attn.q_norm", s.head_dim, s.eps, s.one_plus_norm),
       RmsNorm::load(w, p + "self_attn.k_norm", s.head_dim, s.eps, s.one_plus_norm),
-      Linear::load(w, p + "self_attn.q_proj", s.hidden, q_dim, s.attention_bias),
-      Linear::load(w, p + "self_attn.k_proj", s.hidden, kv_dim, s.attention_bias),
-      Linear::load(w, p + "self_attn.v_proj", s.hidden, kv_dim, s.attention_bias),
+      FusedLinear::load(w, {p + "self_attn.q_proj", p + "self_attn.k_proj", p + "self_attn.v_proj"}, s.hidden,
+                        {q_dim, kv_dim, kv_dim}, s.attention_bias),
       Linear::load(w, p + "self_attn.o_proj", q_dim, s.hidden, s.output_bias),
-      Linear::load(w, p + "mlp.gate_proj", s.hidden, s.intermediate, false),
-      Linear::load(w, p + "mlp.up_proj", s.hidden, s.intermediate, false),
+      FusedLinear::load(w, {p + "mlp.gate_proj", p + "mlp.up_proj"}, s.hidden, {s.intermediate, s.intermediate}, false),
       Linear::load(w, p + "mlp.down_proj", s.intermediate, s.hidden, false),
   };
 }
 
 at::Tensor GatedProjections::mlp(Activation activation, const at::Tensor& x, const LinearDeltas* deltas) const {
-  return down(gated_activation(activation, gate(x, deltas), up(x, deltas)), deltas);
+  const auto gate_and_up = gate_up(x, deltas);
+  return down(gated_activation(activation, gate_and_up[0], gate_and_up[1]), deltas);
 }
 
 Activation parse_activation(const std::string& name) {

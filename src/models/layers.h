@@ -7,6 +7,7 @@
 
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "core/weight_map.h"
 #include "models/packed_gemm.h"
@@ -35,6 +36,8 @@ class Linear {
   int64_t out_features() const { return out_features_; }
   // The checkpoint name of this layer (its weight tensor without ".weight").
   const std::string& module() const { return module_; }
+  // From tensors already loaded (packed on the CPU).
+  static Linear from(at::Tensor weight, at::Tensor bias, std::string module);
 
  private:
   // On the CPU the weight lives packed (PackedGemm) and weight_/bias_ are
@@ -44,6 +47,25 @@ class Linear {
   at::Tensor bias_;
   int64_t out_features_ = 0;
   std::string module_;
+};
+
+// Several linear layers reading the same input (q/k/v, gate/up) run as one
+// GEMM over their stacked weights: one call and one pass over the input
+// instead of several. Each part keeps its checkpoint name, so LoRA deltas
+// still apply per module.
+class FusedLinear {
+ public:
+  FusedLinear() = default;
+  // Loads `<name>.weight` [out, in] (and `<name>.bias`) for each name.
+  static FusedLinear load(WeightMap& weights, const std::vector<std::string>& names, int64_t in,
+                          const std::vector<int64_t>& outs, bool bias);
+  // One output per part, in the order of the names.
+  std::vector<at::Tensor> operator()(const at::Tensor& x, const LinearDeltas* deltas = nullptr) const;
+
+ private:
+  Linear stacked_;
+  std::vector<std::string> modules_;
+  std::vector<int64_t> outs_;
 };
 
 // LayerNorm over the last dimension; `bias` may be absent (ModernBERT).
@@ -98,7 +120,10 @@ struct GatedProjections {
   at::Tensor mlp(Activation activation, const at::Tensor& x, const LinearDeltas* deltas) const;
 
   RmsNorm q_norm, k_norm;
-  Linear q, k, v, o, gate, up, down;
+  FusedLinear qkv;      // self_attn.{q,k,v}_proj
+  Linear o;
+  FusedLinear gate_up;  // mlp.{gate,up}_proj
+  Linear down;
 };
 
 }  // namespace semroute

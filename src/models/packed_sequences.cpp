@@ -92,8 +92,8 @@ at::Tensor gated_self_attention(const GatedProjections& p, const at::Tensor& nor
                                 const LinearDeltas* deltas) {
   spec.q_norm = &p.q_norm;
   spec.k_norm = &p.k_norm;
-  const at::Tensor attention =
-      attend_packed(p.q(normed, deltas), p.k(normed, deltas), p.v(normed, deltas), lengths, cos, sin, spec);
+  const auto qkv = p.qkv(normed, deltas);
+  const at::Tensor attention = attend_packed(qkv[0], qkv[1], qkv[2], lengths, cos, sin, spec);
   return p.o(attention, deltas);
 }
 
