@@ -4,6 +4,7 @@
 #include <ATen/TensorOperators.h>
 #include <ATen/ops/cat.h>
 #include <ATen/ops/empty.h>
+#include <ATen/ops/empty_like.h>
 #include <ATen/ops/gelu.h>
 #include <ATen/ops/mean.h>
 #include <ATen/ops/pow.h>
@@ -17,6 +18,7 @@
 #include "semroute/error.h"
 
 #include <algorithm>
+#include <cmath>
 
 namespace semroute {
 
@@ -85,15 +87,54 @@ at::Tensor LayerNorm::operator()(const at::Tensor& x) const {
 }
 
 RmsNorm RmsNorm::load(WeightMap& weights, const std::string& name, int64_t dim, double eps, bool one_plus_weight) {
+  return from(weights.get(name + ".weight", {dim}), eps, one_plus_weight);
+}
+
+RmsNorm RmsNorm::from(const at::Tensor& w, double eps, bool one_plus_weight) {
   RmsNorm norm;
-  const at::Tensor w = weights.get(name + ".weight", {dim});
   if (w.defined()) norm.weight_ = one_plus_weight ? w.to(at::kFloat) + 1.0 : w;
   norm.eps_ = eps;
   norm.scale_in_fp32_ = one_plus_weight;
   return norm;
 }
 
+namespace {
+
+// out[r] = x[r] / rms(x[r]) · w for `rows` contiguous rows of `dim` floats.
+__attribute__((target_clones("avx512f", "avx2", "default"))) void rms_norm_rows(const float* x, const float* w,
+                                                                                 float* out, int64_t rows, int64_t dim,
+                                                                                 float eps) {
+  constexpr int64_t kLanes = 16;  // partial sums, so the reduction vectorizes
+  for (int64_t r = 0; r < rows; ++r) {
+    const float* xr = x + r * dim;
+    float lanes[kLanes] = {};
+    const int64_t whole = dim / kLanes * kLanes;
+    for (int64_t j = 0; j < whole; j += kLanes)
+      for (int64_t l = 0; l < kLanes; ++l) lanes[l] += xr[j + l] * xr[j + l];
+    float squares = 0;
+    for (int64_t l = 0; l < kLanes; ++l) squares += lanes[l];
+    for (int64_t j = whole; j < dim; ++j) squares += xr[j] * xr[j];
+    const float scale = 1.0f / std::sqrt(squares / static_cast<float>(dim) + eps);
+    for (int64_t j = 0; j < dim; ++j) out[r * dim + j] = xr[j] * scale * w[j];
+  }
+}
+
+}  // namespace
+
 at::Tensor RmsNorm::operator()(const at::Tensor& x) const {
+  if (x.device().is_cpu() && x.scalar_type() == at::kFloat && weight_.scalar_type() == at::kFloat && x.dim() >= 1) {
+    // fp32 in and out: one fused pass (both HF orders of scaling agree here).
+    const int64_t dim = x.size(-1);
+    const at::Tensor rows = x.reshape({-1, dim}).contiguous();
+    const at::Tensor w = weight_.contiguous();
+    at::Tensor out = at::empty_like(rows);
+    const float *in = rows.data_ptr<float>(), *wp = w.data_ptr<float>();
+    float* o = out.data_ptr<float>();
+    at::parallel_for(0, rows.size(0), std::max<int64_t>(1, 16384 / std::max<int64_t>(dim, 1)), [&](int64_t b, int64_t e) {
+      rms_norm_rows(in + b * dim, wp, o + b * dim, e - b, dim, static_cast<float>(eps_));
+    });
+    return out.view(x.sizes());
+  }
   const at::Tensor h = x.to(at::kFloat);
   const at::Tensor normed = h * at::rsqrt(h.pow(2).mean(-1, true) + eps_);
   // Gemma scales in fp32 then casts; Qwen3 casts then scales in the model dtype.

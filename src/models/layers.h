@@ -87,6 +87,7 @@ class RmsNorm {
  public:
   RmsNorm() = default;
   static RmsNorm load(WeightMap& weights, const std::string& name, int64_t dim, double eps, bool one_plus_weight);
+  static RmsNorm from(const at::Tensor& weight, double eps, bool one_plus_weight);
   at::Tensor operator()(const at::Tensor& x) const;
 
  private:

@@ -218,3 +218,23 @@ TEST(GatedActivation, EqualsLibtorch) {
 
 }  // namespace
 }  // namespace semroute
+
+namespace semroute {
+namespace {
+
+TEST(RmsNormKernel, EqualsTheEagerFormula) {
+  c10::InferenceMode guard;
+  at::manual_seed(4);
+  for (int64_t dim : {7, 64, 100}) {
+    const at::Tensor x = at::randn({3, 5, dim}) * 3, w = at::randn({dim});
+    const at::Tensor expected = w * (x * at::rsqrt(x.pow(2).mean(-1, true) + 1e-6));
+    const RmsNorm norm = RmsNorm::from(w, 1e-6, false);
+    EXPECT_LT(max_abs_error(norm(x), expected), 2e-5) << dim;
+    // Strided rows (a view of a wider projection) give the same result.
+    const at::Tensor wide = at::cat({x, x}, -1);
+    EXPECT_LT(max_abs_error(norm(wide.narrow(-1, 0, dim)), expected), 2e-5) << dim;
+  }
+}
+
+}  // namespace
+}  // namespace semroute
