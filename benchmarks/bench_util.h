@@ -111,13 +111,15 @@ void trace_once(const std::string& prefix, int64_t tokens, int64_t batch, Fn run
 // price of everything else (attention, norms, activations, glue).
 class GemmReplay {
  public:
-  GemmReplay(const std::vector<std::pair<int64_t, int64_t>>& shapes, int64_t layers) {
+  GemmReplay(const std::vector<std::pair<int64_t, int64_t>>& shapes, int64_t layers, c10::ScalarType dtype)
+      : dtype_(dtype) {
     for (int64_t layer = 0; layer < layers; ++layer)
-      for (const auto& [in, out] : shapes) weights_.push_back(semroute::PackedGemm::pack(at::randn({out, in}), {}));
+      for (const auto& [in, out] : shapes)
+        weights_.push_back(semroute::PackedGemm::pack(at::randn({out, in}).to(dtype), {}));
   }
   double median_seconds_for(int64_t rows) const {
     std::vector<at::Tensor> inputs;
-    for (const auto& w : weights_) inputs.push_back(at::randn({rows, w->in_features()}));
+    for (const auto& w : weights_) inputs.push_back(at::randn({rows, w->in_features()}).to(dtype_));
     return median_seconds([&] {
       for (size_t i = 0; i < weights_.size(); ++i) (*weights_[i])(inputs[i]);
     });
@@ -125,6 +127,7 @@ class GemmReplay {
 
  private:
   std::vector<std::unique_ptr<semroute::PackedGemm>> weights_;
+  c10::ScalarType dtype_;
 };
 
 }  // namespace semroute::bench
