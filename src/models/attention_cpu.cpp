@@ -32,8 +32,7 @@ constexpr int64_t kTaskScores = 256 * 1024;
 // -ffast-math (which would reorder every float sum in the file).
 constexpr int64_t kLanes = 16;
 
-__attribute__((target_clones("avx512f", "avx2", "default"))) void softmax_range(float* row, int64_t width, int64_t lo,
-                                                                                 int64_t hi) {
+SEMROUTE_VECTOR_CLONES void softmax_range(float* row, int64_t width, int64_t lo, int64_t hi) {
   float* x = row + lo;
   const int64_t n = hi - lo, whole = n / kLanes * kLanes;
   float lanes[kLanes];

@@ -22,11 +22,21 @@
 
 namespace semroute {
 
+namespace {
+
+// The checkpoint name of a layer: its weight tensor as the WeightMap found it,
+// without ".weight" (LoRA adapters address layers by it).
+std::string module_name(const WeightMap& weights, const std::string& name) {
+  const std::string resolved = weights.resolved(name + ".weight");
+  return resolved.empty() ? name : resolved.substr(0, resolved.size() - std::string(".weight").size());
+}
+
+}  // namespace
+
 Linear Linear::load(WeightMap& weights, const std::string& name, int64_t in, int64_t out, bool bias) {
   at::Tensor weight = weights.get(name + ".weight", {out, in});
   at::Tensor b = bias ? weights.get(name + ".bias", {out}) : at::Tensor();
-  const std::string resolved = weights.resolved(name + ".weight");
-  return from(std::move(weight), std::move(b), resolved.empty() ? name : resolved.substr(0, resolved.size() - 7));
+  return from(std::move(weight), std::move(b), module_name(weights, name));
 }
 
 Linear Linear::from(at::Tensor weight, at::Tensor bias, std::string module) {
@@ -49,8 +59,7 @@ FusedLinear FusedLinear::load(WeightMap& weights, const std::vector<std::string>
   for (size_t i = 0; i < names.size(); ++i) {
     stacked_weights.push_back(weights.get(names[i] + ".weight", {outs[i], in}));
     if (bias) stacked_biases.push_back(weights.get(names[i] + ".bias", {outs[i]}));
-    const std::string resolved = weights.resolved(names[i] + ".weight");
-    fused.modules_.push_back(resolved.empty() ? names[i] : resolved.substr(0, resolved.size() - 7));
+    fused.modules_.push_back(module_name(weights, names[i]));
   }
   fused.outs_ = outs;
   const auto missing = [](const at::Tensor& t) { return !t.defined(); };
@@ -101,9 +110,8 @@ RmsNorm RmsNorm::from(const at::Tensor& w, double eps, bool one_plus_weight) {
 namespace {
 
 // out[r] = x[r] / rms(x[r]) · w for `rows` contiguous rows of `dim` floats.
-__attribute__((target_clones("avx512f", "avx2", "default"))) void rms_norm_rows(const float* x, const float* w,
-                                                                                 float* out, int64_t rows, int64_t dim,
-                                                                                 float eps) {
+SEMROUTE_VECTOR_CLONES void rms_norm_rows(const float* x, const float* w, float* out, int64_t rows, int64_t dim,
+                                          float eps) {
   constexpr int64_t kLanes = 16;  // partial sums, so the reduction vectorizes
   for (int64_t r = 0; r < rows; ++r) {
     const float* xr = x + r * dim;
@@ -181,9 +189,8 @@ inline float apply(Activation activation, float x) {
 
 // out[r] = act(in[r]) (· gate[r]) for `rows` rows of `cols` floats; one
 // switch per row so the inner loops vectorize.
-__attribute__((target_clones("avx512f", "avx2", "default"))) void activate_rows(
-    Activation activation, const float* in, int64_t in_stride, const float* gate, int64_t gate_stride, float* out,
-    int64_t rows, int64_t cols) {
+SEMROUTE_VECTOR_CLONES void activate_rows(Activation activation, const float* in, int64_t in_stride, const float* gate,
+                                          int64_t gate_stride, float* out, int64_t rows, int64_t cols) {
   for (int64_t r = 0; r < rows; ++r) {
     const float* x = in + r * in_stride;
     float* y = out + r * cols;

@@ -18,7 +18,16 @@ namespace {
 using dnnl::memory;
 
 const dnnl::engine& cpu_engine() {
-  static const dnnl::engine engine(dnnl::engine::kind::cpu, 0);
+  static const dnnl::engine engine = [] {
+#if defined(__SANITIZE_THREAD__)
+    // oneDNN hands cached primitives from one thread to another through
+    // synchronization ThreadSanitizer cannot see (libdnnl is not
+    // instrumented). Without the cache each call builds its own primitive,
+    // and what TSan reports is about our code.
+    dnnl::set_primitive_cache_capacity(0);
+#endif
+    return dnnl::engine(dnnl::engine::kind::cpu, 0);
+  }();
   return engine;
 }
 

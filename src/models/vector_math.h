@@ -6,6 +6,15 @@
 #include <cstdint>
 #include <cstring>
 
+// Marks a function to be compiled for AVX-512, AVX2 and the baseline, the
+// best chosen when the library loads (an ifunc). Not under ThreadSanitizer:
+// its runtime is not ready when ifunc resolvers run, and the process crashes.
+#if defined(__SANITIZE_THREAD__)
+#define SEMROUTE_VECTOR_CLONES
+#else
+#define SEMROUTE_VECTOR_CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
+#endif
+
 namespace semroute::vec {
 
 // exp(x) for x <= 0 to ~2 ulp: 2^n · p(r), n = round(x / ln 2), r = x − n·ln 2.
