@@ -27,28 +27,13 @@ namespace {
 // Score floats one task keeps (1 MB): small enough for L2.
 constexpr int64_t kTaskScores = 256 * 1024;
 
-// Softmax of scores[lo, hi) in place; the rest of the row becomes 0. The
-// reductions keep kLanes partial results so they vectorize without
-// -ffast-math (which would reorder every float sum in the file).
-constexpr int64_t kLanes = 16;
-
+// Softmax of scores[lo, hi) in place; the rest of the row becomes 0.
 SEMROUTE_VECTOR_CLONES void softmax_range(float* row, int64_t width, int64_t lo, int64_t hi) {
   float* x = row + lo;
-  const int64_t n = hi - lo, whole = n / kLanes * kLanes;
-  float lanes[kLanes];
-  std::fill(lanes, lanes + kLanes, -INFINITY);
-  for (int64_t j = 0; j < whole; j += kLanes)
-    for (int64_t l = 0; l < kLanes; ++l) lanes[l] = lanes[l] > x[j + l] ? lanes[l] : x[j + l];
-  float max = *std::max_element(lanes, lanes + kLanes);
-  for (int64_t j = whole; j < n; ++j) max = std::max(max, x[j]);
+  const int64_t n = hi - lo;
+  const float max = vec::max(x, n);
   for (int64_t j = 0; j < n; ++j) x[j] = vec::exp_nonpositive(x[j] - max);
-  std::fill(lanes, lanes + kLanes, 0.0f);
-  for (int64_t j = 0; j < whole; j += kLanes)
-    for (int64_t l = 0; l < kLanes; ++l) lanes[l] += x[j + l];
-  float sum = 0;
-  for (int64_t l = 0; l < kLanes; ++l) sum += lanes[l];
-  for (int64_t j = whole; j < n; ++j) sum += x[j];
-  const float inverse = 1.0f / sum;
+  const float inverse = 1.0f / vec::sum(x, n);
   for (int64_t j = 0; j < n; ++j) x[j] *= inverse;
   std::fill(row, row + lo, 0.0f);
   std::fill(row + hi, row + width, 0.0f);

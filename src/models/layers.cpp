@@ -112,16 +112,9 @@ namespace {
 // out[r] = x[r] / rms(x[r]) · w for `rows` contiguous rows of `dim` floats.
 SEMROUTE_VECTOR_CLONES void rms_norm_rows(const float* x, const float* w, float* out, int64_t rows, int64_t dim,
                                           float eps) {
-  constexpr int64_t kLanes = 16;  // partial sums, so the reduction vectorizes
   for (int64_t r = 0; r < rows; ++r) {
     const float* xr = x + r * dim;
-    float lanes[kLanes] = {};
-    const int64_t whole = dim / kLanes * kLanes;
-    for (int64_t j = 0; j < whole; j += kLanes)
-      for (int64_t l = 0; l < kLanes; ++l) lanes[l] += xr[j + l] * xr[j + l];
-    float squares = 0;
-    for (int64_t l = 0; l < kLanes; ++l) squares += lanes[l];
-    for (int64_t j = whole; j < dim; ++j) squares += xr[j] * xr[j];
+    const float squares = vec::sum(xr, dim, true);
     const float scale = 1.0f / std::sqrt(squares / static_cast<float>(dim) + eps);
     for (int64_t j = 0; j < dim; ++j) out[r * dim + j] = xr[j] * scale * w[j];
   }

@@ -62,6 +62,34 @@ inline float silu(float x) {
   return x < 0 ? x * e / (1.0f + e) : x / (1.0f + e);
 }
 
+// Reductions over n floats with kLanes partial results, so they vectorize
+// without -ffast-math (which would reorder every float sum in a file).
+constexpr int64_t kLanes = 16;
+
+inline float max(const float* x, int64_t n) {
+  float lanes[kLanes];
+  for (int64_t l = 0; l < kLanes; ++l) lanes[l] = -3.402823466e38f;
+  const int64_t whole = n / kLanes * kLanes;
+  for (int64_t j = 0; j < whole; j += kLanes)
+    for (int64_t l = 0; l < kLanes; ++l) lanes[l] = lanes[l] > x[j + l] ? lanes[l] : x[j + l];
+  for (int64_t j = whole; j < n; ++j) lanes[0] = lanes[0] > x[j] ? lanes[0] : x[j];
+  float best = lanes[0];
+  for (int64_t l = 1; l < kLanes; ++l) best = best > lanes[l] ? best : lanes[l];
+  return best;
+}
+
+// Σ x[j]·x[j] when `squares`, else Σ x[j].
+inline float sum(const float* x, int64_t n, bool squares = false) {
+  float lanes[kLanes] = {};
+  const int64_t whole = n / kLanes * kLanes;
+  for (int64_t j = 0; j < whole; j += kLanes)
+    for (int64_t l = 0; l < kLanes; ++l) lanes[l] += squares ? x[j + l] * x[j + l] : x[j + l];
+  for (int64_t j = whole; j < n; ++j) lanes[0] += squares ? x[j] * x[j] : x[j];
+  float total = 0;
+  for (int64_t l = 0; l < kLanes; ++l) total += lanes[l];
+  return total;
+}
+
 inline float gelu_erf(float x) { return 0.5f * x * (1.0f + erf(x * 0.70710678f)); }
 
 inline float gelu_tanh(float x) {
