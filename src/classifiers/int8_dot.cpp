@@ -1,5 +1,7 @@
 #include "classifiers/int8_dot.h"
 
+#include "core/cpu_features.h"
+
 #include <immintrin.h>
 
 namespace semroute {
@@ -36,13 +38,11 @@ __attribute__((target("avx512f,avx512bw,avx512vnni"))) int32_t dot_u8s8_vnni(con
 }
 
 bool has_vnni() {
-  static const bool yes = __builtin_cpu_supports("avx512vnni") && __builtin_cpu_supports("avx512bw");
-  return yes;
+  return cpu_features().avx512_vnni;
 }
 
 bool has_avx2() {
-  static const bool yes = __builtin_cpu_supports("avx2");
-  return yes;
+  return cpu_features().avx2;
 }
 
 DotI8 dot_i8() { return has_avx2() ? dot_i8_avx2 : dot_i8_scalar; }

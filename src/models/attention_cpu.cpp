@@ -28,7 +28,7 @@ namespace {
 constexpr int64_t kTaskScores = 256 * 1024;
 
 // Softmax of scores[lo, hi) in place; the rest of the row becomes 0.
-SEMROUTE_VECTOR_CLONES void softmax_range(float* row, int64_t width, int64_t lo, int64_t hi) {
+inline void softmax_range_body(float* row, int64_t width, int64_t lo, int64_t hi) {
   float* x = row + lo;
   const int64_t n = hi - lo;
   const float max = vec::max(x, n);
@@ -38,6 +38,8 @@ SEMROUTE_VECTOR_CLONES void softmax_range(float* row, int64_t width, int64_t lo,
   std::fill(row, row + lo, 0.0f);
   std::fill(row + hi, row + width, 0.0f);
 }
+SEMROUTE_ISA_DISPATCH(softmax_range, softmax_range_body, (float* row, int64_t width, int64_t lo, int64_t hi),
+                      (row, width, lo, hi))
 
 // out[r] = rotate_half RoPE of rows x[r] (row stride `stride`) at positions
 // first + r: x·cos + (−x₂, x₁)·sin, with cos/sin rows of `dim` floats.

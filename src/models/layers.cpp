@@ -110,8 +110,7 @@ RmsNorm RmsNorm::from(const at::Tensor& w, double eps, bool one_plus_weight) {
 namespace {
 
 // out[r] = x[r] / rms(x[r]) · w for `rows` contiguous rows of `dim` floats.
-SEMROUTE_VECTOR_CLONES void rms_norm_rows(const float* x, const float* w, float* out, int64_t rows, int64_t dim,
-                                          float eps) {
+inline void rms_norm_rows_body(const float* x, const float* w, float* out, int64_t rows, int64_t dim, float eps) {
   for (int64_t r = 0; r < rows; ++r) {
     const float* xr = x + r * dim;
     const float squares = vec::sum(xr, dim, true);
@@ -119,6 +118,9 @@ SEMROUTE_VECTOR_CLONES void rms_norm_rows(const float* x, const float* w, float*
     for (int64_t j = 0; j < dim; ++j) out[r * dim + j] = xr[j] * scale * w[j];
   }
 }
+SEMROUTE_ISA_DISPATCH(rms_norm_rows, rms_norm_rows_body,
+                      (const float* x, const float* w, float* out, int64_t rows, int64_t dim, float eps),
+                      (x, w, out, rows, dim, eps))
 
 }  // namespace
 
@@ -182,8 +184,8 @@ inline float apply(Activation activation, float x) {
 
 // out[r] = act(in[r]) (· gate[r]) for `rows` rows of `cols` floats; one
 // switch per row so the inner loops vectorize.
-SEMROUTE_VECTOR_CLONES void activate_rows(Activation activation, const float* in, int64_t in_stride, const float* gate,
-                                          int64_t gate_stride, float* out, int64_t rows, int64_t cols) {
+inline void activate_rows_body(Activation activation, const float* in, int64_t in_stride, const float* gate,
+                               int64_t gate_stride, float* out, int64_t rows, int64_t cols) {
   for (int64_t r = 0; r < rows; ++r) {
     const float* x = in + r * in_stride;
     float* y = out + r * cols;
@@ -197,10 +199,21 @@ SEMROUTE_VECTOR_CLONES void activate_rows(Activation activation, const float* in
       for (int64_t j = 0; j < cols; ++j) y[j] *= gate[r * gate_stride + j];
   }
 }
+SEMROUTE_ISA_DISPATCH(activate_rows, activate_rows_body,
+                      (Activation activation, const float* in, int64_t in_stride, const float* gate,
+                       int64_t gate_stride, float* out, int64_t rows, int64_t cols),
+                      (activation, in, in_stride, gate, gate_stride, out, rows, cols))
 
 // Rows of a float CPU tensor whose last dimension is contiguous: the fused path.
 bool fusable(const at::Tensor& x) {
   return x.defined() && x.device().is_cpu() && x.scalar_type() == at::kFloat && x.dim() == 2 && x.stride(1) == 1;
+}
+
+// bf16 rows on the CPU run through the fp32 kernel and are rounded once:
+// closer to the exact value than libtorch's bf16 ops, and independent of
+// their oneDNN path, which exists only on AVX-512 hosts.
+bool widenable(const at::Tensor& x) {
+  return x.defined() && x.device().is_cpu() && x.scalar_type() == at::kBFloat16 && x.dim() == 2;
 }
 
 at::Tensor eager_activate(Activation activation, const at::Tensor& x) {
@@ -231,11 +244,14 @@ at::Tensor activate_fused(Activation activation, const at::Tensor& x, const at::
 
 at::Tensor activate(Activation activation, const at::Tensor& x) {
   if (fusable(x)) return activate_fused(activation, x, at::Tensor());
+  if (widenable(x)) return activate_fused(activation, x.to(at::kFloat), at::Tensor()).to(x.scalar_type());
   return eager_activate(activation, x);
 }
 
 at::Tensor gated_activation(Activation activation, const at::Tensor& input, const at::Tensor& gate) {
   if (fusable(input) && fusable(gate) && input.sizes() == gate.sizes()) return activate_fused(activation, input, gate);
+  if (widenable(input) && widenable(gate) && input.sizes() == gate.sizes())
+    return activate_fused(activation, input.to(at::kFloat), gate.to(at::kFloat)).to(input.scalar_type());
   return eager_activate(activation, input) * gate;
 }
 

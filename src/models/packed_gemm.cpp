@@ -7,9 +7,12 @@
 
 #include <cstdlib>
 #include <cstring>
+#include <mutex>
 #include <optional>
 #include <string>
 
+#include "core/cpu_features.h"
+#include "core/log.h"
 #include "semroute/error.h"
 
 namespace semroute {
@@ -45,7 +48,8 @@ constexpr int64_t kPackRows = 64;
 
 struct PackedGemm::State {
   int64_t in = 0, out = 0;
-  c10::ScalarType dtype = at::kFloat;
+  c10::ScalarType dtype = at::kFloat;    // of inputs and outputs
+  c10::ScalarType compute = at::kFloat;  // of the packed weight and the product
   memory::data_type type = memory::data_type::f32;
   memory::desc weight_desc;  // the packed layout of Wᵀ [in, out]
   memory weight;
@@ -74,14 +78,37 @@ bool PackedGemm::enabled() {
   return on;
 }
 
-std::unique_ptr<PackedGemm> PackedGemm::pack(const at::Tensor& weight, const at::Tensor& bias) {
-  if (!enabled() || !weight.defined() || !weight.device().is_cpu() || weight.dim() != 2) return nullptr;
+namespace {
+
+// Where the CPU has no bf16 GEMM, a bf16 weight is packed as fp32.
+bool widen_bf16(c10::ScalarType type) {
+  if (type != at::kBFloat16 || cpu_features().native_bf16_gemm()) return false;
+  static std::once_flag warned;
+  std::call_once(warned, [] {
+    log_at(LogLevel::kWarning,
+           "{} has no native bf16 GEMM: bf16 weights are widened to fp32 at load (libtorch's emulated bf16 is "
+           "slower than fp32), so bf16 saves no time or memory here; prefer float32 on this CPU",
+           cpu_features().describe());
+  });
+  return true;
+}
+
+}  // namespace
+
+std::unique_ptr<PackedGemm> PackedGemm::pack(const at::Tensor& given_weight, const at::Tensor& given_bias) {
+  if (!enabled() || !given_weight.defined() || !given_weight.device().is_cpu() || given_weight.dim() != 2)
+    return nullptr;
+  if (given_bias.defined() && given_bias.scalar_type() != given_weight.scalar_type()) return nullptr;
+  const bool widen = widen_bf16(given_weight.scalar_type());
+  const at::Tensor weight = widen ? given_weight.to(at::kFloat) : given_weight;
+  const at::Tensor bias = widen && given_bias.defined() ? given_bias.to(at::kFloat) : given_bias;
   const auto type = data_type_of(weight.scalar_type());
-  if (!type || (bias.defined() && bias.scalar_type() != weight.scalar_type())) return nullptr;
+  if (!type) return nullptr;
   auto state = std::make_unique<State>();
   state->in = weight.size(1);
   state->out = weight.size(0);
-  state->dtype = weight.scalar_type();
+  state->dtype = given_weight.scalar_type();
+  state->compute = weight.scalar_type();
   state->type = *type;
   try {
     const auto& engine = cpu_engine();
@@ -107,16 +134,17 @@ std::unique_ptr<PackedGemm> PackedGemm::pack(const at::Tensor& weight, const at:
 
 int64_t PackedGemm::in_features() const { return state_->in; }
 int64_t PackedGemm::out_features() const { return state_->out; }
+c10::ScalarType PackedGemm::compute_dtype() const { return state_->compute; }
 
 at::Tensor PackedGemm::operator()(const at::Tensor& x) const {
   const State& s = *state_;
   if (x.size(-1) != s.in) throw InternalError("packed linear: input has " + std::to_string(x.size(-1)) +
                                               " features, the weight expects " + std::to_string(s.in));
-  const at::Tensor a = x.reshape({-1, s.in}).to(s.dtype).contiguous();
+  const at::Tensor a = x.reshape({-1, s.in}).to(s.compute).contiguous();
   std::vector<int64_t> sizes = x.sizes().vec();
   sizes.back() = s.out;
   at::Tensor y = at::empty({a.size(0), s.out}, a.options());
-  if (a.size(0) == 0) return y.view(sizes);
+  if (a.size(0) == 0) return y.to(s.dtype).view(sizes);
   // oneDNN runs on this thread's OpenMP team: give it libtorch's thread count.
   at::internal::lazy_init_num_threads();
   try {
@@ -135,7 +163,7 @@ at::Tensor PackedGemm::operator()(const at::Tensor& x) const {
   } catch (const dnnl::error& e) {
     throw InternalError(std::string("oneDNN matmul failed: ") + e.what());
   }
-  return y.view(sizes);
+  return y.to(s.dtype).view(sizes);
 }
 
 }  // namespace semroute

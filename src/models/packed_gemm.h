@@ -2,7 +2,9 @@
 // oneDNN's blocked layout. Unlike BLAS (which repacks W on every call), the
 // packed weight keeps short inputs (16-64 tokens, the router's common case)
 // near the machine's peak, and bf16 weights run on AMX / AVX-512 BF16 where
-// the CPU has them.
+// the CPU has them. Where it has no bf16 GEMM (AVX2), bf16 weights are
+// widened to fp32 at load and outputs rounded back: libtorch's emulated bf16
+// GEMM is slower than fp32.
 #pragma once
 
 #include <ATen/core/Tensor.h>
@@ -25,6 +27,9 @@ class PackedGemm {
   at::Tensor operator()(const at::Tensor& x) const;
   int64_t in_features() const;
   int64_t out_features() const;
+  // The dtype the product is computed in (float32 for bf16 weights on a CPU
+  // without a bf16 GEMM).
+  c10::ScalarType compute_dtype() const;
 
   // Whether the weights of this process are packed (SEMROUTE_PACKED_GEMM=0
   // turns packing off, for comparisons).

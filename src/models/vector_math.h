@@ -6,14 +6,27 @@
 #include <cstdint>
 #include <cstring>
 
-// Marks a function to be compiled for AVX-512, AVX2 and the baseline, the
-// best chosen when the library loads (an ifunc). Not under ThreadSanitizer:
-// its runtime is not ready when ifunc resolvers run, and the process crashes.
-#if defined(__SANITIZE_THREAD__)
-#define SEMROUTE_VECTOR_CLONES
-#else
-#define SEMROUTE_VECTOR_CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
-#endif
+#include "core/cpu_features.h"
+
+// Defines `void name params` from one body compiled three times, for AVX-512,
+// AVX2 + FMA and the baseline; the first call picks the variant from
+// cpu_features(), so SEMROUTE_MAX_CPU_ISA can hold a wide host to the narrow
+// paths (target_clones would choose at load, past any switch, and its ifunc
+// resolvers crash under ThreadSanitizer). `body` is an inline function taking
+// `args`.
+#define SEMROUTE_ISA_DISPATCH(name, body, params, args)                                            \
+  __attribute__((target("avx512f,avx512bw,avx512dq,avx512vl,avx2,fma"))) void name##_avx512 params { \
+    body args;                                                                                      \
+  }                                                                                                 \
+  __attribute__((target("avx2,fma"))) void name##_avx2 params { body args; }                        \
+  void name##_baseline params { body args; }                                                        \
+  void name params {                                                                                \
+    using Variant = void(*) params;                                                                 \
+    static const Variant variant = ::semroute::cpu_features().avx512 ? name##_avx512                \
+                                   : ::semroute::cpu_features().avx2 ? name##_avx2                  \
+                                                                     : name##_baseline;             \
+    variant args;                                                                                   \
+  }
 
 namespace semroute::vec {
 

@@ -98,7 +98,9 @@ TEST(VectorIndex, Int8KernelsAgreeWithTheScalarOne) {
     for (auto& x : b) x = static_cast<int8_t>(byte(rng));
     a[0] = b[0] = -127;  // extremes
     const int32_t expected = dot_i8_scalar(a.data(), b.data(), n);
-    if (has_avx2()) EXPECT_EQ(dot_i8_avx2(a.data(), b.data(), n), expected) << n;
+    if (has_avx2()) {
+      EXPECT_EQ(dot_i8_avx2(a.data(), b.data(), n), expected) << n;
+    }
     if (has_vnni()) {
       std::vector<uint8_t> shifted(a.size());
       for (size_t i = 0; i < a.size(); ++i) shifted[i] = static_cast<uint8_t>(a[i] + 128);

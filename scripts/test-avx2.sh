@@ -1,0 +1,9 @@
+#!/usr/bin/env bash
+# Runs the ctest suite as on a CPU without AVX-512 (an AVX2-only machine),
+# on whatever host this is: oneDNN, ATen and semroute's own kernels are each
+# capped by their switch. Machines of one kind differ (AVX-512 + AMX on some,
+# AVX2 only on others); CI runs both paths on every host.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+export ONEDNN_MAX_CPU_ISA=AVX2 ATEN_CPU_CAPABILITY=avx2 SEMROUTE_MAX_CPU_ISA=avx2
+ctest --test-dir "${BUILD_DIR:-build}" --output-on-failure --parallel "$(nproc)" "$@"
