@@ -24,6 +24,18 @@ WeightMap::WeightMap(const Checkpoint& checkpoint, std::vector<std::string> pref
   if (prefixes_.empty()) prefixes_.push_back("");
 }
 
+void WeightMap::set_overlay(const Checkpoint& overlay, std::string prefix) {
+  overlay_ = &overlay;
+  overlay_prefix_ = std::move(prefix);
+  overlay_modules_.clear();
+  for (const auto& key : overlay.names()) {
+    const auto dot = key.rfind('.');
+    if (key.compare(0, overlay_prefix_.size(), overlay_prefix_) == 0 && dot != std::string::npos &&
+        dot > overlay_prefix_.size())
+      overlay_modules_.insert(key.substr(overlay_prefix_.size(), dot - overlay_prefix_.size()));
+  }
+}
+
 std::string WeightMap::resolve(const std::string& name) const {
   for (const auto& prefix : prefixes_) {
     std::string full = prefix + name;
@@ -33,6 +45,21 @@ std::string WeightMap::resolve(const std::string& name) const {
 }
 
 at::Tensor WeightMap::fetch(const std::string& name, at::IntArrayRef shape, bool required) {
+  const auto dot = name.rfind('.');
+  if (overlay_ != nullptr && dot != std::string::npos && overlay_modules_.count(name.substr(0, dot)) != 0) {
+    const std::string full = overlay_prefix_ + name;
+    if (overlay_->find(full) == nullptr) {
+      if (required) problems_.push_back("missing tensor '" + full + "' (its module is in the adapter)");
+      return {};
+    }
+    const at::Tensor t = overlay_->tensor(full);
+    if (!shape.empty() && t.sizes() != shape) {
+      problems_.push_back("tensor '" + full + "' has shape " + shape_string(t.sizes()) + ", expected " +
+                          shape_string(shape));
+      return {};
+    }
+    return t.is_floating_point() ? t.to(options_) : t.to(options_.device());
+  }
   const std::string full = resolve(name);
   if (full.empty()) {
     if (required) problems_.push_back("missing tensor '" + name + "'");

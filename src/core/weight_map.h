@@ -35,6 +35,13 @@ class WeightMap {
   using Patch = std::function<at::Tensor(const std::string& name, const at::Tensor& tensor)>;
   void set_patch(Patch patch) { patch_ = std::move(patch); }
 
+  // Modules that `overlay` holds (under `prefix`) come from it, whole: a
+  // module's tensors are all the overlay's or all the checkpoint's. This is
+  // how PEFT composes a head from an adapter's modules_to_save (say only
+  // `classifier`) and the base model (the rest of the head). The patch
+  // applies to the checkpoint's tensors only.
+  void set_overlay(const Checkpoint& overlay, std::string prefix);
+
   // Throws LoadError listing every missing or mis-shaped tensor.
   void check() const;
   // Checkpoint tensors nobody asked for (sorted).
@@ -50,6 +57,9 @@ class WeightMap {
   std::set<std::string> used_;
   std::vector<std::string> problems_;
   Patch patch_;
+  const Checkpoint* overlay_ = nullptr;
+  std::string overlay_prefix_;
+  std::set<std::string> overlay_modules_;  // modules the overlay holds
 };
 
 }  // namespace semroute

@@ -156,8 +156,8 @@ const LoraModule* LoraAdapter::find(const std::string& module) const {
   return it == modules_.end() ? nullptr : &it->second;
 }
 
-WeightMap LoraAdapter::saved_modules(at::TensorOptions options) const {
-  return WeightMap(checkpoint_, {kFilePrefix}, options);
+void LoraAdapter::overlay_saved_modules(WeightMap& weights) const {
+  if (has_saved_modules_) weights.set_overlay(checkpoint_, kFilePrefix);
 }
 
 at::Tensor LoraAdapter::merge(const std::string& key, const at::Tensor& weight) const {

@@ -59,7 +59,9 @@ class LoraAdapter {
   // The saved task head (modules_to_save), if any, as a weight map with the
   // task model's names ("classifier.weight", "head.dense.weight").
   bool has_saved_modules() const { return has_saved_modules_; }
-  WeightMap saved_modules(at::TensorOptions options) const;
+  // Puts the saved modules over the base's in `weights` (module by module, as
+  // PEFT composes a task model), when there are any.
+  void overlay_saved_modules(WeightMap& weights) const;
 
   // W + scaling · B·A, computed in float32, for `key` ("<module>.weight") of
   // the base checkpoint; `weight` itself when the module is not adapted.

@@ -48,16 +48,13 @@ std::shared_ptr<const MultiTaskEngine> MultiTaskEngine::load(const std::filesyst
   std::shared_ptr<MultiTaskEngine> engine(new MultiTaskEngine());
   const ModelSource source = open_model_source(base);
   engine->encoder_ = load_core_model(source, options.load);
-  engine->layers_ = dynamic_cast<const LayeredEncoder*>(engine->encoder_.get());
-  if (engine->layers_ == nullptr)
-    throw Unsupported(std::string("the multi-task engine does not support ") + engine->encoder_->backend_name() +
-                      " encoders yet");
   const auto tensor_options = at::TensorOptions().dtype(options.load.dtype).device(options.load.device);
   for (const auto& spec : tasks) {
     for (const auto& t : engine->tasks_)
       if (t.name == spec.name) throw InvalidInput("task '" + spec.name + "' is listed twice");
     engine->tasks_.push_back(load_task(spec, *engine->encoder_, source.checkpoint, tensor_options));
   }
+  engine->stack_adapters();
   const std::filesystem::path tokenizer = options.tokenizer.empty() ? base : options.tokenizer;
   if (options.require_tokenizer || std::filesystem::exists(tokenizer / "tokenizer.json"))
     engine->tokenizer_ = load_tokenizer(tokenizer);
@@ -80,8 +77,31 @@ at::Tensor MultiTaskEngine::head_logits(const Task& task, const at::Tensor& hidd
                                           : task.head.token_logits(hidden);
 }
 
+void MultiTaskEngine::stack_adapters() {
+  std::vector<size_t> order(tasks_.size());
+  std::iota(order.begin(), order.end(), size_t{0});
+  std::stable_sort(order.begin(), order.end(),
+                   [&](size_t a, size_t b) { return tasks_[a].first_layer < tasks_[b].first_layer; });
+  std::vector<std::shared_ptr<const LoraAdapter>> slots = {nullptr};
+  slot_of_task_.assign(tasks_.size(), 0);
+  for (size_t t : order) {
+    slot_of_task_[t] = static_cast<int64_t>(slots.size());
+    slots.push_back(tasks_[t].adapter);
+  }
+  stacked_ = std::make_unique<const LoraDeltas>(std::move(slots));
+}
+
 std::vector<at::Tensor> MultiTaskEngine::logits(const ModelInputs& inputs, const std::vector<size_t>& tasks,
                                                 EngineStats* stats) const {
+  const std::vector<at::Tensor> hidden = hidden_states(inputs, tasks, stats);
+  c10::InferenceMode guard;
+  std::vector<at::Tensor> out;
+  for (size_t i = 0; i < tasks.size(); ++i) out.push_back(head_logits(tasks_[tasks[i]], hidden[i], inputs.attention_mask));
+  return out;
+}
+
+std::vector<at::Tensor> MultiTaskEngine::hidden_states(const ModelInputs& inputs, const std::vector<size_t>& tasks,
+                                                       EngineStats* stats) const {
   if (tasks.empty()) return {};
   for (size_t t : tasks)
     if (t >= tasks_.size()) throw InvalidInput("task index " + std::to_string(t) + " out of range");
@@ -91,45 +111,43 @@ std::vector<at::Tensor> MultiTaskEngine::logits(const ModelInputs& inputs, const
   std::sort(order.begin(), order.end());
   order.erase(std::unique(order.begin(), order.end()), order.end());
   std::stable_sort(order.begin(), order.end(),
-                   [&](size_t a, size_t b) { return tasks_[a].first_layer < tasks_[b].first_layer; });
+                   [&](size_t a, size_t b) { return slot_of_task_[a] < slot_of_task_[b]; });
 
+  const CoreModel& encoder = *encoder_;
   int64_t passes = 0;
-  LayerState state = layers_->embed(inputs);
-  const int64_t total = layers_->num_layers();
+  LayerState state = encoder.embed(inputs);
+  const int64_t total = encoder.num_layers();
   const int64_t prefix = std::min(tasks_[order.front()].first_layer, total);
-  layers_->run_layers(state, 0, prefix, nullptr);  // the shared prefix, once
+  encoder.run_layers(state, 0, prefix, nullptr);  // the shared prefix, once
   passes += prefix;
 
-  // Row groups of the stacked state: -1 is the unadapted base.
+  // Row groups of the stacked state, as slots of stacked_ (0: the bare base).
   // The stack changes only where a task joins: run the layers between those
   // points in one call each.
-  std::vector<int64_t> members = {-1};
+  std::vector<int64_t> members = {0};
   size_t next = 0;
   for (int64_t layer = prefix; layer < total;) {
     for (; next < order.size() && tasks_[order[next]].first_layer <= layer; ++next) {
-      members.push_back(static_cast<int64_t>(order[next]));
+      members.push_back(slot_of_task_[order[next]]);
       state.hidden = at::cat({state.hidden, state.group(0)});
       ++state.groups;
     }
-    if (next == order.size() && members.front() == -1) {
+    if (next == order.size() && members.front() == 0) {
       state.hidden = state.hidden.narrow(0, state.tokens(), (state.groups - 1) * state.tokens());
       --state.groups;
       members.erase(members.begin());
     }
-    std::vector<std::shared_ptr<const LoraAdapter>> adapters;
-    for (int64_t m : members) adapters.push_back(m < 0 ? nullptr : tasks_[static_cast<size_t>(m)].adapter);
-    const LoraDeltas deltas(std::move(adapters));
+    const LoraDeltas deltas = stacked_->select(members);
     const int64_t until = next < order.size() ? std::min(tasks_[order[next]].first_layer, total) : total;
-    layers_->run_layers(state, layer, until, &deltas);
+    encoder.run_layers(state, layer, until, &deltas);
     passes += state.groups * (until - layer);
     layer = until;
   }
 
   std::vector<at::Tensor> out;
   for (size_t t : tasks) {
-    const auto group = std::find(members.begin(), members.end(), static_cast<int64_t>(t)) - members.begin();
-    const at::Tensor hidden = layers_->finish(state, group);
-    out.push_back(head_logits(tasks_[t], hidden, inputs.attention_mask));
+    const auto group = std::find(members.begin(), members.end(), slot_of_task_[t]) - members.begin();
+    out.push_back(encoder.finish(state, group));
   }
   if (stats != nullptr) stats->layer_passes += passes;
   return out;

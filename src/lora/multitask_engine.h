@@ -19,7 +19,8 @@
 #include <vector>
 
 #include "lora/lora_adapter.h"
-#include "models/layered_encoder.h"
+#include "lora/lora_deltas.h"
+#include "models/core_model.h"
 #include "tasks/sequence_classifier.h"
 #include "tasks/task_head.h"
 #include "tasks/token_classifier.h"
@@ -78,6 +79,10 @@ class MultiTaskEngine {
   // [batch, labels] for sequence tasks, [batch, seq, labels] for token tasks.
   std::vector<at::Tensor> logits(const ModelInputs& inputs, const std::vector<size_t>& tasks,
                                  EngineStats* stats = nullptr) const;
+  // The encoder's last hidden state under each task's adapter, [batch, seq,
+  // hidden] (zeros at padding): what the heads above read.
+  std::vector<at::Tensor> hidden_states(const ModelInputs& inputs, const std::vector<size_t>& tasks,
+                                        EngineStats* stats = nullptr) const;
 
   const std::vector<Task>& tasks() const { return tasks_; }
   // Throws Error(kNotFound) naming the known tasks.
@@ -86,10 +91,14 @@ class MultiTaskEngine {
 
  private:
   MultiTaskEngine() = default;
+  void stack_adapters();
   at::Tensor head_logits(const Task& task, const at::Tensor& hidden, const at::Tensor& attention_mask) const;
 
   std::shared_ptr<const CoreModel> encoder_;
-  const LayeredEncoder* layers_ = nullptr;
+  // Every task's LoRA tensors stacked once, at load: slot 0 is the bare base,
+  // then the tasks in the order they join the stack (by first adapted layer).
+  std::unique_ptr<const LoraDeltas> stacked_;
+  std::vector<int64_t> slot_of_task_;
   std::shared_ptr<const Tokenizer> tokenizer_;
   EncodeOptions encode_;
   std::vector<Task> tasks_;

@@ -20,6 +20,18 @@ std::unique_ptr<CoreModel> BertEncoder::create(const ModelSource& source, Weight
   return model;
 }
 
+// BertForSequenceClassification: tanh(pooler.dense(h[:, 0])) → classifier;
+// BertForTokenClassification: the classifier on every token.
+std::optional<HeadLayout> BertEncoder::head_layout(const CoreModel&, TaskKind kind) {
+  HeadLayout head;
+  head.pooling = Pooling::kCls;
+  if (kind == TaskKind::kSequence) {
+    head.dense = "bert.pooler.dense";
+    head.tanh = true;
+  }
+  return head;
+}
+
 void BertEncoder::load(WeightMap& w) {
   const auto& c = config_.base;
   const int64_t h = c.hidden_size;
@@ -53,20 +65,35 @@ at::Tensor BertEncoder::run_layer(const Layer& layer, const at::Tensor& x, const
   return layer.output_norm(h + layer.output(activate(activation_, layer.intermediate(h, d)), d));
 }
 
-at::Tensor BertEncoder::forward(const ModelInputs& inputs, const ForwardOptions& options) const {
+LayerState BertEncoder::embed(const ModelInputs& inputs) const {
   check_inputs(inputs);
   if (inputs.token_type_ids.defined()) check_ids_in_range(inputs.token_type_ids, config_.type_vocab_size, "token type");
   c10::InferenceMode guard;
-  const PackedSequences packed = PackedSequences::from_mask(inputs.attention_mask);
+  LayerState state;
+  state.packed = PackedSequences::from_mask(inputs.attention_mask);
+  const PackedSequences& packed = state.packed;
+  // Positions restart at 0 in every text of the batch.
   at::Tensor x = at::embedding(word_embeddings_, packed.gather(inputs.input_ids)) +
                  at::embedding(position_embeddings_, packed.positions_in_sequence());
   x = inputs.token_type_ids.defined() ? x + at::embedding(token_type_embeddings_, packed.gather(inputs.token_type_ids))
                                       : x + token_type_embeddings_[0];
-  x = embedding_norm_(x);
-  const int64_t layers = layers_to_run(options, static_cast<int64_t>(layers_.size()));
-  for (int64_t i = 0; i < layers; ++i)
-    x = run_layer(layers_[static_cast<size_t>(i)], x, packed.lengths, options.attention_block, options.deltas);
-  return packed.scatter(x);
+  state.hidden = embedding_norm_(x);
+  return state;
+}
+
+void BertEncoder::run_layers(LayerState& state, int64_t begin, int64_t end, const LinearDeltas* deltas,
+                             int64_t attention_block) const {
+  check_layer_range(begin, end);
+  c10::InferenceMode guard;
+  const std::vector<int64_t> lengths = state.stacked_lengths();
+  for (int64_t i = begin; i < end; ++i)
+    state.hidden = run_layer(layers_[static_cast<size_t>(i)], state.hidden, lengths, attention_block, deltas);
+}
+
+// BERT has no final norm: every layer ends in one.
+at::Tensor BertEncoder::finish(const LayerState& state, int64_t group) const {
+  c10::InferenceMode guard;
+  return state.packed.scatter(state.group(group));
 }
 
 }  // namespace semroute

@@ -3,6 +3,7 @@
 #include <ATen/ops/max.h>
 #include <ATen/ops/min.h>
 
+#include "models/model_factory.h"
 #include "semroute/error.h"
 
 namespace semroute {
@@ -34,6 +35,33 @@ void CoreModel::check_ids_in_range(const at::Tensor& ids, int64_t limit, const c
 }  // namespace semroute
 
 namespace semroute {
+
+std::vector<int64_t> LayerState::stacked_lengths() const {
+  std::vector<int64_t> lengths;
+  lengths.reserve(packed.lengths.size() * static_cast<size_t>(groups));
+  for (int64_t g = 0; g < groups; ++g) lengths.insert(lengths.end(), packed.lengths.begin(), packed.lengths.end());
+  return lengths;
+}
+
+at::Tensor CoreModel::forward(const ModelInputs& inputs, const ForwardOptions& options) const {
+  const int64_t layers = layers_to_run(options, num_layers());
+  LayerState state = embed(inputs);
+  run_layers(state, 0, layers, options.deltas, options.attention_block);
+  return finish(state, 0);
+}
+
+const Backend& CoreModel::backend() const {
+  if (backend_ == nullptr) throw InternalError("model built outside the factory: no backend description");
+  return *backend_;
+}
+
+const char* CoreModel::backend_name() const { return backend().name.c_str(); }
+
+void CoreModel::check_layer_range(int64_t begin, int64_t end) const {
+  if (begin < 0 || begin > end || end > num_layers())
+    throw InvalidInput("layer range [" + std::to_string(begin) + ", " + std::to_string(end) + ") is outside the " +
+                       std::to_string(num_layers()) + " layers of the model");
+}
 
 int64_t CoreModel::layers_to_run(const ForwardOptions& options, int64_t total) {
   if (options.layers < 0 || options.layers > total)

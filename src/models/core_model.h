@@ -1,9 +1,13 @@
-// CoreModel: the interface every transformer backend implements. A backend
-// turns a batch of token ids into hidden states; task heads (classification,
-// pooling, …) live in src/tasks and sit on top of any backend.
+// CoreModel: the one contract every transformer backend implements. A
+// backend runs on packed (unpadded) tokens in three steps — embed, a range of
+// layers, finish — so that callers can run all layers at once (forward) or
+// compute a shared prefix of layers once and continue from it several ways
+// (the multi-task engine). What the architecture means for tasks (heads,
+// pooling, appended tokens) it declares in the registry (model_factory.h);
+// task heads live in src/tasks and sit on top of any backend.
 //
-// Models are immutable after load: forward() is const and safe to call from
-// any number of threads at once.
+// Models are immutable after load: every method is const and safe to call
+// from any number of threads at once.
 #pragma once
 
 #include <ATen/core/Tensor.h>
@@ -12,8 +16,10 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "core/model_config.h"
+#include "models/packed_sequences.h"
 
 namespace semroute {
 
@@ -43,18 +49,51 @@ struct ForwardOptions {
   const LinearDeltas* deltas = nullptr;
 };
 
+// The hidden states between layers: the packed real tokens of a batch, with
+// `groups` copies of it stacked one after another (each may continue with
+// its own low-rank deltas).
+struct LayerState {
+  PackedSequences packed;  // the layout of one group
+  at::Tensor hidden;       // [groups * tokens, hidden_size]
+  int64_t groups = 1;
+
+  int64_t tokens() const { return hidden.size(0) / groups; }
+  // Rows of group g.
+  at::Tensor group(int64_t g) const { return hidden.narrow(0, g * tokens(), tokens()); }
+  // The sequence lengths of every group, one after another: stacked groups
+  // are further sequences to attention.
+  std::vector<int64_t> stacked_lengths() const;
+};
+
+struct Backend;  // model_factory.h
+
 class CoreModel {
  public:
   virtual ~CoreModel() = default;
   CoreModel(const CoreModel&) = delete;
   CoreModel& operator=(const CoreModel&) = delete;
 
-  // Last hidden state, [batch, seq, hidden_size], in the model's dtype.
-  // Values at padded positions are unspecified.
-  virtual at::Tensor forward(const ModelInputs& inputs, const ForwardOptions& options = {}) const = 0;
+  // ---- what a backend implements
+  virtual int64_t num_layers() const = 0;
+  // The input of layer 0 (one group); validates `inputs`.
+  virtual LayerState embed(const ModelInputs& inputs) const = 0;
+  // Runs layers [begin, end) on every group; `deltas` (may be null) knows the groups.
+  virtual void run_layers(LayerState& state, int64_t begin, int64_t end, const LinearDeltas* deltas,
+                          int64_t attention_block = 0) const = 0;
+  // Group g after the final norm (if the architecture has one), [batch, seq,
+  // hidden] with zeros at padding.
+  virtual at::Tensor finish(const LayerState& state, int64_t group) const = 0;
 
+  // ---- built on it
+  // Last hidden state, [batch, seq, hidden_size], in the model's dtype, zeros
+  // at padded positions: embed, the layers options.layers asks for, finish.
+  at::Tensor forward(const ModelInputs& inputs, const ForwardOptions& options = {}) const;
+
+  // The registry entry this model was built from (set by the factory).
+  const Backend& backend() const;
   // The backend's short name ("modernbert", "bert", …).
-  virtual const char* backend_name() const = 0;
+  const char* backend_name() const;
+  void set_backend(const Backend* backend) { backend_ = backend; }
 
   const ModelConfig& config() const { return config_; }
   c10::Device device() const { return options_.device; }
@@ -68,6 +107,8 @@ class CoreModel {
 
   // Throws InvalidInput unless `inputs` has the documented shapes and dtypes.
   void check_inputs(const ModelInputs& inputs) const;
+  // Throws InvalidInput unless 0 <= begin <= end <= num_layers().
+  void check_layer_range(int64_t begin, int64_t end) const;
   // Number of layers to run for `options` (validated against `total`).
   static int64_t layers_to_run(const ForwardOptions& options, int64_t total);
   // Throws InvalidInput unless every value of `ids` is in [0, limit).
@@ -76,6 +117,7 @@ class CoreModel {
  private:
   ModelConfig config_;
   LoadOptions options_;
+  const Backend* backend_ = nullptr;
 };
 
 }  // namespace semroute

@@ -35,6 +35,17 @@ std::unique_ptr<CoreModel> Gemma3Encoder::create(const ModelSource& source, Weig
   return model;
 }
 
+// Gemma3TextForSequenceClassification scores the last real token with
+// `score` (no bias); Hugging Face has no Gemma3 token-classification class.
+std::optional<HeadLayout> Gemma3Encoder::head_layout(const CoreModel&, TaskKind kind) {
+  if (kind != TaskKind::kSequence) return std::nullopt;
+  HeadLayout head;
+  head.pooling = Pooling::kLastToken;
+  head.classifier = "score";
+  head.classifier_bias = false;
+  return head;
+}
+
 void Gemma3Encoder::load(WeightMap& w) {
   const auto& c = config_;
   const int64_t h = c.base.hidden_size;
@@ -54,37 +65,48 @@ void Gemma3Encoder::load(WeightMap& w) {
   }
 }
 
-at::Tensor Gemma3Encoder::forward(const ModelInputs& inputs, const ForwardOptions& options) const {
+LayerState Gemma3Encoder::embed(const ModelInputs& inputs) const {
   check_inputs(inputs);
-  const int64_t layers = layers_to_run(options, static_cast<int64_t>(layers_.size()));
   c10::InferenceMode guard;
-  const PackedSequences packed = PackedSequences::from_mask(inputs.attention_mask);
-  const int64_t heads = config_.base.num_attention_heads, kv_heads = config_.num_key_value_heads;
-  const int64_t hd = config_.head_dim;
-  const double scale = 1.0 / std::sqrt(config_.query_pre_attn_scalar);
-  const double softcap = config_.attn_logit_softcapping.value_or(0.0);
-  const bool causal = !config_.use_bidirectional_attention;
-  const auto [cos_global, sin_global] = global_rope_.cos_sin(packed.longest(), dtype(), device());
-  const auto [cos_local, sin_local] = local_rope_.cos_sin(packed.longest(), dtype(), device());
-
+  LayerState state;
+  state.packed = PackedSequences::from_mask(inputs.attention_mask);
   // The √hidden scale is a tensor of the model dtype in HF (rounded in bf16).
   const at::Tensor embed_scale =
       at::scalar_tensor(std::sqrt(static_cast<double>(config_.base.hidden_size)), at::TensorOptions().dtype(dtype()));
-  at::Tensor x = at::embedding(token_embeddings_, packed.gather(inputs.input_ids)) * embed_scale.to(device());
-  for (int64_t i = 0; i < layers; ++i) {
+  state.hidden = at::embedding(token_embeddings_, state.packed.gather(inputs.input_ids)) * embed_scale.to(device());
+  return state;
+}
+
+void Gemma3Encoder::run_layers(LayerState& state, int64_t begin, int64_t end, const LinearDeltas* deltas,
+                               int64_t attention_block) const {
+  check_layer_range(begin, end);
+  if (begin == end) return;
+  c10::InferenceMode guard;
+  const std::vector<int64_t> lengths = state.stacked_lengths();
+  const int64_t hd = config_.head_dim;
+  const auto [cos_global, sin_global] = global_rope_.cos_sin(state.packed.longest(), dtype(), device());
+  const auto [cos_local, sin_local] = local_rope_.cos_sin(state.packed.longest(), dtype(), device());
+  for (int64_t i = begin; i < end; ++i) {
     const Layer& layer = layers_[static_cast<size_t>(i)];
-    PackedAttention spec{heads, kv_heads, hd, scale};
+    PackedAttention spec{config_.base.num_attention_heads, config_.num_key_value_heads, hd,
+                         1.0 / std::sqrt(config_.query_pre_attn_scalar)};
     // Sliding: attend iff |q − k| < sliding_window, i.e. a radius of window − 1.
-    spec.pattern = AttentionPattern{layer.sliding ? config_.sliding_window - 1 : -1, causal};
-    spec.block = options.attention_block;
-    spec.softcap = softcap;
+    spec.pattern = AttentionPattern{layer.sliding ? config_.sliding_window - 1 : -1,
+                                    !config_.use_bidirectional_attention};
+    spec.block = attention_block;
+    spec.softcap = config_.attn_logit_softcapping.value_or(0.0);
+    at::Tensor& x = state.hidden;
     const at::Tensor attention =
-        gated_self_attention(layer.proj, layer.input_norm(x), packed.lengths, layer.sliding ? cos_local : cos_global,
-                             layer.sliding ? sin_local : sin_global, spec, options.deltas);
+        gated_self_attention(layer.proj, layer.input_norm(x), lengths, layer.sliding ? cos_local : cos_global,
+                             layer.sliding ? sin_local : sin_global, spec, deltas);
     x = x + layer.post_attention_norm(attention);
-    x = x + layer.post_mlp_norm(layer.proj.mlp(activation_, layer.pre_mlp_norm(x), options.deltas));
+    x = x + layer.post_mlp_norm(layer.proj.mlp(activation_, layer.pre_mlp_norm(x), deltas));
   }
-  return packed.scatter(final_norm_(x));
+}
+
+at::Tensor Gemma3Encoder::finish(const LayerState& state, int64_t group) const {
+  c10::InferenceMode guard;
+  return state.packed.scatter(final_norm_(state.group(group)));
 }
 
 }  // namespace semroute

@@ -8,12 +8,14 @@
 #pragma once
 
 #include <memory>
+#include <optional>
 #include <vector>
 
 #include "models/configs.h"
 #include "models/core_model.h"
 #include "models/layers.h"
 #include "models/model_factory.h"
+#include "models/task_conventions.h"
 #include "models/rope.h"
 
 namespace semroute {
@@ -22,8 +24,13 @@ class Gemma3Encoder final : public CoreModel {
  public:
   static std::unique_ptr<CoreModel> create(const ModelSource& source, WeightMap& weights, const LoadOptions& options);
 
-  at::Tensor forward(const ModelInputs& inputs, const ForwardOptions& options = {}) const override;
-  const char* backend_name() const override { return "gemma3"; }
+  static std::optional<HeadLayout> head_layout(const CoreModel& model, TaskKind kind);
+
+  int64_t num_layers() const override { return static_cast<int64_t>(layers_.size()); }
+  LayerState embed(const ModelInputs& inputs) const override;
+  void run_layers(LayerState& state, int64_t begin, int64_t end, const LinearDeltas* deltas,
+                  int64_t attention_block = 0) const override;
+  at::Tensor finish(const LayerState& state, int64_t group) const override;
   const Gemma3TextConfig& gemma3_config() const { return config_; }
 
  private:

@@ -43,8 +43,10 @@ std::shared_ptr<const CoreModel> load_core_model(const ModelSource& source, cons
   WeightMap weights(source.checkpoint, backend->weight_prefixes,
                     at::TensorOptions().dtype(options.dtype).device(options.device));
   if (patch) weights.set_patch(patch);
-  std::shared_ptr<const CoreModel> model = backend->build(source, weights, options);
+  std::unique_ptr<CoreModel> built = backend->build(source, weights, options);
   weights.check();
+  built->set_backend(backend);
+  std::shared_ptr<const CoreModel> model = std::move(built);
   if (unused_tensors != nullptr) *unused_tensors = weights.unused();
   return model;
 }

@@ -1,6 +1,8 @@
 // Picks and builds the backend for a Hugging Face model directory from its
 // config.json (`model_type`, then `architectures`). The list of backends is
-// in registry.cpp: adding an architecture is one line there.
+// in registry.cpp: adding an architecture is one backend file (a CoreModel)
+// plus one entry there, which also says what the architecture means for
+// tasks (heads, pooling, appended tokens).
 #pragma once
 
 #include <filesystem>
@@ -13,6 +15,7 @@
 #include "core/config_reader.h"
 #include "core/weight_map.h"
 #include "models/core_model.h"
+#include "models/task_conventions.h"
 
 namespace semroute {
 
@@ -31,6 +34,10 @@ struct Backend {
   // Builds the model, taking its tensors from `weights`; the factory checks
   // afterwards that nothing was missing or mis-shaped.
   std::function<std::unique_ptr<CoreModel>(const ModelSource&, WeightMap& weights, const LoadOptions&)> build;
+  // The head Hugging Face's task class of `kind` puts on this model (its
+  // config may shape it); nullopt when the architecture has none.
+  std::function<std::optional<HeadLayout>(const CoreModel&, TaskKind)> head;
+  EmbeddingConvention embedding;
 };
 
 // All registered backends (registry.cpp).

@@ -28,6 +28,21 @@ std::unique_ptr<CoreModel> ModernBertEncoder::create(const ModelSource& source, 
   return model;
 }
 
+// ModernBertForSequenceClassification / …ForTokenClassification: the same
+// head (dense → activation → norm) before the classifier, pooled for sequences.
+std::optional<HeadLayout> ModernBertEncoder::head_layout(const CoreModel& model, TaskKind) {
+  const ModernBertConfig& c = static_cast<const ModernBertEncoder&>(model).config_;
+  HeadLayout head;
+  head.pooling = parse_pooling(c.classifier_pooling);
+  head.dense = "head.dense";
+  head.dense_bias = c.classifier_bias;
+  head.activation = parse_activation(c.classifier_activation);
+  head.norm = "head.norm";
+  head.norm_eps = c.norm_eps;
+  head.norm_bias = c.norm_bias;
+  return head;
+}
+
 void ModernBertEncoder::load(WeightMap& w) {
   const auto& c = config_;
   const int64_t h = c.base.hidden_size, inter = c.base.intermediate_size;
@@ -77,16 +92,13 @@ LayerState ModernBertEncoder::embed(const ModelInputs& inputs) const {
 
 void ModernBertEncoder::run_layers(LayerState& state, int64_t begin, int64_t end, const LinearDeltas* deltas,
                                    int64_t attention_block) const {
-  if (begin >= end) return;
-  if (begin < 0 || end > num_layers()) throw InvalidInput("layer range out of bounds");
+  check_layer_range(begin, end);
+  if (begin == end) return;
   c10::InferenceMode guard;
   Rope rope;
   std::tie(rope.cos_global, rope.sin_global) = global_rope_.cos_sin(state.packed.longest(), dtype(), device());
   std::tie(rope.cos_local, rope.sin_local) = local_rope_.cos_sin(state.packed.longest(), dtype(), device());
-  // Stacked groups are further sequences to attention.
-  std::vector<int64_t> lengths;
-  for (int64_t g = 0; g < state.groups; ++g)
-    lengths.insert(lengths.end(), state.packed.lengths.begin(), state.packed.lengths.end());
+  const std::vector<int64_t> lengths = state.stacked_lengths();
   for (int64_t i = begin; i < end; ++i)
     state.hidden = run_layer(layers_[static_cast<size_t>(i)], state.hidden, lengths, rope, attention_block, deltas);
 }
@@ -94,13 +106,6 @@ void ModernBertEncoder::run_layers(LayerState& state, int64_t begin, int64_t end
 at::Tensor ModernBertEncoder::finish(const LayerState& state, int64_t group) const {
   c10::InferenceMode guard;
   return state.packed.scatter(final_norm_(state.group(group)));
-}
-
-at::Tensor ModernBertEncoder::forward(const ModelInputs& inputs, const ForwardOptions& options) const {
-  const int64_t layers = layers_to_run(options, num_layers());
-  LayerState state = embed(inputs);
-  run_layers(state, 0, layers, options.deltas, options.attention_block);
-  return finish(state, 0);
 }
 
 }  // namespace semroute

@@ -10,24 +10,24 @@
 #pragma once
 
 #include <memory>
+#include <optional>
 #include <vector>
 
 #include "models/configs.h"
 #include "models/core_model.h"
-#include "models/layered_encoder.h"
 #include "models/layers.h"
 #include "models/model_factory.h"
+#include "models/task_conventions.h"
 #include "models/rope.h"
 
 namespace semroute {
 
-class ModernBertEncoder final : public CoreModel, public LayeredEncoder {
+class ModernBertEncoder final : public CoreModel {
  public:
   static std::unique_ptr<CoreModel> create(const ModelSource& source, WeightMap& weights, const LoadOptions& options);
 
-  at::Tensor forward(const ModelInputs& inputs, const ForwardOptions& options = {}) const override;
-  const char* backend_name() const override { return "modernbert"; }
   const ModernBertConfig& modernbert_config() const { return config_; }
+  static std::optional<HeadLayout> head_layout(const CoreModel& model, TaskKind kind);
 
   int64_t num_layers() const override { return static_cast<int64_t>(layers_.size()); }
   LayerState embed(const ModelInputs& inputs) const override;

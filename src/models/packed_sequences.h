@@ -9,7 +9,6 @@
 #include <vector>
 
 #include "models/attention.h"
-#include "models/core_model.h"
 #include "models/layers.h"
 
 namespace semroute {

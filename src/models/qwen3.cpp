@@ -24,6 +24,16 @@ std::unique_ptr<CoreModel> Qwen3Encoder::create(const ModelSource& source, Weigh
   return model;
 }
 
+// Qwen3ForSequenceClassification scores the last real token with `score`
+// (no bias); Qwen3ForTokenClassification scores every token (with bias).
+std::optional<HeadLayout> Qwen3Encoder::head_layout(const CoreModel&, TaskKind kind) {
+  HeadLayout head;
+  head.pooling = Pooling::kLastToken;
+  head.classifier = "score";
+  head.classifier_bias = kind == TaskKind::kToken;
+  return head;
+}
+
 void Qwen3Encoder::load(WeightMap& w) {
   const auto& c = config_;
   const int64_t h = c.base.hidden_size;
@@ -40,26 +50,38 @@ void Qwen3Encoder::load(WeightMap& w) {
   }
 }
 
-at::Tensor Qwen3Encoder::forward(const ModelInputs& inputs, const ForwardOptions& options) const {
+LayerState Qwen3Encoder::embed(const ModelInputs& inputs) const {
   check_inputs(inputs);
-  const int64_t layers = layers_to_run(options, static_cast<int64_t>(layers_.size()));
   c10::InferenceMode guard;
-  const PackedSequences packed = PackedSequences::from_mask(inputs.attention_mask);
-  const int64_t heads = config_.base.num_attention_heads, kv_heads = config_.num_key_value_heads;
-  const int64_t hd = config_.head_dim;
-  const double scale = 1.0 / std::sqrt(static_cast<double>(hd));
-  const auto [cos, sin] = rope_.cos_sin(packed.longest(), dtype(), device());
+  LayerState state;
+  state.packed = PackedSequences::from_mask(inputs.attention_mask);
+  state.hidden = at::embedding(token_embeddings_, state.packed.gather(inputs.input_ids));
+  return state;
+}
 
-  at::Tensor x = at::embedding(token_embeddings_, packed.gather(inputs.input_ids));
-  for (int64_t i = 0; i < layers; ++i) {
+void Qwen3Encoder::run_layers(LayerState& state, int64_t begin, int64_t end, const LinearDeltas* deltas,
+                              int64_t attention_block) const {
+  check_layer_range(begin, end);
+  if (begin == end) return;
+  c10::InferenceMode guard;
+  const std::vector<int64_t> lengths = state.stacked_lengths();
+  const int64_t hd = config_.head_dim;
+  const auto [cos, sin] = rope_.cos_sin(state.packed.longest(), dtype(), device());
+  for (int64_t i = begin; i < end; ++i) {
     const Layer& layer = layers_[static_cast<size_t>(i)];
-    PackedAttention spec{heads, kv_heads, hd, scale};
+    PackedAttention spec{config_.base.num_attention_heads, config_.num_key_value_heads, hd,
+                         1.0 / std::sqrt(static_cast<double>(hd))};
     spec.pattern = AttentionPattern{layer.sliding ? *config_.sliding_window - 1 : -1, true};
-    spec.block = options.attention_block;
-    x = x + gated_self_attention(layer.proj, layer.input_norm(x), packed.lengths, cos, sin, spec, options.deltas);
-    x = x + layer.proj.mlp(activation_, layer.post_attention_norm(x), options.deltas);
+    spec.block = attention_block;
+    at::Tensor& x = state.hidden;
+    x = x + gated_self_attention(layer.proj, layer.input_norm(x), lengths, cos, sin, spec, deltas);
+    x = x + layer.proj.mlp(activation_, layer.post_attention_norm(x), deltas);
   }
-  return packed.scatter(final_norm_(x));
+}
+
+at::Tensor Qwen3Encoder::finish(const LayerState& state, int64_t group) const {
+  c10::InferenceMode guard;
+  return state.packed.scatter(final_norm_(state.group(group)));
 }
 
 }  // namespace semroute

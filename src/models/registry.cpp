@@ -1,4 +1,4 @@
-// The one place where backends are registered: one line per architecture.
+// The one place where backends are registered: one entry per architecture.
 #include "models/bert.h"
 #include "models/gemma3.h"
 #include "models/model_factory.h"
@@ -9,11 +9,15 @@ namespace semroute {
 
 const std::vector<Backend>& registered_backends() {
   static const std::vector<Backend> backends = {
-      // name    model_type   architectures   weight prefixes         builder
-      {"bert", {"bert"}, "Bert", {"", "bert.", "model."}, &BertEncoder::create},
-      {"modernbert", {"modernbert"}, "ModernBert", {"", "model."}, &ModernBertEncoder::create},
-      {"qwen3", {"qwen3"}, "Qwen3", {"", "model."}, &Qwen3Encoder::create},
-      {"gemma3", {"gemma3_text", "gemma3"}, "Gemma3", {"", "model.", "model.language_model."}, &Gemma3Encoder::create},
+      // name, model_type, architectures, weight prefixes, builder, heads, embedding convention
+      {"bert", {"bert"}, "Bert", {"", "bert.", "model."}, &BertEncoder::create, &BertEncoder::head_layout,
+       {Pooling::kMean, ""}},
+      {"modernbert", {"modernbert"}, "ModernBert", {"", "model."}, &ModernBertEncoder::create,
+       &ModernBertEncoder::head_layout, {Pooling::kMean, ""}},
+      {"qwen3", {"qwen3"}, "Qwen3", {"", "model."}, &Qwen3Encoder::create, &Qwen3Encoder::head_layout,
+       {Pooling::kLastToken, "<|endoftext|>"}},
+      {"gemma3", {"gemma3_text", "gemma3"}, "Gemma3", {"", "model.", "model.language_model."}, &Gemma3Encoder::create,
+       &Gemma3Encoder::head_layout, {Pooling::kMean, ""}},
   };
   return backends;
 }

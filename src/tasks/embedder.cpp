@@ -7,6 +7,7 @@
 #include "lora/lora_adapter.h"
 #include "lora/lora_deltas.h"
 #include "models/model_factory.h"
+#include "models/task_conventions.h"
 #include "semroute/error.h"
 #include "tasks/text_batch.h"
 
@@ -39,9 +40,9 @@ std::shared_ptr<const Embedder> Embedder::load(const std::filesystem::path& dir,
     e->tokenizer_ = load_tokenizer(tokenizer_path);
   e->modules_ = SentenceTransformerModules::load(
       dir, at::TensorOptions().dtype(options.load.dtype).device(options.load.device));
-  const bool qwen3 = std::string(e->encoder_->backend_name()) == "qwen3";
+  const EmbeddingConvention& convention = e->encoder_->backend().embedding;
   EmbeddingOptions& d = e->defaults_;
-  d.pooling = qwen3 ? Pooling::kLastToken : Pooling::kMean;
+  d.pooling = convention.pooling;
   d.normalize = true;
   if (e->modules_) {
     if (e->modules_->pooling()) d.pooling = *e->modules_->pooling();
@@ -55,7 +56,8 @@ std::shared_ptr<const Embedder> Embedder::load(const std::filesystem::path& dir,
   if (d.dimension > e->full_dimension())
     throw InvalidInput("embedding dimension " + std::to_string(d.dimension) + " exceeds the model's " +
                        std::to_string(e->full_dimension()));
-  if (qwen3 && e->tokenizer_) e->append_token_ = e->tokenizer_->token_to_id("<|endoftext|>");
+  if (!convention.appended_token.empty() && e->tokenizer_)
+    e->append_token_ = e->tokenizer_->token_to_id(convention.appended_token);
   e->encode_ = encode_options_for(*e->encoder_, options.max_length, options.truncation);
   if (e->append_token_) e->encode_.max_length -= 1;  // room for the appended token
   return e;

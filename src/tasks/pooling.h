@@ -4,15 +4,9 @@
 
 #include <ATen/core/Tensor.h>
 
-#include <string>
+#include "models/task_conventions.h"  // Pooling
 
 namespace semroute {
-
-enum class Pooling { kCls, kMean, kLastToken };
-
-// "cls", "mean", "last" / "lasttoken" (also the sentence-transformers
-// pooling_mode_* spellings); throws InvalidInput otherwise.
-Pooling parse_pooling(const std::string& name);
 
 // The first token's state.
 at::Tensor cls_pool(const at::Tensor& hidden);

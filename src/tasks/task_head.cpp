@@ -2,8 +2,7 @@
 
 #include <ATen/ops/tanh.h>
 
-#include "models/bert.h"
-#include "models/modernbert.h"
+#include "models/model_factory.h"
 #include "semroute/error.h"
 
 namespace semroute {
@@ -19,44 +18,37 @@ std::optional<TaskKind> task_kind_of(const std::string& architecture) {
 }
 
 TaskHead TaskHead::load(const CoreModel& model, TaskKind kind, WeightMap& weights, std::optional<Pooling> pooling) {
+  const auto& describe = model.backend().head;
+  const std::optional<HeadLayout> layout = describe ? describe(model, kind) : std::nullopt;
+  if (!layout)
+    throw Unsupported(std::string(kind == TaskKind::kSequence ? "sequence" : "token") +
+                      " classification heads are not defined for " + model.backend_name() + " models");
   TaskHead head;
   head.kind_ = kind;
   const int64_t hidden = model.hidden_size();
-  const at::Tensor classifier = weights.get("classifier.weight");
-  if (!classifier.defined()) {
-    weights.check();  // reports the missing classifier by name
-  }
+  const at::Tensor classifier = weights.get(layout->classifier + ".weight");
+  if (!classifier.defined()) weights.check();  // reports the missing classifier by name
   if (classifier.dim() != 2 || classifier.size(1) != hidden)
-    throw LoadError("classifier.weight has shape " + std::to_string(classifier.dim()) + "-d, expected [labels, " +
-                    std::to_string(hidden) + "]");
+    throw LoadError(layout->classifier + ".weight has shape " + std::to_string(classifier.dim()) +
+                    "-d, expected [labels, " + std::to_string(hidden) + "]");
   head.num_labels_ = classifier.size(0);
-  head.classifier_ = Linear::load(weights, "classifier", hidden, head.num_labels_, true);
-
-  if (const auto* mb = dynamic_cast<const ModernBertEncoder*>(&model)) {
-    const ModernBertConfig& c = mb->modernbert_config();
-    head.pooling_ = parse_pooling(c.classifier_pooling);
-    head.dense_ = Linear::load(weights, "head.dense", hidden, hidden, c.classifier_bias);
-    head.activation_ = parse_activation(c.classifier_activation);
-    head.norm_ = LayerNorm::load(weights, "head.norm", hidden, c.norm_eps, c.norm_bias);
-  } else if (dynamic_cast<const BertEncoder*>(&model) != nullptr) {
-    if (kind == TaskKind::kSequence) {
-      head.dense_ = Linear::load(weights, "bert.pooler.dense", hidden, hidden, true);
-      head.tanh_ = true;
-    }
-  } else {
-    throw Unsupported(std::string("classification heads are not supported for ") + model.backend_name());
-  }
-  if (pooling) head.pooling_ = *pooling;
+  head.classifier_ = Linear::load(weights, layout->classifier, hidden, head.num_labels_, layout->classifier_bias);
+  head.pooling_ = pooling.value_or(layout->pooling);
+  if (!layout->dense.empty()) head.dense_ = Linear::load(weights, layout->dense, hidden, hidden, layout->dense_bias);
+  head.tanh_ = layout->tanh;
+  head.activation_ = layout->activation;
+  if (!layout->norm.empty())
+    head.norm_ = LayerNorm::load(weights, layout->norm, hidden, layout->norm_eps, layout->norm_bias);
   weights.check();
   return head;
 }
 
 at::Tensor TaskHead::transform(const at::Tensor& x) const {
   if (!dense_) return x;
-  const at::Tensor d = (*dense_)(x);
-  if (tanh_) return at::tanh(d);
-  const at::Tensor a = activate(activation_, d);
-  return norm_ ? (*norm_)(a) : a;
+  at::Tensor y = (*dense_)(x);
+  if (tanh_) y = at::tanh(y);
+  if (activation_) y = activate(*activation_, y);
+  return norm_ ? (*norm_)(y) : y;
 }
 
 at::Tensor TaskHead::sequence_logits(const at::Tensor& hidden, const at::Tensor& attention_mask) const {

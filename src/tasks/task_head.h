@@ -1,8 +1,7 @@
-// The layers between an encoder's hidden states and the label logits, as the
-// Hugging Face task classes define them per architecture:
-//   ModernBERT: pool (cls | mean) -> head.dense -> activation -> head.norm -> classifier
-//               (token task: the same head on every token)
-//   BERT:       tanh(pooler.dense(h[:, 0])) -> classifier   (token task: classifier)
+// The layers between an encoder's hidden states and the label logits, built
+// from the HeadLayout the backend declares for its Hugging Face task class
+// (models/task_conventions.h):
+//   pool (sequence tasks) -> dense -> activation | tanh -> norm -> classifier
 #pragma once
 
 #include <ATen/core/Tensor.h>
@@ -12,11 +11,10 @@
 #include "core/weight_map.h"
 #include "models/core_model.h"
 #include "models/layers.h"
+#include "models/task_conventions.h"
 #include "tasks/pooling.h"
 
 namespace semroute {
-
-enum class TaskKind { kSequence, kToken };
 
 // The task a checkpoint was fine-tuned for, from its architecture name
 // (…ForSequenceClassification / …ForTokenClassification), if any.
@@ -26,8 +24,9 @@ class TaskHead {
  public:
   // Loads the head of `kind` for `model` from `weights` (names as in the
   // task checkpoint: "head.dense", "classifier", "bert.pooler.dense", …).
-  // The label count is read from the classifier's shape.
-  // `pooling` overrides the config's (classifier_pooling) for sequence heads.
+  // The label count is read from the classifier's shape. Unsupported when
+  // the architecture has no head of that kind. `pooling` overrides the
+  // backend's (e.g. ModernBERT's classifier_pooling) for sequence heads.
   static TaskHead load(const CoreModel& model, TaskKind kind, WeightMap& weights,
                        std::optional<Pooling> pooling = std::nullopt);
 
@@ -46,7 +45,7 @@ class TaskHead {
   Pooling pooling_ = Pooling::kCls;
   std::optional<Linear> dense_;
   bool tanh_ = false;  // BERT pooler
-  Activation activation_ = Activation::kGeluErf;
+  std::optional<Activation> activation_;
   std::optional<LayerNorm> norm_;
   Linear classifier_;
   int64_t num_labels_ = 0;

@@ -10,9 +10,9 @@ namespace semroute {
 TaskHead load_task_head(const CoreModel& model, TaskKind kind, const Checkpoint& base, const LoraAdapter* adapter,
                         const WeightMap::Patch& patch, std::optional<Pooling> pooling) {
   const auto options = at::TensorOptions().dtype(model.dtype()).device(model.device());
-  const bool saved_head = adapter != nullptr && adapter->has_saved_modules();
-  WeightMap weights = saved_head ? adapter->saved_modules(options) : WeightMap(base, {""}, options);
-  if (patch && !saved_head) weights.set_patch(patch);
+  WeightMap weights(base, {""}, options);
+  if (patch) weights.set_patch(patch);
+  if (adapter != nullptr) adapter->overlay_saved_modules(weights);
   if (!pooling && adapter != nullptr && !adapter->task().pooling.empty()) pooling = parse_pooling(adapter->task().pooling);
   return TaskHead::load(model, kind, weights, pooling);
 }

@@ -31,9 +31,9 @@ struct TaskOptions {
 
 class LoraAdapter;
 
-// The task head of `model`: an adapter's saved head (modules_to_save) when it
-// has one, else the base checkpoint's (through `patch`, i.e. a merged
-// adapter). Pooling: `pooling`, else what the adapter's task files say, else
+// The task head of `model`, module by module as PEFT composes it: from the
+// adapter where it saved the module (modules_to_save), else from the base
+// checkpoint (through `patch`, i.e. a merged adapter). Pooling: `pooling`, else what the adapter's task files say, else
 // the model config's.
 TaskHead load_task_head(const CoreModel& model, TaskKind kind, const Checkpoint& base, const LoraAdapter* adapter,
                         const WeightMap::Patch& patch = nullptr, std::optional<Pooling> pooling = std::nullopt);
