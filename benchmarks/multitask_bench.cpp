@@ -16,8 +16,8 @@
 
 #include "bench_util.h"
 #include "core/runtime.h"
-#include "lora/multitask_engine.h"
-#include "lora/random_adapter.h"
+#include "tasks/multitask_engine.h"
+#include "adapters/random_adapter.h"
 #include "models/random_model.h"
 #include "tasks/sequence_classifier.h"
 

@@ -9,7 +9,7 @@
 
 #include "semroute/semroute.h"
 #include "classifiers/unified_classifier.h"
-#include "lora/multitask_engine.h"
+#include "tasks/multitask_engine.h"
 #include "tasks/embedder.h"
 #include "tasks/sequence_classifier.h"
 #include "tasks/token_classifier.h"

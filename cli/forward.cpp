@@ -10,7 +10,7 @@
 #include <map>
 
 #include "cli.h"
-#include "lora/lora_adapter.h"
+#include "adapters/lora_adapter.h"
 #include "models/model_factory.h"
 #include "semroute/error.h"
 #include "tasks/embedder.h"

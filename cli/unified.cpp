@@ -4,7 +4,7 @@
 
 #include "classifiers/unified_classifier.h"
 #include "cli.h"
-#include "lora/merge_adapter.h"
+#include "adapters/merge_adapter.h"
 #include "semroute/error.h"
 
 namespace semroute::cli {

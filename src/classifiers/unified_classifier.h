@@ -22,7 +22,7 @@
 #include <vector>
 
 #include "classifiers/unified_config.h"
-#include "lora/multitask_engine.h"
+#include "tasks/multitask_engine.h"
 #include "tasks/sequence_classifier.h"
 #include "tasks/token_classifier.h"
 

@@ -4,8 +4,8 @@
 #include <ATen/ops/norm.h>
 #include <c10/core/InferenceMode.h>
 
-#include "lora/lora_adapter.h"
-#include "lora/lora_deltas.h"
+#include "adapters/lora_adapter.h"
+#include "adapters/lora_deltas.h"
 #include "models/model_factory.h"
 #include "models/task_conventions.h"
 #include "semroute/error.h"

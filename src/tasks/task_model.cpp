@@ -1,7 +1,7 @@
 #include "tasks/task_model.h"
 
-#include "lora/lora_adapter.h"
-#include "lora/lora_deltas.h"
+#include "adapters/lora_adapter.h"
+#include "adapters/lora_deltas.h"
 #include "models/model_factory.h"
 #include "tasks/text_batch.h"
 #include "semroute/error.h"

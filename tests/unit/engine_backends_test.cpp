@@ -10,8 +10,8 @@
 #include <nlohmann/json.hpp>
 
 #include "core/checkpoint.h"
-#include "lora/multitask_engine.h"
-#include "lora/random_adapter.h"
+#include "tasks/multitask_engine.h"
+#include "adapters/random_adapter.h"
 #include "reference.h"
 #include "tasks/sequence_classifier.h"
 #include "test_util.h"

@@ -4,9 +4,9 @@
 #include <gtest/gtest.h>
 
 #include "core/checkpoint.h"
-#include "lora/lora_adapter.h"
-#include "lora/lora_config.h"
-#include "lora/merge_adapter.h"
+#include "adapters/lora_adapter.h"
+#include "adapters/lora_config.h"
+#include "adapters/merge_adapter.h"
 #include "reference.h"
 #include "tasks/embedder.h"
 #include "tasks/sequence_classifier.h"

@@ -7,7 +7,7 @@
 
 #include <thread>
 
-#include "lora/multitask_engine.h"
+#include "tasks/multitask_engine.h"
 #include "reference.h"
 #include "test_util.h"
 

@@ -8,7 +8,7 @@
 #include <thread>
 
 #include "classifiers/unified_classifier.h"
-#include "lora/merge_adapter.h"
+#include "adapters/merge_adapter.h"
 #include "test_util.h"
 
 namespace semroute {

@@ -18,8 +18,8 @@
 #include <string>
 #include <vector>
 
-#include "lora/lora_adapter.h"
-#include "lora/lora_deltas.h"
+#include "adapters/lora_adapter.h"
+#include "adapters/lora_deltas.h"
 #include "models/core_model.h"
 #include "tasks/sequence_classifier.h"
 #include "tasks/task_head.h"

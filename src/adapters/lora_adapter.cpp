@@ -1,4 +1,4 @@
-#include "lora/lora_adapter.h"
+#include "adapters/lora_adapter.h"
 
 #include <ATen/TensorOperators.h>
 #include <ATen/ops/matmul.h>

@@ -1,4 +1,4 @@
-#include "lora/random_adapter.h"
+#include "adapters/random_adapter.h"
 
 #include <ATen/ATen.h>
 

@@ -1,4 +1,4 @@
-#include "lora/multitask_engine.h"
+#include "tasks/multitask_engine.h"
 
 #include <ATen/ops/cat.h>
 #include <c10/core/InferenceMode.h>
@@ -7,7 +7,7 @@
 #include <numeric>
 
 #include "core/parallel.h"
-#include "lora/lora_deltas.h"
+#include "adapters/lora_deltas.h"
 #include "models/model_factory.h"
 #include "semroute/error.h"
 #include "tasks/text_batch.h"

@@ -1,4 +1,4 @@
-#include "lora/lora_config.h"
+#include "adapters/lora_config.h"
 
 #include <algorithm>
 #include <cmath>

@@ -11,7 +11,7 @@
 #include <unordered_map>
 #include <vector>
 
-#include "lora/lora_adapter.h"
+#include "adapters/lora_adapter.h"
 #include "models/layers.h"
 
 namespace semroute {

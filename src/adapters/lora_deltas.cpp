@@ -1,4 +1,4 @@
-#include "lora/lora_deltas.h"
+#include "adapters/lora_deltas.h"
 
 #include <ATen/TensorOperators.h>
 #include <ATen/ops/baddbmm.h>

@@ -17,7 +17,7 @@
 
 #include "core/checkpoint.h"
 #include "core/weight_map.h"
-#include "lora/lora_config.h"
+#include "adapters/lora_config.h"
 #include "models/core_model.h"
 
 namespace semroute {

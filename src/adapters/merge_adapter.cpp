@@ -1,9 +1,9 @@
-#include "lora/merge_adapter.h"
+#include "adapters/merge_adapter.h"
 
 #include <algorithm>
 
 #include "core/checkpoint.h"
-#include "lora/lora_adapter.h"
+#include "adapters/lora_adapter.h"
 #include "semroute/error.h"
 
 namespace semroute {
