@@ -24,14 +24,15 @@ semroute_token_results* token_results(std::vector<semroute::TokenClassification>
   auto results = std::make_unique<semroute_token_results>();
   results->items = std::move(items);
   for (const auto& item : results->items) {
-    auto& entities = results->entities.emplace_back();
-    for (const auto& e : item.entities)
-      entities.push_back({e.type.c_str(), e.begin, e.end, e.text.c_str(), e.text.size(), e.score});
-    auto& tokens = results->tokens.emplace_back();
+    auto& entities = results->entities.add();
+    for (const auto& e : item.entities) entities.push_back(entity_of(e));
+    auto& tokens = results->tokens.add();
     for (const auto& t : item.tokens)
-      tokens.push_back({t.token_id, static_cast<int32_t>(t.label_id), t.label.c_str(), t.offset.begin, t.offset.end,
-                        t.probability});
+      tokens.push_back({sizeof(semroute_token_label), t.token_id, static_cast<int32_t>(t.label_id), t.label.c_str(),
+                        t.offset.begin, t.offset.end, t.probability});
   }
+  results->entities.seal();
+  results->tokens.seal();
   return results.release();
 }
 
@@ -39,15 +40,11 @@ const semroute::Classification* item(const semroute_classifications* results, si
   return results != nullptr && i < results->items.size() ? &results->items[i] : nullptr;
 }
 
-template <class T>
-const T* items_of(const semroute_token_results* results, size_t i,
-                  std::vector<std::vector<T>> semroute_token_results::*member, size_t* out_count) {
-  const std::vector<T>* list = results != nullptr && i < results->items.size() ? &(results->*member)[i] : nullptr;
-  if (out_count != nullptr) *out_count = list != nullptr ? list->size() : 0;
-  return list != nullptr && !list->empty() ? list->data() : nullptr;
-}
-
 }  // namespace
+
+semroute_entity semroute::capi::entity_of(const semroute::EntitySpan& e) {
+  return {sizeof(semroute_entity), e.type.c_str(), e.begin, e.end, e.text.c_str(), e.text.size(), e.score};
+}
 
 extern "C" {
 
@@ -134,14 +131,16 @@ size_t semroute_token_results_count(const semroute_token_results* results) {
   return results != nullptr ? results->items.size() : 0;
 }
 
-const semroute_entity* semroute_token_results_entities(const semroute_token_results* results, size_t i,
-                                                       size_t* out_count) {
-  return items_of(results, i, &semroute_token_results::entities, out_count);
+const semroute_entity* const* semroute_token_results_entities(const semroute_token_results* results, size_t i,
+                                                              size_t* out_count) {
+  if (results == nullptr) return CLists<semroute_entity>().at(0, out_count);
+  return results->entities.at(i, out_count);
 }
 
-const semroute_token_label* semroute_token_results_tokens(const semroute_token_results* results, size_t i,
-                                                          size_t* out_count) {
-  return items_of(results, i, &semroute_token_results::tokens, out_count);
+const semroute_token_label* const* semroute_token_results_tokens(const semroute_token_results* results, size_t i,
+                                                                 size_t* out_count) {
+  if (results == nullptr) return CLists<semroute_token_label>().at(0, out_count);
+  return results->tokens.at(i, out_count);
 }
 
 void semroute_token_results_free(semroute_token_results* results) { delete results; }

@@ -2,11 +2,13 @@
 // its body in: exceptions become status objects, never cross the boundary.
 #pragma once
 
+#include <cstring>
 #include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include "semroute/error.h"
 #include "semroute/semroute.h"
 #include "classifiers/unified_classifier.h"
 #include "tasks/multitask_engine.h"
@@ -42,11 +44,37 @@ struct semroute_classifications {
   std::vector<semroute::Classification> items;
 };
 
+namespace semroute::capi {
+
+// Lists of C structs handed out as arrays of pointers (the header's rule, so
+// that structs can grow): add every list, then seal() builds the pointers.
+template <class T>
+struct CLists {
+  std::vector<std::vector<T>> structs;
+  std::vector<std::vector<const T*>> pointers;
+
+  std::vector<T>& add() { return structs.emplace_back(); }
+  void seal() {
+    for (const auto& list : structs) {
+      auto& p = pointers.emplace_back();
+      for (const auto& item : list) p.push_back(&item);
+    }
+  }
+  // List i as (pointers, count); NULL and 0 when out of range or empty.
+  const T* const* at(size_t i, size_t* out_count) const {
+    const bool valid = i < pointers.size() && !pointers[i].empty();
+    if (out_count != nullptr) *out_count = valid ? pointers[i].size() : 0;
+    return valid ? pointers[i].data() : nullptr;
+  }
+};
+
+}  // namespace semroute::capi
+
 struct semroute_token_results {
   std::vector<semroute::TokenClassification> items;
   // C views of items (pointers into its strings: built once items is final).
-  std::vector<std::vector<semroute_entity>> entities;
-  std::vector<std::vector<semroute_token_label>> tokens;
+  semroute::capi::CLists<semroute_entity> entities;
+  semroute::capi::CLists<semroute_token_label> tokens;
 };
 
 struct semroute_engine {
@@ -60,8 +88,8 @@ struct semroute_unified {
 struct semroute_task_results {
   std::vector<semroute::UnifiedResult> items;
   // C views of items, built once items is final.
-  std::vector<std::vector<semroute_entity>> entities;  // per (text, answer)
-  std::vector<std::vector<semroute_task_answer>> answers;  // per text
+  semroute::capi::CLists<semroute_entity> entities;      // per (text, answer)
+  semroute::capi::CLists<semroute_task_answer> answers;  // per text
 };
 
 namespace semroute::capi {
@@ -84,9 +112,24 @@ semroute_status* guarded(Body&& body) noexcept {
   }
 }
 
-// The caller's params over the defaults, reading only the fields its header
-// knew of (a smaller struct_size comes from an older header).
+// The caller's struct at `given` over `defaults`, reading only the fields its
+// header knew of (a smaller struct_size comes from an older header); a
+// struct_size larger than ours or too small for the field is InvalidInput.
+template <class T>
+T caller_struct(const void* given, T defaults, const char* what) {
+  uint32_t size = 0;
+  std::memcpy(&size, given, sizeof size);
+  if (size < sizeof(uint32_t) || size > sizeof(T))
+    throw InvalidInput(std::string(what) + ".struct_size is " + std::to_string(size) +
+                       ": set it to sizeof the struct (the *_default_params() functions do)");
+  std::memcpy(&defaults, given, size);
+  return defaults;
+}
+
+// The caller's params over the defaults (NULL: the defaults).
 semroute_model_params effective_params(const semroute_model_params* given);
+// Converts the C entity of `e` (strings borrowed from it).
+semroute_entity entity_of(const semroute::EntitySpan& e);
 // Device and dtype of `p`; applies its thread count.
 LoadOptions load_options_of(const semroute_model_params& p);
 Keep keep_of(int32_t truncation);

@@ -30,12 +30,7 @@ semroute_model_params defaults() {
 
 semroute_model_params effective_params(const semroute_model_params* given) {
   semroute_model_params p = defaults();
-  if (given == nullptr) return p;
-  if (given->struct_size < sizeof(uint32_t) || given->struct_size > sizeof(semroute_model_params))
-    throw InvalidInput("semroute_model_params.struct_size is " + std::to_string(given->struct_size) +
-                       ": initialise the params with semroute_model_default_params()");
-  std::memcpy(&p, given, given->struct_size);
-  return p;
+  return given == nullptr ? p : caller_struct(given, p, "semroute_model_params");
 }
 
 std::string string_or(const char* s, const char* fallback) { return s != nullptr ? s : fallback; }

@@ -22,27 +22,28 @@ semroute_task_results* task_results(std::vector<semroute::UnifiedResult> items) 
   results->items = std::move(items);
   for (const auto& text : results->items)
     for (const auto& a : text.answers) {
-      auto& entities = results->entities.emplace_back();
-      for (const auto& e : a.entities)
-        entities.push_back({e.type.c_str(), e.begin, e.end, e.text.c_str(), e.text.size(), e.score});
+      auto& entities = results->entities.add();
+      for (const auto& e : a.entities) entities.push_back(entity_of(e));
     }
+  results->entities.seal();
   size_t next = 0;
   for (const auto& text : results->items) {
-    auto& answers = results->answers.emplace_back();
+    auto& answers = results->answers.add();
     for (const auto& a : text.answers) {
-      const auto& entities = results->entities[next++];
+      size_t num_entities = 0;
+      const semroute_entity* const* entities = results->entities.at(next++, &num_entities);
       const auto& c = a.classification;
       const bool sequence = a.kind == semroute::TaskKind::kSequence;
-      answers.push_back({a.task.c_str(),
+      answers.push_back({sizeof(semroute_task_answer), a.task.c_str(),
                          sequence ? SEMROUTE_TASK_SEQUENCE_CLASSIFICATION : SEMROUTE_TASK_TOKEN_CLASSIFICATION,
                          a.path == semroute::PathKind::kLora ? SEMROUTE_PATH_LORA : SEMROUTE_PATH_TRADITIONAL,
                          a.reason.c_str(), a.latency_ms, a.error.empty() ? nullptr : a.error.c_str(),
                          static_cast<int32_t>(c.class_id), sequence && a.error.empty() ? c.label.c_str() : nullptr,
                          c.confidence, c.probabilities.empty() ? nullptr : c.probabilities.data(),
-                         c.probabilities.size(), a.risk, a.flagged ? 1 : 0,
-                         entities.empty() ? nullptr : entities.data(), entities.size()});
+                         c.probabilities.size(), a.risk, a.flagged ? 1 : 0, entities, num_entities});
     }
   }
+  results->answers.seal();
   return results.release();
 }
 
@@ -65,8 +66,18 @@ std::vector<semroute::UnifiedResult> engine_answers(const std::vector<semroute::
   return out;
 }
 
-semroute::EngineTaskSpec engine_task(const semroute_engine_task& t, size_t i) {
+// Task i of the caller's array, strided by the caller's struct_size.
+semroute::EngineTaskSpec engine_task(const semroute_engine_task* tasks, size_t i) {
   const std::string where = "tasks[" + std::to_string(i) + "]";
+  // The first struct_size-versioned semroute_engine_task is the smallest an array may hold.
+  constexpr size_t kFirstVersionSize = sizeof(semroute_engine_task);
+  const size_t stride = caller_struct(tasks, semroute_engine_task{}, "tasks[0]").struct_size;
+  if (stride < kFirstVersionSize)
+    throw InvalidInput("tasks[0].struct_size is " + std::to_string(stride) + ", set it to sizeof(semroute_engine_task)");
+  const auto* at = reinterpret_cast<const char*>(tasks) + i * stride;
+  const semroute_engine_task t =
+      caller_struct(at, semroute_engine_task{sizeof(semroute_engine_task), nullptr, nullptr, SEMROUTE_TASK_AUTO},
+                    where.c_str());
   require(t.name, (where + ".name").c_str());
   require(t.adapter, (where + ".adapter").c_str());
   semroute::EngineTaskSpec spec{t.name, t.adapter, std::nullopt, {}, std::nullopt};
@@ -88,11 +99,10 @@ size_t semroute_task_results_count(const semroute_task_results* results) {
   return results != nullptr ? results->items.size() : 0;
 }
 
-const semroute_task_answer* semroute_task_results_answers(const semroute_task_results* results, size_t i,
-                                                          size_t* out_count) {
-  const bool valid = results != nullptr && i < results->answers.size() && !results->answers[i].empty();
-  if (out_count != nullptr) *out_count = valid ? results->answers[i].size() : 0;
-  return valid ? results->answers[i].data() : nullptr;
+const semroute_task_answer* const* semroute_task_results_answers(const semroute_task_results* results, size_t i,
+                                                                 size_t* out_count) {
+  if (results == nullptr) return CLists<semroute_task_answer>().at(0, out_count);
+  return results->answers.at(i, out_count);
 }
 
 void semroute_task_results_free(semroute_task_results* results) { delete results; }
@@ -111,7 +121,7 @@ semroute_status* semroute_engine_load(const char* base, const semroute_engine_ta
     options.truncation = keep_of(p.truncation);
     options.tokenizer = string_or(p.tokenizer, "");
     std::vector<semroute::EngineTaskSpec> specs;
-    for (size_t i = 0; i < count; ++i) specs.push_back(engine_task(tasks[i], i));
+    for (size_t i = 0; i < count; ++i) specs.push_back(engine_task(tasks, i));
     *out_engine = new semroute_engine{semroute::MultiTaskEngine::load(base, specs, options)};
   });
 }

@@ -9,6 +9,22 @@
 #include "semroute/error.h"
 #include "semroute/version.h"
 
+// One error-code table: the C header's codes are the C++ ErrorCode values,
+// one for one (the Go package checks its copy against semroute_code_name).
+#define SEMROUTE_SAME_CODE(c_code, cpp_code) \
+  static_assert(static_cast<int>(c_code) == static_cast<int>(semroute::ErrorCode::cpp_code), #c_code)
+SEMROUTE_SAME_CODE(SEMROUTE_ERR_INVALID_ARGUMENT, kInvalidArgument);
+SEMROUTE_SAME_CODE(SEMROUTE_ERR_NOT_FOUND, kNotFound);
+SEMROUTE_SAME_CODE(SEMROUTE_ERR_INVALID_MODEL, kInvalidModel);
+SEMROUTE_SAME_CODE(SEMROUTE_ERR_UNSUPPORTED, kUnsupported);
+SEMROUTE_SAME_CODE(SEMROUTE_ERR_INVALID_UTF8, kInvalidUtf8);
+SEMROUTE_SAME_CODE(SEMROUTE_ERR_TOO_LONG, kTooLong);
+SEMROUTE_SAME_CODE(SEMROUTE_ERR_OUT_OF_MEMORY, kOutOfMemory);
+SEMROUTE_SAME_CODE(SEMROUTE_ERR_INTERNAL, kInternal);
+static_assert(static_cast<int>(semroute::ErrorCode::kLast) == SEMROUTE_ERR_INTERNAL,
+              "a new ErrorCode needs its SEMROUTE_ERR_ code (and a line above)");
+#undef SEMROUTE_SAME_CODE
+
 namespace semroute::capi {
 namespace {
 

@@ -361,7 +361,7 @@ func tokenResults(r *C.semroute_token_results) []TokenResult {
 		var n C.size_t
 		out[i].Entities = entities(C.semroute_token_results_entities(r, C.size_t(i), &n), n)
 		if p := C.semroute_token_results_tokens(r, C.size_t(i), &n); p != nil {
-			for _, t := range unsafe.Slice(p, int(n)) {
+			for _, t := range unsafe.Slice(p, int(n)) { // pointers to structs: see the header's growth rule
 				out[i].Tokens = append(out[i].Tokens, TokenLabel{
 					TokenID: int(t.token_id), LabelID: int(t.label_id), Label: C.GoString(t.label),
 					Begin: int(t.begin), End: int(t.end), Probability: float32(t.probability),
@@ -372,7 +372,7 @@ func tokenResults(r *C.semroute_token_results) []TokenResult {
 	return out
 }
 
-func entities(p *C.semroute_entity, n C.size_t) []Entity {
+func entities(p **C.semroute_entity, n C.size_t) []Entity {
 	if p == nil {
 		return nil
 	}

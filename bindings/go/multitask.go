@@ -39,7 +39,8 @@ func LoadEngine(base string, tasks []EngineTask, opts *Options) (*Engine, error)
 	}
 	specs := make([]C.semroute_engine_task, len(tasks))
 	for i, t := range tasks {
-		specs[i] = C.semroute_engine_task{name: cstr(t.Name), adapter: cstr(t.Adapter), task_kind: C.int32_t(t.Kind)}
+		specs[i] = C.semroute_engine_task{struct_size: C.uint32_t(C.sizeof_semroute_engine_task),
+			name: cstr(t.Name), adapter: cstr(t.Adapter), task_kind: C.int32_t(t.Kind)}
 	}
 	params := C.semroute_model_default_params()
 	if opts != nil {

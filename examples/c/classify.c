@@ -37,11 +37,11 @@ static int extract_entities(const semroute_model* model, char** texts, size_t n)
     semroute_token_results* result = NULL;
     if (failed(semroute_token_classify(model, texts[i], strlen(texts[i]), &result), "token classify")) return 1;
     size_t count = 0;
-    const semroute_entity* entities = semroute_token_results_entities(result, 0, &count);
+    const semroute_entity* const* entities = semroute_token_results_entities(result, 0, &count);
     printf("%s\n", texts[i]);
     for (size_t k = 0; k < count; ++k)
-      printf("  %-8s [%llu, %llu) %.4f  %s\n", entities[k].type, (unsigned long long)entities[k].begin,
-             (unsigned long long)entities[k].end, (double)entities[k].score, entities[k].text);
+      printf("  %-8s [%llu, %llu) %.4f  %s\n", entities[k]->type, (unsigned long long)entities[k]->begin,
+             (unsigned long long)entities[k]->end, (double)entities[k]->score, entities[k]->text);
     semroute_token_results_free(result);
   }
   return 0;

@@ -22,6 +22,7 @@ enum class ErrorCode : int {
   kTooLong = 6,          // input exceeds a configured or hard limit
   kOutOfMemory = 7,
   kInternal = 8,         // a bug: please report it
+  kLast = kInternal,     // the highest code (codes are only ever appended)
 };
 
 // Short stable name of a code, e.g. "invalid_model".

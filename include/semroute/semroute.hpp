@@ -109,12 +109,14 @@ inline std::vector<TokenPredictions> token_predictions(const semroute_token_resu
   std::vector<TokenPredictions> out(semroute_token_results_count(r));
   for (size_t i = 0; i < out.size(); ++i) {
     size_t n = 0;
-    const semroute_entity* e = semroute_token_results_entities(r, i, &n);
+    const semroute_entity* const* e = semroute_token_results_entities(r, i, &n);
     for (size_t j = 0; j < n; ++j)
-      out[i].entities.push_back({e[j].type, e[j].begin, e[j].end, std::string(e[j].text, e[j].text_length), e[j].score});
-    const semroute_token_label* t = semroute_token_results_tokens(r, i, &n);
+      out[i].entities.push_back({e[j]->type, e[j]->begin, e[j]->end, std::string(e[j]->text, e[j]->text_length),
+                                 e[j]->score});
+    const semroute_token_label* const* t = semroute_token_results_tokens(r, i, &n);
     for (size_t j = 0; j < n; ++j)
-      out[i].tokens.push_back({t[j].token_id, t[j].label_id, t[j].label, t[j].begin, t[j].end, t[j].probability});
+      out[i].tokens.push_back(
+          {t[j]->token_id, t[j]->label_id, t[j]->label, t[j]->begin, t[j]->end, t[j]->probability});
   }
   return out;
 }

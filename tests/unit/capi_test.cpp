@@ -206,21 +206,23 @@ TEST_F(CApi, TokenClassifyEqualsTheCppPipeline) {
   ASSERT_EQ(semroute_token_results_count(results), 1u);
   const TokenClassification expected = reference->classify({text}).at(0);
   size_t n = 0;
-  const semroute_entity* entities = semroute_token_results_entities(results, 0, &n);
+  const semroute_entity* const* entities = semroute_token_results_entities(results, 0, &n);
   ASSERT_EQ(n, expected.entities.size());
   for (size_t j = 0; j < n; ++j) {
-    EXPECT_STREQ(entities[j].type, expected.entities[j].type.c_str());
-    EXPECT_EQ(entities[j].begin, expected.entities[j].begin);
-    EXPECT_EQ(entities[j].end, expected.entities[j].end);
-    EXPECT_EQ(std::string(entities[j].text, entities[j].text_length), text.substr(entities[j].begin, entities[j].end - entities[j].begin));
-    EXPECT_NEAR(entities[j].score, expected.entities[j].score, 1e-5);
+    EXPECT_EQ(entities[j]->struct_size, sizeof(semroute_entity));
+    EXPECT_STREQ(entities[j]->type, expected.entities[j].type.c_str());
+    EXPECT_EQ(entities[j]->begin, expected.entities[j].begin);
+    EXPECT_EQ(entities[j]->end, expected.entities[j].end);
+    EXPECT_EQ(std::string(entities[j]->text, entities[j]->text_length), text.substr(entities[j]->begin, entities[j]->end - entities[j]->begin));
+    EXPECT_NEAR(entities[j]->score, expected.entities[j].score, 1e-5);
   }
-  const semroute_token_label* tokens = semroute_token_results_tokens(results, 0, &n);
+  const semroute_token_label* const* tokens = semroute_token_results_tokens(results, 0, &n);
   ASSERT_EQ(n, expected.tokens.size());
   for (size_t j = 0; j < n; ++j) {
-    EXPECT_EQ(tokens[j].token_id, expected.tokens[j].token_id);
-    EXPECT_STREQ(tokens[j].label, expected.tokens[j].label.c_str());
-    EXPECT_EQ(tokens[j].begin, expected.tokens[j].offset.begin);
+    EXPECT_EQ(tokens[j]->struct_size, sizeof(semroute_token_label));
+    EXPECT_EQ(tokens[j]->token_id, expected.tokens[j].token_id);
+    EXPECT_STREQ(tokens[j]->label, expected.tokens[j].label.c_str());
+    EXPECT_EQ(tokens[j]->begin, expected.tokens[j].offset.begin);
   }
   EXPECT_EQ(semroute_token_results_tokens(results, 1, &n), nullptr);
   EXPECT_EQ(n, 0u);
@@ -369,9 +371,10 @@ TEST(CApiLora, EngineAndUnifiedClassifier) {
   const std::string base = (fixture / "base").string(), tokenizer = (test::data_dir() / "tokenizers/tiny256").string();
   const std::string intent = (fixture / "intent").string(), pii = (fixture / "pii").string(),
                     security = (fixture / "security").string();
-  const semroute_engine_task tasks[] = {{"intent", intent.c_str(), SEMROUTE_TASK_AUTO},
-                                        {"pii", pii.c_str(), SEMROUTE_TASK_TOKEN_CLASSIFICATION},
-                                        {"security", security.c_str(), SEMROUTE_TASK_AUTO}};
+  constexpr uint32_t size = sizeof(semroute_engine_task);
+  const semroute_engine_task tasks[] = {{size, "intent", intent.c_str(), SEMROUTE_TASK_AUTO},
+                                        {size, "pii", pii.c_str(), SEMROUTE_TASK_TOKEN_CLASSIFICATION},
+                                        {size, "security", security.c_str(), SEMROUTE_TASK_AUTO}};
   semroute_model_params params = semroute_model_default_params();
   params.tokenizer = tokenizer.c_str();
   semroute_engine* engine = nullptr;
@@ -383,15 +386,16 @@ TEST(CApiLora, EngineAndUnifiedClassifier) {
                                      names.offsets.data(), 2, &results));
   ASSERT_EQ(semroute_task_results_count(results), 2u);
   size_t n = 0;
-  const semroute_task_answer* answers = semroute_task_results_answers(results, 0, &n);
+  const semroute_task_answer* const* answers = semroute_task_results_answers(results, 0, &n);
   ASSERT_EQ(n, 2u);
-  EXPECT_STREQ(answers[0].task, "security");
-  EXPECT_EQ(answers[0].path, SEMROUTE_PATH_LORA);
-  EXPECT_EQ(answers[0].num_labels, 2u);
-  EXPECT_EQ(answers[0].error, nullptr);
-  EXPECT_STREQ(answers[1].task, "pii");
-  EXPECT_EQ(answers[1].task_kind, SEMROUTE_TASK_TOKEN_CLASSIFICATION);
-  for (size_t j = 0; j < answers[1].num_entities; ++j) EXPECT_LE(answers[1].entities[j].end, 26u);
+  EXPECT_EQ(answers[0]->struct_size, sizeof(semroute_task_answer));
+  EXPECT_STREQ(answers[0]->task, "security");
+  EXPECT_EQ(answers[0]->path, SEMROUTE_PATH_LORA);
+  EXPECT_EQ(answers[0]->num_labels, 2u);
+  EXPECT_EQ(answers[0]->error, nullptr);
+  EXPECT_STREQ(answers[1]->task, "pii");
+  EXPECT_EQ(answers[1]->task_kind, SEMROUTE_TASK_TOKEN_CLASSIFICATION);
+  for (size_t j = 0; j < answers[1]->num_entities; ++j) EXPECT_LE(answers[1]->entities[j]->end, 26u);
   semroute_task_results_free(results);
   const Packed unknown({"nli"});
   expect_code(semroute_engine_classify(engine, texts.bytes.data(), texts.offsets.data(), 2, unknown.bytes.data(),
@@ -410,15 +414,19 @@ TEST(CApiLora, EngineAndUnifiedClassifier) {
                                       &results));
   answers = semroute_task_results_answers(results, 1, &n);
   ASSERT_EQ(n, 2u);
-  EXPECT_STREQ(answers[1].task, "security");
-  EXPECT_EQ(answers[1].flagged, 1);  // threshold 0 flags everything
-  EXPECT_FLOAT_EQ(answers[1].risk, answers[1].probabilities[1]);
-  EXPECT_NE(std::strstr(answers[0].reason, "only the LoRA adapter"), nullptr);
+  EXPECT_STREQ(answers[1]->task, "security");
+  EXPECT_EQ(answers[1]->flagged, 1);  // threshold 0 flags everything
+  EXPECT_FLOAT_EQ(answers[1]->risk, answers[1]->probabilities[1]);
+  EXPECT_NE(std::strstr(answers[0]->reason, "only the LoRA adapter"), nullptr);
   semroute_task_results_free(results);
   semroute_unified_free(unified);
 
   expect_code(semroute_unified_load((dir / "none.yaml").c_str(), &unified), SEMROUTE_ERR_NOT_FOUND);
   expect_code(semroute_engine_load(base.c_str(), nullptr, 1, nullptr, &engine), SEMROUTE_ERR_INVALID_ARGUMENT);
+  semroute_engine_task unsized = tasks[0];
+  unsized.struct_size = 0;
+  expect_code(semroute_engine_load(base.c_str(), &unsized, 1, nullptr, &engine), SEMROUTE_ERR_INVALID_ARGUMENT,
+              "struct_size");
   expect_code(semroute_unified_classify(nullptr, "x", nullptr, 0, nullptr, nullptr, 0, 0, &results),
               SEMROUTE_ERR_INVALID_ARGUMENT);
   EXPECT_EQ(semroute_task_results_answers(nullptr, 0, &n), nullptr);

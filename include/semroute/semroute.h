@@ -15,6 +15,13 @@
  *   a NULL pointer is allowed when the length is 0; a batch is one byte buffer
  *   plus count + 1 offsets: text i is bytes [offsets[i], offsets[i + 1]);
  * - the library never keeps a caller pointer after a call returns;
+ * - structs grow only at their end and begin with uint32_t struct_size. A
+ *   struct the caller passes (params, engine tasks) is read up to the
+ *   caller's struct_size (fields it lacks keep their defaults; an array of
+ *   them is strided by it). A struct the library returns is reached only
+ *   through a pointer (arrays of them are arrays of pointers), and its
+ *   struct_size says which fields the library filled: an older caller reads
+ *   the fields it knows, whatever the library adds after them;
  * - no C++ exception and no abort ever crosses this boundary; a NULL handle or
  *   a NULL required pointer gives SEMROUTE_ERR_INVALID_ARGUMENT.
  *
@@ -220,6 +227,7 @@ SEMROUTE_API void semroute_classifications_free(semroute_classifications* result
 
 /* An entity span (B-X / I-X tokens merged; see the README for the rules). */
 typedef struct semroute_entity {
+  uint32_t struct_size; /* sizeof(semroute_entity) in the library that filled it */
   const char* type;  /* "EMAIL" for B-EMAIL / I-EMAIL; NUL-terminated */
   uint64_t begin;    /* byte offsets into the input text, on UTF-8 boundaries */
   uint64_t end;
@@ -230,6 +238,7 @@ typedef struct semroute_entity {
 
 /* One token's prediction (special tokens excluded). */
 typedef struct semroute_token_label {
+  uint32_t struct_size; /* sizeof(semroute_token_label) in the library that filled it */
   int32_t token_id;
   int32_t label_id;
   const char* label; /* NUL-terminated */
@@ -250,12 +259,12 @@ SEMROUTE_API SEMROUTE_MUST_USE semroute_status* semroute_token_classify_batch(co
                                                                               semroute_token_results** out);
 
 SEMROUTE_API size_t semroute_token_results_count(const semroute_token_results* results);
-/* Entities of text i: *out_count structs (and their strings) borrowed from
- * results; NULL (and 0) when there are none or i is out of range. */
-SEMROUTE_API const semroute_entity* semroute_token_results_entities(const semroute_token_results* results, size_t i,
+/* Entities of text i: *out_count pointers to structs (and their strings)
+ * borrowed from results; NULL (and 0) when there are none or i is out of range. */
+SEMROUTE_API const semroute_entity* const* semroute_token_results_entities(const semroute_token_results* results, size_t i,
                                                                     size_t* out_count);
 /* Per-token predictions of text i, borrowed from results, as above. */
-SEMROUTE_API const semroute_token_label* semroute_token_results_tokens(const semroute_token_results* results,
+SEMROUTE_API const semroute_token_label* const* semroute_token_results_tokens(const semroute_token_results* results,
                                                                        size_t i, size_t* out_count);
 SEMROUTE_API void semroute_token_results_free(semroute_token_results* results);
 
@@ -295,6 +304,7 @@ typedef enum semroute_path {
 
 /* One task's answer for one text. Strings are NUL-terminated. */
 typedef struct semroute_task_answer {
+  uint32_t struct_size;   /* sizeof(semroute_task_answer) in the library that filled it */
   const char* task;
   int32_t task_kind;      /* SEMROUTE_TASK_SEQUENCE_CLASSIFICATION or SEMROUTE_TASK_TOKEN_CLASSIFICATION */
   int32_t path;           /* semroute_path that produced the answer */
@@ -310,7 +320,7 @@ typedef struct semroute_task_answer {
   float risk;             /* total probability of the task's positive labels (0 without any) */
   int32_t flagged;        /* 1 when risk >= the task's threshold */
   /* Token tasks. */
-  const semroute_entity* entities;
+  const semroute_entity* const* entities;
   size_t num_entities;
 } semroute_task_answer;
 
@@ -318,8 +328,8 @@ typedef struct semroute_task_results semroute_task_results;
 
 SEMROUTE_API size_t semroute_task_results_count(const semroute_task_results* results);
 /* The answers for text i, one per requested task in request order: *out_count
- * structs borrowed from results; NULL (and 0) when i is out of range. */
-SEMROUTE_API const semroute_task_answer* semroute_task_results_answers(const semroute_task_results* results, size_t i,
+ * pointers to structs borrowed from results; NULL (and 0) when i is out of range. */
+SEMROUTE_API const semroute_task_answer* const* semroute_task_results_answers(const semroute_task_results* results, size_t i,
                                                                        size_t* out_count);
 SEMROUTE_API void semroute_task_results_free(semroute_task_results* results);
 
@@ -328,6 +338,7 @@ SEMROUTE_API void semroute_task_results_free(semroute_task_results* results);
 typedef struct semroute_engine semroute_engine;
 
 typedef struct semroute_engine_task {
+  uint32_t struct_size; /* sizeof(semroute_engine_task); the array is strided by tasks[0].struct_size */
   const char* name;    /* the task's name in requests and answers */
   const char* adapter; /* its PEFT adapter directory (with its head in modules_to_save) */
   int32_t task_kind;   /* SEMROUTE_TASK_AUTO (from the adapter's task_type), _SEQUENCE_ or _TOKEN_CLASSIFICATION */
