@@ -4,8 +4,8 @@
 
 #include <algorithm>
 #include <cstring>
-#include <numeric>
 
+#include "classifiers/vector_index.h"
 #include "handles.h"
 #include "semroute/error.h"
 
@@ -34,13 +34,6 @@ void copy_rows(const at::Tensor& rows, float* out, size_t capacity) {
   std::memcpy(out, rows.data_ptr<float>(), needed * sizeof(float));
 }
 
-// Cosine similarities of one row against every row of `candidates`.
-at::Tensor cosine(const at::Tensor& query, const at::Tensor& candidates) {
-  const at::Tensor q = query / query.norm().clamp_min(1e-12);
-  const at::Tensor c = candidates / candidates.norm(2, {1}, true).clamp_min(1e-12);
-  return at::mv(c, q);
-}
-
 }  // namespace
 
 extern "C" {
@@ -65,7 +58,7 @@ semroute_status* semroute_similarity(const semroute_model* model, const char* a,
     const auto& embedder = embedder_of(model, "semroute_similarity");
     require(out_similarity, "out_similarity");
     const at::Tensor e = embed(embedder, {text_view(a, a_length, "a"), text_view(b, b_length, "b")});
-    *out_similarity = cosine(e[0], e.narrow(0, 1, 1)).item<float>();
+    *out_similarity = semroute::cosine_similarity(e[0].data_ptr<float>(), e[1].data_ptr<float>(), e.size(1));
   });
 }
 
@@ -84,15 +77,13 @@ semroute_status* semroute_top_k(const semroute_model* model, const char* query, 
     std::vector<std::string_view> texts = batch_views(candidates, offsets, count, "candidates");
     texts.insert(texts.begin(), text_view(query, query_length, "query"));
     const at::Tensor e = embed(embedder, texts);
-    const at::Tensor scores = cosine(e[0], e.narrow(0, 1, static_cast<int64_t>(count))).contiguous();
-    const float* s = scores.data_ptr<float>();
-    std::vector<size_t> order(count);
-    std::iota(order.begin(), order.end(), size_t{0});
-    std::partial_sort(order.begin(), order.begin() + static_cast<std::ptrdiff_t>(found), order.end(),
-                      [s](size_t x, size_t y) { return s[x] > s[y] || (s[x] == s[y] && x < y); });
+    const int64_t dim = e.size(1);
+    semroute::VectorIndex index(dim);
+    for (size_t i = 0; i < count; ++i) index.add(e[static_cast<int64_t>(i) + 1].data_ptr<float>(), dim);
+    const auto best = index.search(e[0].data_ptr<float>(), dim, static_cast<int64_t>(found));
     for (size_t i = 0; i < found; ++i) {
-      out_indices[i] = order[i];
-      out_scores[i] = s[order[i]];
+      out_indices[i] = static_cast<size_t>(best[i].row);
+      out_scores[i] = best[i].score;
     }
     *out_found = found;
   });

@@ -132,7 +132,9 @@ semroute_model_params effective_params(const semroute_model_params* given);
 semroute_entity entity_of(const semroute::EntitySpan& e);
 // Device and dtype of `p`; applies its thread count.
 LoadOptions load_options_of(const semroute_model_params& p);
-Keep keep_of(int32_t truncation);
+// The one conversion of params into what the pipelines load with.
+PipelineOptions pipeline_options_of(const semroute_model_params& p);
+TaskOptions task_options_of(const semroute_model_params& p);
 std::string string_or(const char* s, const char* fallback);
 
 // Throws InvalidInput naming `what` when `p` is NULL.

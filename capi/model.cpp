@@ -45,6 +45,8 @@ LoadOptions load_options_of(const semroute_model_params& p) {
   return load;
 }
 
+namespace {
+
 Keep keep_of(int32_t truncation) {
   switch (truncation) {
     case SEMROUTE_KEEP_START: return Keep::kStart;
@@ -52,6 +54,25 @@ Keep keep_of(int32_t truncation) {
     case SEMROUTE_KEEP_BOTH: return Keep::kStartAndEnd;
   }
   throw InvalidInput("unknown truncation " + std::to_string(truncation));
+}
+
+}  // namespace
+
+PipelineOptions pipeline_options_of(const semroute_model_params& p) {
+  PipelineOptions options;
+  options.load = load_options_of(p);
+  options.max_length = p.max_length;
+  options.truncation = keep_of(p.truncation);
+  options.tokenizer = string_or(p.tokenizer, "");
+  return options;
+}
+
+TaskOptions task_options_of(const semroute_model_params& p) {
+  if (p.merge_adapter != 0 && p.merge_adapter != 1) throw InvalidInput("merge_adapter must be 0 or 1");
+  TaskOptions options{pipeline_options_of(p)};
+  options.adapter = string_or(p.adapter, "");
+  options.merge_adapter = p.merge_adapter == 1;
+  return options;
 }
 
 namespace {
@@ -83,36 +104,20 @@ std::unique_ptr<semroute_model> load_model(const std::filesystem::path& dir, con
   model->architecture = architectures.empty() ? "" : architectures.front();
   model->task = task_of(p.task, model->architecture);
 
-  const LoadOptions load = load_options_of(p);
-  if (p.merge_adapter != 0 && p.merge_adapter != 1) throw InvalidInput("merge_adapter must be 0 or 1");
+  const TaskOptions task_options = task_options_of(p);
   if (model->task == SEMROUTE_TASK_EMBEDDING) {
-    EmbedderOptions options;
-    options.load = load;
-    options.max_length = p.max_length;
-    options.truncation = keep_of(p.truncation);
-    options.tokenizer = string_or(p.tokenizer, "");
+    EmbedderOptions options{task_options};
     options.pooling = pooling_of(p.pooling);
     if (p.normalize != 0 && p.normalize != 1) throw InvalidInput("normalize must be 0 or 1");
     options.normalize = p.normalize == 1;
     options.dimension = p.dimension;
     options.layer = p.layer;
     options.prompt = string_or(p.prompt, "");
-    options.adapter = string_or(p.adapter, "");
-    options.merge_adapter = p.merge_adapter == 1;
     model->embedder = Embedder::load(dir, options);
-    return model;
-  }
-  TaskOptions options;
-  options.load = load;
-  options.max_length = p.max_length;
-  options.truncation = keep_of(p.truncation);
-  options.tokenizer = string_or(p.tokenizer, "");
-  options.adapter = string_or(p.adapter, "");
-  options.merge_adapter = p.merge_adapter == 1;
-  if (model->task == SEMROUTE_TASK_SEQUENCE_CLASSIFICATION) {
-    model->sequence = SequenceClassifier::load(dir, options);
+  } else if (model->task == SEMROUTE_TASK_SEQUENCE_CLASSIFICATION) {
+    model->sequence = SequenceClassifier::load(dir, task_options);
   } else {
-    model->token = TokenClassifier::load(dir, options);
+    model->token = TokenClassifier::load(dir, task_options);
   }
   return model;
 }

@@ -114,12 +114,7 @@ semroute_status* semroute_engine_load(const char* base, const semroute_engine_ta
     require(base, "base");
     require(out_engine, "out_engine");
     if (count > 0) require(tasks, "tasks");
-    const semroute_model_params p = effective_params(params);
-    semroute::EngineOptions options;
-    options.load = load_options_of(p);
-    options.max_length = p.max_length;
-    options.truncation = keep_of(p.truncation);
-    options.tokenizer = string_or(p.tokenizer, "");
+    const semroute::EngineOptions options{pipeline_options_of(effective_params(params))};
     std::vector<semroute::EngineTaskSpec> specs;
     for (size_t i = 0; i < count; ++i) specs.push_back(engine_task(tasks, i));
     *out_engine = new semroute_engine{semroute::MultiTaskEngine::load(base, specs, options)};

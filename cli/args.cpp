@@ -7,6 +7,7 @@
 
 #include "cli.h"
 #include "core/device.h"
+#include "tasks/text_batch.h"
 #include "semroute/error.h"
 
 namespace semroute::cli {
@@ -81,6 +82,17 @@ LoadOptions load_options(const Args& args) {
   LoadOptions options;
   options.device = parse_device(args.device.empty() ? "cpu" : args.device);
   options.dtype = parse_dtype_name(args.dtype.empty() ? "float32" : args.dtype, options.device);
+  return options;
+}
+
+TaskOptions task_options(const Args& args) {
+  TaskOptions options;
+  options.load = load_options(args);
+  options.max_length = args.max_length;
+  if (!args.truncation.empty()) options.truncation = parse_truncation(args.truncation);
+  options.tokenizer = args.tokenizer;
+  options.adapter = args.adapter;
+  options.merge_adapter = !args.unmerged;
   return options;
 }
 

@@ -10,23 +10,6 @@
 namespace semroute::cli {
 namespace {
 
-TaskOptions task_options(const Args& args) {
-  TaskOptions options;
-  options.load = load_options(args);
-  options.max_length = args.max_length;
-  options.tokenizer = args.tokenizer;
-  options.adapter = args.adapter;
-  options.merge_adapter = !args.unmerged;
-  if (args.truncation == "end") {
-    options.truncation = Keep::kEnd;
-  } else if (args.truncation == "both") {
-    options.truncation = Keep::kStartAndEnd;
-  } else if (!args.truncation.empty() && args.truncation != "start") {
-    throw InvalidInput("--truncation must be start, end or both");
-  }
-  return options;
-}
-
 std::vector<std::string_view> texts_of(const Args& args, const char* usage) {
   if (args.positional.size() < 2) throw InvalidInput(usage);
   return std::vector<std::string_view>(args.positional.begin() + 1, args.positional.end());

@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include "models/core_model.h"
+#include "tasks/task_model.h"
 #include <string>
 #include <vector>
 
@@ -40,6 +41,9 @@ Args parse_args(int argc, char** argv, int first);
 
 // Device and dtype from --device / --dtype (CPU and float32 by default).
 LoadOptions load_options(const Args& args);
+// The one conversion of the flags into pipeline options: device, dtype,
+// --max-length, --truncation, --tokenizer, --adapter, --unmerged.
+TaskOptions task_options(const Args& args);
 
 // {shape, data} with data flat and row-major, as in the fixtures' reference.json.
 nlohmann::json tensor_json(const at::Tensor& t);

@@ -7,6 +7,7 @@
 #include "cli.h"
 #include "semroute/error.h"
 #include "classifiers/intent_index.h"
+#include "classifiers/vector_index.h"
 #include "tasks/embedder.h"
 
 namespace semroute::cli {
@@ -15,17 +16,12 @@ int run_embed(const Args& args) {
   if (args.positional.size() < 2)
     throw InvalidInput("usage: semroute embed MODEL_DIR TEXT... [--pooling mean|cls|last] [--dim N] [--layer K] "
                        "[--no-normalize] [--json]");
-  EmbedderOptions options;
-  options.load = load_options(args);
-  options.max_length = args.max_length;
-  options.tokenizer = args.tokenizer;
+  EmbedderOptions options{task_options(args)};
   if (!args.pooling.empty()) options.pooling = parse_pooling(args.pooling);
   options.dimension = args.dimension;
   options.layer = args.layer;
   if (args.no_normalize) options.normalize = false;
   options.prompt = args.prompt;
-  options.adapter = args.adapter;
-  options.merge_adapter = !args.unmerged;
   const auto embedder = Embedder::load(args.positional[0], options);
   const std::vector<std::string_view> texts(args.positional.begin() + 1, args.positional.end());
   const at::Tensor e = embedder->embed(texts);
@@ -64,13 +60,11 @@ namespace semroute::cli {
 
 int run_similarity(const Args& args) {
   if (args.positional.size() != 3) throw InvalidInput("usage: semroute similarity MODEL_DIR TEXT_A TEXT_B [--json]");
-  EmbedderOptions options;
-  options.load = load_options(args);
-  options.tokenizer = args.tokenizer;
+  EmbedderOptions options{task_options(args)};
   options.dimension = args.dimension;
   const auto embedder = Embedder::load(args.positional[0], options);
   const at::Tensor e = embedder->embed({args.positional[1], args.positional[2]});
-  const float cosine = (l2_normalize(e[0]) * l2_normalize(e[1])).sum().item<float>();
+  const float cosine = cosine_similarity(e[0].data_ptr<float>(), e[1].data_ptr<float>(), e.size(1));
   if (args.json) {
     std::printf("%s\n", nlohmann::json({{"cosine", cosine}, {"dimension", e.size(1)}}).dump().c_str());
   } else {
@@ -82,9 +76,7 @@ int run_similarity(const Args& args) {
 int run_intents(const Args& args) {
   if (args.positional.size() < 3)
     throw InvalidInput("usage: semroute intents MODEL_DIR INTENTS.yaml TEXT... [--json]");
-  EmbedderOptions options;
-  options.load = load_options(args);
-  options.tokenizer = args.tokenizer;
+  const EmbedderOptions options{task_options(args)};
   const IntentIndex index(Embedder::load(args.positional[0], options), IntentSet::from_yaml(args.positional[1]));
   nlohmann::json out = nlohmann::json::array();
   for (size_t i = 2; i < args.positional.size(); ++i) {

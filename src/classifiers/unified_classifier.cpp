@@ -39,11 +39,7 @@ std::shared_ptr<const UnifiedClassifier> UnifiedClassifier::load(const UnifiedCo
   std::shared_ptr<UnifiedClassifier> u(new UnifiedClassifier());
   u->config_ = config;
   u->options_ = std::move(options);
-  TaskOptions model_options;
-  model_options.load = config.load;
-  model_options.max_length = config.max_length;
-  model_options.truncation = config.truncation;
-  model_options.tokenizer = config.tokenizer;
+  const TaskOptions model_options{config.pipeline};
   std::vector<EngineTaskSpec> specs;
   for (const auto& t : config.tasks) {
     Task task{t, nullptr, nullptr, !t.adapter.empty(), {}, {}};
@@ -56,11 +52,7 @@ std::shared_ptr<const UnifiedClassifier> UnifiedClassifier::load(const UnifiedCo
     u->tasks_.push_back(std::move(task));
   }
   if (!specs.empty()) {
-    EngineOptions engine_options;
-    engine_options.load = config.load;
-    engine_options.max_length = config.max_length;
-    engine_options.truncation = config.truncation;
-    engine_options.tokenizer = config.tokenizer;
+    const EngineOptions engine_options{config.pipeline};
     u->engine_ = for_field("base_model", [&] { return MultiTaskEngine::load(config.base_model, specs, engine_options); });
   }
   for (auto& task : u->tasks_) {

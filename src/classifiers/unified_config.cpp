@@ -5,6 +5,7 @@
 #include <set>
 
 #include "core/device.h"
+#include "tasks/text_batch.h"
 #include "semroute/error.h"
 
 namespace semroute {
@@ -90,25 +91,22 @@ UnifiedConfig parse_config(const Fields& f, const YAML::Node& root) {
                     "latency_budget_ms", "tasks"});
   UnifiedConfig c;
   if (root["base_model"]) c.base_model = f.path(root["base_model"], "base_model");
-  if (root["tokenizer"]) c.tokenizer = f.path(root["tokenizer"], "tokenizer");
-  if (root["max_length"]) c.max_length = f.scalar<size_t>(root["max_length"], "max_length", "a token count");
+  if (root["tokenizer"]) c.pipeline.tokenizer = f.path(root["tokenizer"], "tokenizer");
+  if (root["max_length"]) c.pipeline.max_length = f.scalar<size_t>(root["max_length"], "max_length", "a token count");
   if (root["truncation"]) {
     const auto t = f.scalar<std::string>(root["truncation"], "truncation", "start, end or both");
-    if (t == "start") {
-      c.truncation = Keep::kStart;
-    } else if (t == "end") {
-      c.truncation = Keep::kEnd;
-    } else if (t == "both") {
-      c.truncation = Keep::kStartAndEnd;
-    } else {
-      f.fail("truncation", "'" + t + "' is not start, end or both");
+    try {
+      c.pipeline.truncation = parse_truncation(t);
+    } catch (const Error& e) {
+      f.fail("truncation", e.what());
     }
   }
+
   const std::string device = root["device"] ? f.scalar<std::string>(root["device"], "device", "a device") : "cpu";
   const std::string dtype = root["dtype"] ? f.scalar<std::string>(root["dtype"], "dtype", "a dtype") : "float32";
   try {
-    c.load.device = parse_device(device);
-    c.load.dtype = parse_dtype_name(dtype, c.load.device);
+    c.pipeline.load.device = parse_device(device);
+    c.pipeline.load.dtype = parse_dtype_name(dtype, c.pipeline.load.device);
   } catch (const Error& e) {
     f.fail(root["dtype"] ? "device/dtype" : "device", e.what());
   }

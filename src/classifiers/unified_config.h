@@ -24,6 +24,7 @@
 
 #include "models/core_model.h"
 #include "tasks/task_head.h"
+#include "tasks/task_model.h"
 #include "tokenizers/tokenizer.h"
 
 namespace semroute {
@@ -42,10 +43,7 @@ struct UnifiedTaskConfig {
 
 struct UnifiedConfig {
   std::filesystem::path base_model;
-  std::filesystem::path tokenizer;
-  size_t max_length = 0;
-  Keep truncation = Keep::kStart;
-  LoadOptions load;
+  PipelineOptions pipeline;  // tokenizer, max_length, truncation, device, dtype
   PathPolicy policy = PathPolicy::kAuto;
   double latency_budget_ms = 0;  // 0: none
   std::vector<UnifiedTaskConfig> tasks;

@@ -42,6 +42,16 @@ Quantized quantize(const float* x, int64_t n) {
 
 }  // namespace
 
+float cosine_similarity(const float* a, const float* b, int64_t dimension) {
+  double dot = 0, aa = 0, bb = 0;
+  for (int64_t i = 0; i < dimension; ++i) {
+    dot += static_cast<double>(a[i]) * b[i];
+    aa += static_cast<double>(a[i]) * a[i];
+    bb += static_cast<double>(b[i]) * b[i];
+  }
+  return aa > 0 && bb > 0 ? static_cast<float>(dot / std::sqrt(aa * bb)) : 0.0f;
+}
+
 VectorIndex::VectorIndex(int64_t dimension) : dimension_(dimension) {
   if (dimension <= 0) throw InvalidInput("vector index dimension must be positive");
 }

@@ -20,6 +20,9 @@ struct Neighbor {
   float score;   // cosine similarity
 };
 
+// Cosine similarity of two vectors; 0 when either is zero.
+float cosine_similarity(const float* a, const float* b, int64_t dimension);
+
 class VectorIndex {
  public:
   explicit VectorIndex(int64_t dimension);

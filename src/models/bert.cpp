@@ -81,13 +81,10 @@ LayerState BertEncoder::embed(const ModelInputs& inputs) const {
   return state;
 }
 
-void BertEncoder::run_layers(LayerState& state, int64_t begin, int64_t end, const LinearDeltas* deltas,
-                             int64_t attention_block) const {
-  check_layer_range(begin, end);
-  c10::InferenceMode guard;
-  const std::vector<int64_t> lengths = state.stacked_lengths();
-  for (int64_t i = begin; i < end; ++i)
-    state.hidden = run_layer(layers_[static_cast<size_t>(i)], state.hidden, lengths, attention_block, deltas);
+void BertEncoder::run_range(LayerState& state, const LayerRange& range) const {
+  for (int64_t i = range.begin; i < range.end; ++i)
+    state.hidden =
+        run_layer(layers_[static_cast<size_t>(i)], state.hidden, range.lengths, range.attention_block, range.deltas);
 }
 
 // BERT has no final norm: every layer ends in one.

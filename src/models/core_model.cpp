@@ -2,6 +2,7 @@
 
 #include <ATen/ops/max.h>
 #include <ATen/ops/min.h>
+#include <c10/core/InferenceMode.h>
 
 #include "models/model_factory.h"
 #include "semroute/error.h"
@@ -57,10 +58,15 @@ const Backend& CoreModel::backend() const {
 
 const char* CoreModel::backend_name() const { return backend().name.c_str(); }
 
-void CoreModel::check_layer_range(int64_t begin, int64_t end) const {
+void CoreModel::run_layers(LayerState& state, int64_t begin, int64_t end, const LinearDeltas* deltas,
+                           int64_t attention_block) const {
   if (begin < 0 || begin > end || end > num_layers())
     throw InvalidInput("layer range [" + std::to_string(begin) + ", " + std::to_string(end) + ") is outside the " +
                        std::to_string(num_layers()) + " layers of the model");
+  if (begin == end) return;
+  c10::InferenceMode guard;
+  const std::vector<int64_t> lengths = state.stacked_lengths();
+  run_range(state, LayerRange{begin, end, lengths, deltas, attention_block});
 }
 
 int64_t CoreModel::layers_to_run(const ForwardOptions& options, int64_t total) {

@@ -77,14 +77,24 @@ class CoreModel {
   virtual int64_t num_layers() const = 0;
   // The input of layer 0 (one group); validates `inputs`.
   virtual LayerState embed(const ModelInputs& inputs) const = 0;
-  // Runs layers [begin, end) on every group; `deltas` (may be null) knows the groups.
-  virtual void run_layers(LayerState& state, int64_t begin, int64_t end, const LinearDeltas* deltas,
-                          int64_t attention_block = 0) const = 0;
+  // Runs layers range.begin .. range.end - 1 on every group of `state`
+  // (called by run_layers: the range is valid and not empty, inference mode is on).
+  struct LayerRange {
+    int64_t begin, end;
+    const std::vector<int64_t>& lengths;  // of the stacked sequences (state.stacked_lengths())
+    const LinearDeltas* deltas;           // may be null; knows the groups
+    int64_t attention_block;
+  };
+  virtual void run_range(LayerState& state, const LayerRange& range) const = 0;
   // Group g after the final norm (if the architecture has one), [batch, seq,
   // hidden] with zeros at padding.
   virtual at::Tensor finish(const LayerState& state, int64_t group) const = 0;
 
   // ---- built on it
+  // Runs layers [begin, end) on every group; `deltas` (may be null) knows the
+  // groups. InvalidInput for a range outside the model.
+  void run_layers(LayerState& state, int64_t begin, int64_t end, const LinearDeltas* deltas,
+                  int64_t attention_block = 0) const;
   // Last hidden state, [batch, seq, hidden_size], in the model's dtype, zeros
   // at padded positions: embed, the layers options.layers asks for, finish.
   at::Tensor forward(const ModelInputs& inputs, const ForwardOptions& options = {}) const;
@@ -107,8 +117,6 @@ class CoreModel {
 
   // Throws InvalidInput unless `inputs` has the documented shapes and dtypes.
   void check_inputs(const ModelInputs& inputs) const;
-  // Throws InvalidInput unless 0 <= begin <= end <= num_layers().
-  void check_layer_range(int64_t begin, int64_t end) const;
   // Number of layers to run for `options` (validated against `total`).
   static int64_t layers_to_run(const ForwardOptions& options, int64_t total);
   // Throws InvalidInput unless every value of `ids` is in [0, limit).

@@ -77,30 +77,25 @@ LayerState Gemma3Encoder::embed(const ModelInputs& inputs) const {
   return state;
 }
 
-void Gemma3Encoder::run_layers(LayerState& state, int64_t begin, int64_t end, const LinearDeltas* deltas,
-                               int64_t attention_block) const {
-  check_layer_range(begin, end);
-  if (begin == end) return;
-  c10::InferenceMode guard;
-  const std::vector<int64_t> lengths = state.stacked_lengths();
+void Gemma3Encoder::run_range(LayerState& state, const LayerRange& range) const {
   const int64_t hd = config_.head_dim;
   const auto [cos_global, sin_global] = global_rope_.cos_sin(state.packed.longest(), dtype(), device());
   const auto [cos_local, sin_local] = local_rope_.cos_sin(state.packed.longest(), dtype(), device());
-  for (int64_t i = begin; i < end; ++i) {
+  for (int64_t i = range.begin; i < range.end; ++i) {
     const Layer& layer = layers_[static_cast<size_t>(i)];
     PackedAttention spec{config_.base.num_attention_heads, config_.num_key_value_heads, hd,
                          1.0 / std::sqrt(config_.query_pre_attn_scalar)};
     // Sliding: attend iff |q − k| < sliding_window, i.e. a radius of window − 1.
     spec.pattern = AttentionPattern{layer.sliding ? config_.sliding_window - 1 : -1,
                                     !config_.use_bidirectional_attention};
-    spec.block = attention_block;
+    spec.block = range.attention_block;
     spec.softcap = config_.attn_logit_softcapping.value_or(0.0);
     at::Tensor& x = state.hidden;
     const at::Tensor attention =
-        gated_self_attention(layer.proj, layer.input_norm(x), lengths, layer.sliding ? cos_local : cos_global,
-                             layer.sliding ? sin_local : sin_global, spec, deltas);
+        gated_self_attention(layer.proj, layer.input_norm(x), range.lengths, layer.sliding ? cos_local : cos_global,
+                             layer.sliding ? sin_local : sin_global, spec, range.deltas);
     x = x + layer.post_attention_norm(attention);
-    x = x + layer.post_mlp_norm(layer.proj.mlp(activation_, layer.pre_mlp_norm(x), deltas));
+    x = x + layer.post_mlp_norm(layer.proj.mlp(activation_, layer.pre_mlp_norm(x), range.deltas));
   }
 }
 

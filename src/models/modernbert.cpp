@@ -90,17 +90,13 @@ LayerState ModernBertEncoder::embed(const ModelInputs& inputs) const {
   return state;
 }
 
-void ModernBertEncoder::run_layers(LayerState& state, int64_t begin, int64_t end, const LinearDeltas* deltas,
-                                   int64_t attention_block) const {
-  check_layer_range(begin, end);
-  if (begin == end) return;
-  c10::InferenceMode guard;
+void ModernBertEncoder::run_range(LayerState& state, const LayerRange& range) const {
   Rope rope;
   std::tie(rope.cos_global, rope.sin_global) = global_rope_.cos_sin(state.packed.longest(), dtype(), device());
   std::tie(rope.cos_local, rope.sin_local) = local_rope_.cos_sin(state.packed.longest(), dtype(), device());
-  const std::vector<int64_t> lengths = state.stacked_lengths();
-  for (int64_t i = begin; i < end; ++i)
-    state.hidden = run_layer(layers_[static_cast<size_t>(i)], state.hidden, lengths, rope, attention_block, deltas);
+  for (int64_t i = range.begin; i < range.end; ++i)
+    state.hidden = run_layer(layers_[static_cast<size_t>(i)], state.hidden, range.lengths, rope,
+                             range.attention_block, range.deltas);
 }
 
 at::Tensor ModernBertEncoder::finish(const LayerState& state, int64_t group) const {

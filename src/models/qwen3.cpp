@@ -59,23 +59,18 @@ LayerState Qwen3Encoder::embed(const ModelInputs& inputs) const {
   return state;
 }
 
-void Qwen3Encoder::run_layers(LayerState& state, int64_t begin, int64_t end, const LinearDeltas* deltas,
-                              int64_t attention_block) const {
-  check_layer_range(begin, end);
-  if (begin == end) return;
-  c10::InferenceMode guard;
-  const std::vector<int64_t> lengths = state.stacked_lengths();
+void Qwen3Encoder::run_range(LayerState& state, const LayerRange& range) const {
   const int64_t hd = config_.head_dim;
   const auto [cos, sin] = rope_.cos_sin(state.packed.longest(), dtype(), device());
-  for (int64_t i = begin; i < end; ++i) {
+  for (int64_t i = range.begin; i < range.end; ++i) {
     const Layer& layer = layers_[static_cast<size_t>(i)];
     PackedAttention spec{config_.base.num_attention_heads, config_.num_key_value_heads, hd,
                          1.0 / std::sqrt(static_cast<double>(hd))};
     spec.pattern = AttentionPattern{layer.sliding ? *config_.sliding_window - 1 : -1, true};
-    spec.block = attention_block;
+    spec.block = range.attention_block;
     at::Tensor& x = state.hidden;
-    x = x + gated_self_attention(layer.proj, layer.input_norm(x), lengths, cos, sin, spec, deltas);
-    x = x + layer.proj.mlp(activation_, layer.post_attention_norm(x), deltas);
+    x = x + gated_self_attention(layer.proj, layer.input_norm(x), range.lengths, cos, sin, spec, range.deltas);
+    x = x + layer.proj.mlp(activation_, layer.post_attention_norm(x), range.deltas);
   }
 }
 

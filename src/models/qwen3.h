@@ -26,8 +26,7 @@ class Qwen3Encoder final : public CoreModel {
 
   int64_t num_layers() const override { return static_cast<int64_t>(layers_.size()); }
   LayerState embed(const ModelInputs& inputs) const override;
-  void run_layers(LayerState& state, int64_t begin, int64_t end, const LinearDeltas* deltas,
-                  int64_t attention_block = 0) const override;
+  void run_range(LayerState& state, const LayerRange& range) const override;
   at::Tensor finish(const LayerState& state, int64_t group) const override;
   const Qwen3Config& qwen3_config() const { return config_; }
 

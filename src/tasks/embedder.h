@@ -17,6 +17,7 @@
 #include "models/core_model.h"
 #include "tasks/pooling.h"
 #include "tasks/sentence_transformers.h"
+#include "tasks/task_model.h"
 #include "tokenizers/tokenizer.h"
 
 namespace semroute {
@@ -31,11 +32,9 @@ struct EmbeddingOptions {
   std::string prompt;
 };
 
-struct EmbedderOptions {
-  LoadOptions load;
-  size_t max_length = 0;  // 0 = the model's limit
-  Keep truncation = Keep::kStart;
-  std::filesystem::path tokenizer;  // when not beside the model
+struct EmbedderOptions : TaskOptions {
+  EmbedderOptions() = default;
+  explicit EmbedderOptions(TaskOptions task) : TaskOptions(std::move(task)) {}
   // Overrides of what the model folder implies (sentence-transformers
   // modules, else mean pooling; last-token pooling for Qwen3), normalized.
   std::optional<Pooling> pooling;
@@ -45,9 +44,6 @@ struct EmbedderOptions {
   std::string prompt;
   // Without a tokenizer only embed_inputs / embed_steps work (token ids in).
   bool require_tokenizer = true;
-  // A PEFT LoRA adapter for the encoder, merged at load or added at run time.
-  std::filesystem::path adapter;
-  bool merge_adapter = true;
 };
 
 class Embedder {

@@ -23,6 +23,7 @@
 #include "models/core_model.h"
 #include "tasks/sequence_classifier.h"
 #include "tasks/task_head.h"
+#include "tasks/task_model.h"
 #include "tasks/token_classifier.h"
 
 namespace semroute {
@@ -37,12 +38,10 @@ struct EngineTaskSpec {
   std::optional<Pooling> pooling;
 };
 
-struct EngineOptions {
-  LoadOptions load;
-  size_t max_length = 0;  // 0 = the model's limit
-  Keep truncation = Keep::kStart;
-  std::filesystem::path tokenizer;  // when not beside the base model
-  bool require_tokenizer = true;    // false: only logits() (token ids in) works
+struct EngineOptions : PipelineOptions {
+  EngineOptions() = default;
+  explicit EngineOptions(PipelineOptions pipeline) : PipelineOptions(std::move(pipeline)) {}
+  bool require_tokenizer = true;  // false: only logits() (token ids in) works
 };
 
 // What one call executed: a layer pass is one layer over one group of rows.

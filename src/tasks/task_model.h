@@ -13,7 +13,10 @@
 
 namespace semroute {
 
-struct TaskOptions {
+// What every pipeline (classifiers, embedder, multi-task engine) is loaded
+// with: device and dtype, the input policy, where the tokenizer is. Filled
+// once by each surface (C API, CLI, YAML) and handed down.
+struct PipelineOptions {
   LoadOptions load;
   // Longest input in tokens, special tokens included; 0 = the model's limit.
   // Longer inputs are truncated as `truncation` says, never silently capped
@@ -22,6 +25,11 @@ struct TaskOptions {
   Keep truncation = Keep::kStart;
   // Tokenizer location when not beside the model (a directory or tokenizer.json).
   std::filesystem::path tokenizer;
+};
+
+struct TaskOptions : PipelineOptions {
+  TaskOptions() = default;
+  explicit TaskOptions(PipelineOptions pipeline) : PipelineOptions(std::move(pipeline)) {}
   // A PEFT LoRA adapter directory for the model: merged into its weights at
   // load (no run-time cost), or kept beside them and added at run time.
   // Its saved head (modules_to_save) and labels replace the model's.

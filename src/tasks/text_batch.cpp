@@ -6,6 +6,13 @@
 
 namespace semroute {
 
+Keep parse_truncation(const std::string& name) {
+  if (name == "start") return Keep::kStart;
+  if (name == "end") return Keep::kEnd;
+  if (name == "both") return Keep::kStartAndEnd;
+  throw InvalidInput("truncation '" + name + "' is not start, end or both");
+}
+
 EncodeOptions encode_options_for(const CoreModel& model, size_t max_length, Keep truncation) {
   const auto limit = static_cast<size_t>(model.max_length());
   if (max_length > limit)

@@ -18,6 +18,9 @@ struct TextBatch {
 
 using TextPair = std::pair<std::string_view, std::string_view>;
 
+// "start" (keep the start), "end" or "both"; InvalidInput otherwise.
+Keep parse_truncation(const std::string& name);
+
 // Encoding options for `model`: max_length 0 means the model's limit; a
 // larger one than the limit is refused (InvalidInput).
 EncodeOptions encode_options_for(const CoreModel& model, size_t max_length, Keep truncation);

@@ -28,6 +28,7 @@ struct BackendCase {
 };
 
 std::string name_of(const testing::TestParamInfo<BackendCase>& info) { return info.param.base; }
+void PrintTo(const BackendCase& b, std::ostream* out) { *out << b.base; }
 
 class EngineOnEveryBackend : public testing::TestWithParam<BackendCase> {};
 

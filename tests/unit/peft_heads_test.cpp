@@ -73,6 +73,21 @@ void expect_composed_head(const std::filesystem::path& base_dir, const std::file
   }
 }
 
+// Zero-B adapters on each target set, with a saved classifier: Hugging Face's
+// reference of the base, transformed.
+void expect_zero_b_adapters_compose(const std::filesystem::path& base_dir,
+                                    const std::vector<std::vector<std::string>>& target_sets) {
+  const Checkpoint base = Checkpoint::open(base_dir);
+  test::TempDir dir;
+  for (const auto& targets : target_sets) {
+    Tensors zero = zero_b_lora(base, targets, 2);
+    add_saved_classifier(base, "", zero);
+    const auto path = dir / ("zero_" + targets.front());
+    write_adapter(path, zero, {{"r", 2}, {"lora_alpha", 4}, {"target_modules", targets}});
+    expect_composed_head(base_dir, path, base_dir / "reference.json", "");
+  }
+}
+
 TEST(PeftHeads, ModernBertAdapterWithOnlyTheClassifierSaved) {
   const auto fixture = test::data_dir() / "modernbert_seqcls_lora";
   const auto base_dir = test::data_dir() / "modernbert_seqcls_cls";
@@ -86,27 +101,11 @@ TEST(PeftHeads, ModernBertAdapterWithOnlyTheClassifierSaved) {
   expect_composed_head(base_dir, dir / "peft", fixture / "reference.json", "");
 
   // Zero-B adapters: one on Wqkv + Wi, one on Wo.
-  const Checkpoint base = Checkpoint::open(base_dir);
-  for (const auto& targets : std::vector<std::vector<std::string>>{{"Wqkv", "Wi"}, {"Wo"}}) {
-    Tensors zero = zero_b_lora(base, targets, 2);
-    add_saved_classifier(base, "", zero);
-    const auto path = dir / ("zero_" + targets.front());
-    write_adapter(path, zero, {{"r", 2}, {"lora_alpha", 4}, {"target_modules", targets}});
-    expect_composed_head(base_dir, path, base_dir / "reference.json", "");
-  }
+  expect_zero_b_adapters_compose(base_dir, {{"Wqkv", "Wi"}, {"Wo"}});
 }
 
 TEST(PeftHeads, BertAdapterTakesThePoolerFromTheBase) {
-  const auto base_dir = test::data_dir() / "bert_seqcls";
-  const Checkpoint base = Checkpoint::open(base_dir);
-  test::TempDir dir;
-  for (const auto& targets : std::vector<std::vector<std::string>>{{"query", "value", "dense"}, {"key"}}) {
-    Tensors zero = zero_b_lora(base, targets, 2);
-    add_saved_classifier(base, "", zero);
-    const auto path = dir / ("zero_" + targets.front());
-    write_adapter(path, zero, {{"r", 2}, {"lora_alpha", 4}, {"target_modules", targets}});
-    expect_composed_head(base_dir, path, base_dir / "reference.json", "");
-  }
+  expect_zero_b_adapters_compose(test::data_dir() / "bert_seqcls", {{"query", "value", "dense"}, {"key"}});
 }
 
 TEST(PeftHeads, AModuleIsTakenWholeFromTheAdapter) {
