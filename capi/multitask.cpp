@@ -40,7 +40,8 @@ semroute_task_results* task_results(std::vector<semroute::UnifiedResult> items) 
                          a.reason.c_str(), a.latency_ms, a.error.empty() ? nullptr : a.error.c_str(),
                          static_cast<int32_t>(c.class_id), sequence && a.error.empty() ? c.label.c_str() : nullptr,
                          c.confidence, c.probabilities.empty() ? nullptr : c.probabilities.data(),
-                         c.probabilities.size(), a.risk, a.flagged ? 1 : 0, entities, num_entities});
+                         c.probabilities.size(), a.risk, a.flagged ? 1 : 0, entities, num_entities,
+                         a.error.empty() ? SEMROUTE_OK : static_cast<int32_t>(a.error_code)});
     }
   }
   results->answers.seal();

@@ -161,6 +161,7 @@ func taskAnswers(r *C.semroute_task_results) [][]TaskAnswer {
 			}
 			if a.error != nil {
 				answer.Error = C.GoString(a.error)
+				answer.ErrorCode = Code(a.error_code)
 			}
 			if answer.Kind == TaskSequenceClassification && a.error == nil {
 				answer.Classification = Classification{

@@ -146,6 +146,7 @@ type TaskAnswer struct {
 	Reason    string  // why that path (and any fallback)
 	LatencyMS float64 // duration of the call that produced it
 	Error     string  // set when every path failed; the fields below are then empty
+	ErrorCode Code    // Error's stable code (0 when answered)
 
 	Classification Classification // sequence tasks
 	Risk           float32        // total probability of the task's positive labels

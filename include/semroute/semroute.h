@@ -322,6 +322,8 @@ typedef struct semroute_task_answer {
   /* Token tasks. */
   const semroute_entity* const* entities;
   size_t num_entities;
+  /* Appended fields (read them only when struct_size covers them). */
+  int32_t error_code;     /* the semroute_code of error; SEMROUTE_OK when answered */
 } semroute_task_answer;
 
 typedef struct semroute_task_results semroute_task_results;

@@ -20,6 +20,21 @@ std::string join(const std::vector<std::string>& items) {
   return out;
 }
 
+// The failure being handled, with its stable code.
+PathFailure failure_of_current_exception() {
+  try {
+    throw;
+  } catch (const Error& e) {
+    return {e.code(), e.what()};
+  } catch (const std::bad_alloc&) {
+    return {ErrorCode::kOutOfMemory, "out of memory"};
+  } catch (const std::exception& e) {
+    return {ErrorCode::kInternal, e.what()};
+  } catch (...) {
+    return {ErrorCode::kInternal, "unknown exception"};
+  }
+}
+
 // Runs `load`, prefixing any error with the config field it came from.
 template <class F>
 auto for_field(const std::string& field, F&& load) {
@@ -152,8 +167,7 @@ void UnifiedClassifier::fill(TaskAnswer& answer, const Task& task, const Classif
   if (t != nullptr) answer.entities = t->entities;
 }
 
-std::vector<UnifiedResult> UnifiedClassifier::classify(const std::vector<std::string_view>& texts,
-                                                       const UnifiedRequest& request) const {
+std::vector<size_t> UnifiedClassifier::requested_tasks(const UnifiedRequest& request) const {
   std::vector<size_t> ids;
   for (const auto& name : request.tasks) {
     const auto it = std::find_if(tasks_.begin(), tasks_.end(), [&](const Task& t) { return t.config.name == name; });
@@ -166,113 +180,125 @@ std::vector<UnifiedResult> UnifiedClassifier::classify(const std::vector<std::st
   }
   if (request.tasks.empty())
     for (size_t i = 0; i < tasks_.size(); ++i) ids.push_back(i);
-  std::vector<Plan> plans = plan(ids, request);
+  return ids;
+}
 
-  std::vector<UnifiedResult> results(texts.size());
-  for (auto& r : results) r.answers.resize(plans.size());
-  const auto answer = [&](size_t k, size_t text) -> TaskAnswer& { return results[text].answers[k]; };
-  const auto settle = [&](size_t k, PathKind path, const std::string& reason, double ms, const std::string& error) {
-    for (size_t i = 0; i < texts.size(); ++i) {
-      TaskAnswer& a = answer(k, i);
-      a.task = tasks_[plans[k].task].config.name;
-      a.kind = tasks_[plans[k].task].config.kind;
-      a.path = path;
-      a.reason = reason;
-      a.latency_ms = ms;
-      a.error = error;
-    }
-  };
+void UnifiedClassifier::settle(Call& call, size_t k, PathKind path, const std::string& reason, double ms,
+                               const std::optional<PathFailure>& failure) const {
+  const Task& task = tasks_[call.plans[k].task];
+  for (size_t i = 0; i < call.texts.size(); ++i) {
+    TaskAnswer& a = call.answer(k, i);
+    a.task = task.config.name;
+    a.kind = task.config.kind;
+    a.path = path;
+    a.reason = reason;
+    a.latency_ms = ms;
+    a.error = failure ? failure->message : "";
+    a.error_code = failure ? failure->code : ErrorCode::kInternal;
+  }
+}
 
-  // Runs plan k on its fine-tuned model; the error message on failure.
-  const auto run_traditional = [&](size_t k, const std::string& reason) -> std::string {
-    const Task& t = tasks_[plans[k].task];
-    try {
-      if (options_.before_path) options_.before_path(t.config.name, PathKind::kTraditional);
-      const auto start = std::chrono::steady_clock::now();
-      std::vector<Classification> seq;
-      std::vector<TokenClassification> tok;
-      if (t.sequence) seq = t.sequence->classify(texts);
-      if (t.token) tok = t.token->classify(texts);
-      const double ms = elapsed_ms(start);
-      settle(k, PathKind::kTraditional, reason, ms, "");
-      for (size_t i = 0; i < texts.size(); ++i)
-        fill(answer(k, i), t, t.sequence ? &seq[i] : nullptr, t.token ? &tok[i] : nullptr);
-      std::lock_guard<std::mutex> lock(latency_mutex_);
-      record(latency_.traditional_ms[plans[k].task], ms);
-      return "";
-    } catch (const std::exception& e) {
-      return e.what();
-    }
-  };
-
-  // Runs plans `ks` together through the engine; returns those that failed.
-  const auto run_engine = [&](const std::vector<size_t>& ks, const std::vector<std::string>& reasons) {
-    std::vector<std::pair<size_t, std::string>> failed;
-    std::vector<size_t> runnable;
-    std::vector<std::string> names, runnable_reasons;
+std::optional<PathFailure> UnifiedClassifier::run_traditional(Call& call, size_t k,
+                                                                             const std::string& reason) const {
+  const Task& t = tasks_[call.plans[k].task];
+  try {
+    if (options_.before_path) options_.before_path(t.config.name, PathKind::kTraditional);
     const auto start = std::chrono::steady_clock::now();
-    for (size_t j = 0; j < ks.size(); ++j) {
-      const std::string& name = tasks_[plans[ks[j]].task].config.name;
-      try {
-        if (options_.before_path) options_.before_path(name, PathKind::kLora);
-        runnable.push_back(ks[j]);
-        runnable_reasons.push_back(reasons[j]);
-        names.push_back(name);
-      } catch (const std::exception& e) {
-        failed.emplace_back(ks[j], e.what());
-      }
-    }
-    if (runnable.empty()) return failed;
-    try {
-      const auto out = engine_->classify(texts, names);
-      const double ms = elapsed_ms(start);
-      for (size_t j = 0; j < runnable.size(); ++j) {
-        settle(runnable[j], PathKind::kLora, runnable_reasons[j], ms, "");
-        const Task& t = tasks_[plans[runnable[j]].task];
-        for (size_t i = 0; i < texts.size(); ++i)
-          fill(answer(runnable[j], i), t, out[j].kind == TaskKind::kSequence ? &out[j].sequences[i] : nullptr,
-               out[j].kind == TaskKind::kToken ? &out[j].tokens[i] : nullptr);
-      }
-      std::lock_guard<std::mutex> lock(latency_mutex_);
-      record(latency_.engine_ms, ms);
-    } catch (const std::exception& e) {
-      for (size_t k : runnable) failed.emplace_back(k, e.what());
-    }
-    return failed;
-  };
+    std::vector<Classification> seq;
+    std::vector<TokenClassification> tok;
+    if (t.sequence) seq = t.sequence->classify(call.texts);
+    if (t.token) tok = t.token->classify(call.texts);
+    const double ms = elapsed_ms(start);
+    settle(call, k, PathKind::kTraditional, reason, ms);
+    for (size_t i = 0; i < call.texts.size(); ++i)
+      fill(call.answer(k, i), t, t.sequence ? &seq[i] : nullptr, t.token ? &tok[i] : nullptr);
+    std::lock_guard<std::mutex> lock(latency_mutex_);
+    record(latency_.traditional_ms[call.plans[k].task], ms);
+    return std::nullopt;
+  } catch (...) {
+    return failure_of_current_exception();
+  }
+}
 
-  // Traditional paths first; their failures join the engine call.
+std::vector<std::pair<size_t, PathFailure>> UnifiedClassifier::run_engine(
+    Call& call, const std::vector<size_t>& ks, const std::vector<std::string>& reasons) const {
+  std::vector<std::pair<size_t, PathFailure>> failed;
+  std::vector<size_t> runnable;
+  std::vector<std::string> names, runnable_reasons;
+  const auto start = std::chrono::steady_clock::now();
+  for (size_t j = 0; j < ks.size(); ++j) {
+    const std::string& name = tasks_[call.plans[ks[j]].task].config.name;
+    try {
+      if (options_.before_path) options_.before_path(name, PathKind::kLora);
+      runnable.push_back(ks[j]);
+      runnable_reasons.push_back(reasons[j]);
+      names.push_back(name);
+    } catch (...) {
+      failed.emplace_back(ks[j], failure_of_current_exception());
+    }
+  }
+  if (runnable.empty()) return failed;
+  try {
+    const auto out = engine_->classify(call.texts, names);
+    const double ms = elapsed_ms(start);
+    for (size_t j = 0; j < runnable.size(); ++j) {
+      settle(call, runnable[j], PathKind::kLora, runnable_reasons[j], ms);
+      const Task& t = tasks_[call.plans[runnable[j]].task];
+      for (size_t i = 0; i < call.texts.size(); ++i)
+        fill(call.answer(runnable[j], i), t, out[j].kind == TaskKind::kSequence ? &out[j].sequences[i] : nullptr,
+             out[j].kind == TaskKind::kToken ? &out[j].tokens[i] : nullptr);
+    }
+    std::lock_guard<std::mutex> lock(latency_mutex_);
+    record(latency_.engine_ms, ms);
+  } catch (...) {
+    const PathFailure failure = failure_of_current_exception();
+    for (size_t k : runnable) failed.emplace_back(k, failure);
+  }
+  return failed;
+}
+
+// Every fine-tuned plan runs first (its failures join the engine call when
+// the task has an adapter); then one engine call for all LoRA plans, whose
+// failures fall back to the fine-tuned model where there is one.
+std::vector<UnifiedResult> UnifiedClassifier::classify(const std::vector<std::string_view>& texts,
+                                                       const UnifiedRequest& request) const {
+  Call call{texts, plan(requested_tasks(request), request), std::vector<UnifiedResult>(texts.size())};
+  for (auto& r : call.results) r.answers.resize(call.plans.size());
+
   std::vector<size_t> engine_plans;
   std::vector<std::string> engine_reasons;
-  for (size_t k = 0; k < plans.size(); ++k) {
-    if (plans[k].path == PathKind::kLora) {
+  for (size_t k = 0; k < call.plans.size(); ++k) {
+    const Plan& p = call.plans[k];
+    if (p.path == PathKind::kLora) {
       engine_plans.push_back(k);
-      engine_reasons.push_back(plans[k].reason);
+      engine_reasons.push_back(p.reason);
       continue;
     }
-    const std::string error = run_traditional(k, plans[k].reason);
-    if (error.empty()) continue;
-    if (tasks_[plans[k].task].has(PathKind::kLora)) {
+    const auto failure = run_traditional(call, k, p.reason);
+    if (!failure) continue;
+    if (tasks_[p.task].has(PathKind::kLora)) {
       engine_plans.push_back(k);
-      engine_reasons.push_back(plans[k].reason + "; the fine-tuned model failed (" + error + "), fell back to LoRA");
+      engine_reasons.push_back(p.reason + "; the fine-tuned model failed (" + failure->message +
+                               "), fell back to LoRA");
     } else {
-      settle(k, PathKind::kTraditional, plans[k].reason, 0, error);
+      settle(call, k, PathKind::kTraditional, p.reason, 0, failure);
     }
   }
-  if (!engine_plans.empty()) {
-    for (const auto& [k, error] : run_engine(engine_plans, engine_reasons)) {
-      const bool fell_back_already = plans[k].path == PathKind::kTraditional;
-      if (!fell_back_already && tasks_[plans[k].task].has(PathKind::kTraditional)) {
-        const std::string traditional_error =
-            run_traditional(k, plans[k].reason + "; LoRA failed (" + error + "), fell back to the fine-tuned model");
-        if (traditional_error.empty()) continue;
-        settle(k, PathKind::kTraditional, plans[k].reason, 0, error + "; then: " + traditional_error);
-      } else {
-        settle(k, PathKind::kLora, plans[k].reason, 0, error);
-      }
+  if (engine_plans.empty()) return std::move(call.results);
+  for (const auto& [k, failure] : run_engine(call, engine_plans, engine_reasons)) {
+    const Plan& p = call.plans[k];
+    const bool fell_back_already = p.path == PathKind::kTraditional;
+    if (fell_back_already || !tasks_[p.task].has(PathKind::kTraditional)) {
+      settle(call, k, PathKind::kLora, p.reason, 0, failure);
+      continue;
     }
+    const auto second = run_traditional(call, k, p.reason + "; LoRA failed (" + failure.message +
+                                                     "), fell back to the fine-tuned model");
+    if (second)
+      settle(call, k, PathKind::kTraditional, p.reason, 0,
+             PathFailure{second->code, failure.message + "; then: " + second->message});
   }
-  return results;
+  return std::move(call.results);
 }
 
 }  // namespace semroute

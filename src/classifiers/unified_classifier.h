@@ -18,10 +18,12 @@
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "classifiers/unified_config.h"
+#include "semroute/error.h"
 #include "tasks/multitask_engine.h"
 #include "tasks/sequence_classifier.h"
 #include "tasks/token_classifier.h"
@@ -43,6 +45,7 @@ struct TaskAnswer {
   std::string reason;       // why this path (and any fallback)
   double latency_ms = 0;    // duration of the call that produced the answer
   std::string error;        // set when every available path failed
+  ErrorCode error_code = ErrorCode::kInternal;  // the last failure's stable code (when error is set)
   // Sequence tasks.
   Classification classification;
   float risk = 0;        // total probability of the positive labels (0 without any)
@@ -54,6 +57,12 @@ struct TaskAnswer {
 // One per text: every requested task's answer, in request order.
 struct UnifiedResult {
   std::vector<TaskAnswer> answers;
+};
+
+// Why a path could not answer a task, with the stable code of the error.
+struct PathFailure {
+  ErrorCode code;
+  std::string message;
 };
 
 struct UnifiedOptions {
@@ -93,9 +102,27 @@ class UnifiedClassifier {
     std::vector<double> traditional_ms;     // per task
   };
 
+  // One classify() call: its texts, its plans (one per requested task) and
+  // the answers being filled, plans[k] answering answers[k] of every text.
+  struct Call {
+    const std::vector<std::string_view>& texts;
+    std::vector<Plan> plans;
+    std::vector<UnifiedResult> results;
+    TaskAnswer& answer(size_t k, size_t text) { return results[text].answers[k]; }
+  };
+
   UnifiedClassifier() = default;
+  std::vector<size_t> requested_tasks(const UnifiedRequest& request) const;
   std::vector<Plan> plan(const std::vector<size_t>& tasks, const UnifiedRequest& request) const;
   void apply_budget(std::vector<Plan>& plans) const;
+  // Plan k on its fine-tuned model; the failure, if any (then nothing is filled).
+  std::optional<PathFailure> run_traditional(Call& call, size_t k, const std::string& reason) const;
+  // Plans `ks` together through the engine; the plans that failed.
+  std::vector<std::pair<size_t, PathFailure>> run_engine(Call& call, const std::vector<size_t>& ks,
+                                                     const std::vector<std::string>& reasons) const;
+  // Marks plan k's answers as produced by `path` (or failed with `failure`).
+  void settle(Call& call, size_t k, PathKind path, const std::string& reason, double ms,
+              const std::optional<PathFailure>& failure = std::nullopt) const;
   void fill(TaskAnswer& answer, const Task& task, const Classification* c, const TokenClassification* t) const;
 
   UnifiedConfig config_;

@@ -389,6 +389,7 @@ TEST(CApiLora, EngineAndUnifiedClassifier) {
   const semroute_task_answer* const* answers = semroute_task_results_answers(results, 0, &n);
   ASSERT_EQ(n, 2u);
   EXPECT_EQ(answers[0]->struct_size, sizeof(semroute_task_answer));
+  EXPECT_EQ(answers[0]->error_code, SEMROUTE_OK);
   EXPECT_STREQ(answers[0]->task, "security");
   EXPECT_EQ(answers[0]->path, SEMROUTE_PATH_LORA);
   EXPECT_EQ(answers[0]->num_labels, 2u);

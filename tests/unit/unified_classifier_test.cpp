@@ -128,10 +128,11 @@ TEST_F(Unified, AFailingPathFallsBackPerTask) {
 
   UnifiedOptions broken;
   broken.before_path = [](const std::string& task, PathKind) {
-    if (task == "pii") throw std::runtime_error("pii is down");
+    if (task == "pii") throw Error(ErrorCode::kUnsupported, "pii is down");
   };
   const auto both = load("policy: auto", broken)->classify(kTexts);
   EXPECT_NE(both[0].answers[1].error.find("pii is down"), std::string::npos);
+  EXPECT_EQ(both[0].answers[1].error_code, ErrorCode::kUnsupported);  // the code survives, not just the text
   EXPECT_EQ(both[0].answers[0].error, "");  // the others still answer
   EXPECT_EQ(both[0].answers[2].error, "");
 }
