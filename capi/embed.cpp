@@ -1,7 +1,5 @@
 // Embeddings into caller buffers, the cosine similarity of two texts, and the
 // top-k candidates for a query.
-#include <ATen/ATen.h>
-
 #include <algorithm>
 #include <cstring>
 
@@ -18,20 +16,14 @@ const semroute::Embedder& embedder_of(const semroute_model* model, const char* c
   return *model_for(model, SEMROUTE_TASK_EMBEDDING, call).embedder;
 }
 
-// [texts, dim] float32, contiguous on the CPU.
-at::Tensor embed(const semroute::Embedder& embedder, const std::vector<std::string_view>& texts) {
-  if (texts.empty()) return at::empty({0, embedder.dimension()}, at::kFloat);
-  return embedder.embed(texts).contiguous();
-}
-
-void copy_rows(const at::Tensor& rows, float* out, size_t capacity) {
-  const size_t needed = static_cast<size_t>(rows.numel());
+void copy_rows(const std::vector<float>& rows, float* out, size_t capacity) {
+  const size_t needed = rows.size();
   if (needed == 0) return;
   require(out, "out");
   if (capacity < needed)
     throw InvalidInput("output buffer holds " + std::to_string(capacity) + " floats; " + std::to_string(needed) +
                        " are needed");
-  std::memcpy(out, rows.data_ptr<float>(), needed * sizeof(float));
+  std::memcpy(out, rows.data(), needed * sizeof(float));
 }
 
 }  // namespace
@@ -48,7 +40,7 @@ semroute_status* semroute_embed_batch(const semroute_model* model, const char* t
                                       size_t count, float* out, size_t capacity) {
   return guarded([&] {
     const auto& embedder = embedder_of(model, "semroute_embed");
-    copy_rows(embed(embedder, batch_views(texts, offsets, count, "texts")), out, capacity);
+    copy_rows(embedder.embed_rows(batch_views(texts, offsets, count, "texts")), out, capacity);
   });
 }
 
@@ -57,8 +49,9 @@ semroute_status* semroute_similarity(const semroute_model* model, const char* a,
   return guarded([&] {
     const auto& embedder = embedder_of(model, "semroute_similarity");
     require(out_similarity, "out_similarity");
-    const at::Tensor e = embed(embedder, {text_view(a, a_length, "a"), text_view(b, b_length, "b")});
-    *out_similarity = semroute::cosine_similarity(e[0].data_ptr<float>(), e[1].data_ptr<float>(), e.size(1));
+    const std::vector<float> e = embedder.embed_rows({text_view(a, a_length, "a"), text_view(b, b_length, "b")});
+    const int64_t dim = embedder.dimension();
+    *out_similarity = semroute::cosine_similarity(e.data(), e.data() + dim, dim);
   });
 }
 
@@ -76,11 +69,11 @@ semroute_status* semroute_top_k(const semroute_model* model, const char* query, 
     }
     std::vector<std::string_view> texts = batch_views(candidates, offsets, count, "candidates");
     texts.insert(texts.begin(), text_view(query, query_length, "query"));
-    const at::Tensor e = embed(embedder, texts);
-    const int64_t dim = e.size(1);
+    const std::vector<float> e = embedder.embed_rows(texts);
+    const int64_t dim = embedder.dimension();
     semroute::VectorIndex index(dim);
-    for (size_t i = 0; i < count; ++i) index.add(e[static_cast<int64_t>(i) + 1].data_ptr<float>(), dim);
-    const auto best = index.search(e[0].data_ptr<float>(), dim, static_cast<int64_t>(found));
+    for (size_t i = 1; i <= count; ++i) index.add(e.data() + i * static_cast<size_t>(dim), dim);
+    const auto best = index.search(e.data(), dim, static_cast<int64_t>(found));
     for (size_t i = 0; i < found; ++i) {
       out_indices[i] = static_cast<size_t>(best[i].row);
       out_scores[i] = best[i].score;

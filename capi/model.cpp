@@ -1,5 +1,4 @@
 // Loading a model handle for its task, the facts about it, and tokenization.
-#include <ATen/Parallel.h>
 
 #include <algorithm>
 #include <cstring>
@@ -148,7 +147,7 @@ const semroute_model& model_for(const semroute_model* model, semroute_task task,
                        task_name(model->task));
   // Callers' threads (a Go program's especially) may never have run libtorch
   // work: give this one the process-wide thread count before any BLAS call.
-  at::internal::lazy_init_num_threads();
+  prepare_calling_thread();
   return *model;
 }
 

@@ -1,10 +1,10 @@
 // Status objects, version queries, and the mapping of every exception the
 // library can throw to a stable code.
-#include <c10/util/Exception.h>
 
 #include <cstring>
 #include <new>
 
+#include "core/error_report.h"
 #include "handles.h"
 #include "semroute/error.h"
 #include "semroute/version.h"
@@ -31,10 +31,6 @@ namespace {
 // Returned when a status cannot be allocated; semroute_status_free ignores it.
 semroute_status out_of_memory_status{SEMROUTE_ERR_OUT_OF_MEMORY, "out of memory"};
 
-bool mentions_out_of_memory(const char* message) {
-  return std::strstr(message, "out of memory") != nullptr || std::strstr(message, "Out of memory") != nullptr;
-}
-
 }  // namespace
 
 semroute_status* make_status(semroute_code code, std::string_view message) noexcept {
@@ -47,19 +43,10 @@ semroute_status* make_status(semroute_code code, std::string_view message) noexc
 
 semroute_status* status_of_current_exception() noexcept {
   try {
-    throw;
-  } catch (const Error& e) {
-    return make_status(static_cast<semroute_code>(e.code()), e.what());
-  } catch (const std::bad_alloc&) {
-    return &out_of_memory_status;
-  } catch (const c10::Error& e) {
-    // libtorch reports allocation failures (CPU and CUDA) as c10::Error.
-    const char* message = e.what_without_backtrace();
-    return make_status(mentions_out_of_memory(message) ? SEMROUTE_ERR_OUT_OF_MEMORY : SEMROUTE_ERR_INTERNAL, message);
-  } catch (const std::exception& e) {
-    return make_status(SEMROUTE_ERR_INTERNAL, e.what());
+    const ErrorReport report = report_current_exception();
+    return make_status(static_cast<semroute_code>(report.code), report.message);
   } catch (...) {
-    return make_status(SEMROUTE_ERR_INTERNAL, "unknown exception");
+    return &out_of_memory_status;  // the report itself could not be allocated
   }
 }
 

@@ -20,21 +20,6 @@ std::string join(const std::vector<std::string>& items) {
   return out;
 }
 
-// The failure being handled, with its stable code.
-PathFailure failure_of_current_exception() {
-  try {
-    throw;
-  } catch (const Error& e) {
-    return {e.code(), e.what()};
-  } catch (const std::bad_alloc&) {
-    return {ErrorCode::kOutOfMemory, "out of memory"};
-  } catch (const std::exception& e) {
-    return {ErrorCode::kInternal, e.what()};
-  } catch (...) {
-    return {ErrorCode::kInternal, "unknown exception"};
-  }
-}
-
 // Runs `load`, prefixing any error with the config field it came from.
 template <class F>
 auto for_field(const std::string& field, F&& load) {
@@ -216,7 +201,7 @@ std::optional<PathFailure> UnifiedClassifier::run_traditional(Call& call, size_t
     record(latency_.traditional_ms[call.plans[k].task], ms);
     return std::nullopt;
   } catch (...) {
-    return failure_of_current_exception();
+    return report_current_exception();
   }
 }
 
@@ -234,7 +219,7 @@ std::vector<std::pair<size_t, PathFailure>> UnifiedClassifier::run_engine(
       runnable_reasons.push_back(reasons[j]);
       names.push_back(name);
     } catch (...) {
-      failed.emplace_back(ks[j], failure_of_current_exception());
+      failed.emplace_back(ks[j], report_current_exception());
     }
   }
   if (runnable.empty()) return failed;
@@ -251,7 +236,7 @@ std::vector<std::pair<size_t, PathFailure>> UnifiedClassifier::run_engine(
     std::lock_guard<std::mutex> lock(latency_mutex_);
     record(latency_.engine_ms, ms);
   } catch (...) {
-    const PathFailure failure = failure_of_current_exception();
+    const PathFailure failure = report_current_exception();
     for (size_t k : runnable) failed.emplace_back(k, failure);
   }
   return failed;

@@ -23,6 +23,7 @@
 #include <vector>
 
 #include "classifiers/unified_config.h"
+#include "core/error_report.h"
 #include "semroute/error.h"
 #include "tasks/multitask_engine.h"
 #include "tasks/sequence_classifier.h"
@@ -60,10 +61,7 @@ struct UnifiedResult {
 };
 
 // Why a path could not answer a task, with the stable code of the error.
-struct PathFailure {
-  ErrorCode code;
-  std::string message;
-};
+using PathFailure = ErrorReport;
 
 struct UnifiedOptions {
   // Called before a path runs a task; throwing makes that path fail for it

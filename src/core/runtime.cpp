@@ -61,6 +61,8 @@ void set_compute_threads(int n) { at::set_num_threads(n > 0 ? n : usable_cpus())
 
 int compute_threads() { return at::get_num_threads(); }
 
+void prepare_calling_thread() { at::internal::lazy_init_num_threads(); }
+
 BlasReport check_blas() {
   BlasReport report;
   report.library = loaded_blas_library();

@@ -12,6 +12,10 @@ namespace semroute {
 // (skipped when SEMROUTE_SKIP_BLAS_CHECK=1), which logs a warning if slow.
 void ensure_runtime_initialized();
 
+// Gives the calling thread the process-wide compute thread count: callers'
+// threads (a Go program's especially) may never have run libtorch work.
+void prepare_calling_thread();
+
 // Sets libtorch's intra-op threads; n <= 0 means "all usable CPUs".
 void set_compute_threads(int n);
 int compute_threads();

@@ -112,6 +112,13 @@ std::vector<Encoding> Embedder::encode(const std::vector<std::string_view>& text
   return encodings;
 }
 
+std::vector<float> Embedder::embed_rows(const std::vector<std::string_view>& texts) const {
+  if (texts.empty()) return {};
+  const at::Tensor rows = embed(texts).contiguous();
+  const float* data = rows.data_ptr<float>();
+  return std::vector<float>(data, data + rows.numel());
+}
+
 at::Tensor Embedder::embed(const std::vector<std::string_view>& texts, const EmbeddingOptions& options) const {
   const TextBatch batch = batch_from_encodings(encode(texts, options.prompt), *tokenizer_, encoder_->device());
   return embed_inputs(batch.inputs, options);

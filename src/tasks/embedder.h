@@ -53,6 +53,8 @@ class Embedder {
   // [texts, dimension] float32 on CPU.
   at::Tensor embed(const std::vector<std::string_view>& texts) const { return embed(texts, defaults_); }
   at::Tensor embed(const std::vector<std::string_view>& texts, const EmbeddingOptions& options) const;
+  // The same, row-major [texts × dimension()] floats (no libtorch types).
+  std::vector<float> embed_rows(const std::vector<std::string_view>& texts) const;
   // Pools already tokenized inputs.
   at::Tensor embed_inputs(const ModelInputs& inputs, const EmbeddingOptions& options) const;
   // Every intermediate of embed_inputs under the fixtures' names: the pooled

@@ -1,5 +1,6 @@
 # Reads every #include "<layer>/…" in src/ and capi/ and fails on an edge
-# the layering does not allow (src/CMakeLists.txt draws it). Run as
+# the layering does not allow (src/CMakeLists.txt draws it), and on any
+# libtorch header in capi/. Run as
 #   cmake -DROOT=<source dir> -P check_include_graph.cmake
 set(allowed_core "core")
 cmake_minimum_required(VERSION 3.18)
@@ -21,6 +22,13 @@ foreach(layer ${layers} capi)
   endif()
   foreach(file ${files})
     file(STRINGS ${file} includes REGEX "^[ \t]*#[ \t]*include[ \t]*\"")
+    if(layer STREQUAL "capi")
+      # The C API converts and delegates: it never sees libtorch types.
+      file(STRINGS ${file} torch_includes REGEX "^[ \t]*#[ \t]*include[ \t]*<(ATen|c10|torch)/")
+      foreach(line ${torch_includes})
+        list(APPEND violations "${file}: the C API includes libtorch: ${line}")
+      endforeach()
+    endif()
     foreach(line ${includes})
       if(line MATCHES "\"\\.\\./")
         list(APPEND violations "${file}: relative include escapes its layer: ${line}")
