@@ -67,14 +67,19 @@ std::vector<semroute::UnifiedResult> engine_answers(const std::vector<semroute::
   return out;
 }
 
-// Task i of the caller's array, strided by the caller's struct_size.
-semroute::EngineTaskSpec engine_task(const semroute_engine_task* tasks, size_t i) {
-  const std::string where = "tasks[" + std::to_string(i) + "]";
+// The stride of the caller's task array: its struct_size.
+size_t task_stride(const semroute_engine_task* tasks) {
   // The first struct_size-versioned semroute_engine_task is the smallest an array may hold.
   constexpr size_t kFirstVersionSize = sizeof(semroute_engine_task);
   const size_t stride = caller_struct(tasks, semroute_engine_task{}, "tasks[0]").struct_size;
   if (stride < kFirstVersionSize)
     throw InvalidInput("tasks[0].struct_size is " + std::to_string(stride) + ", set it to sizeof(semroute_engine_task)");
+  return stride;
+}
+
+// Task i of the caller's array.
+semroute::EngineTaskSpec engine_task(const semroute_engine_task* tasks, size_t stride, size_t i) {
+  const std::string where = "tasks[" + std::to_string(i) + "]";
   const auto* at = reinterpret_cast<const char*>(tasks) + i * stride;
   const semroute_engine_task t =
       caller_struct(at, semroute_engine_task{sizeof(semroute_engine_task), nullptr, nullptr, SEMROUTE_TASK_AUTO},
@@ -117,7 +122,8 @@ semroute_status* semroute_engine_load(const char* base, const semroute_engine_ta
     if (count > 0) require(tasks, "tasks");
     const semroute::EngineOptions options{pipeline_options_of(effective_params(params))};
     std::vector<semroute::EngineTaskSpec> specs;
-    for (size_t i = 0; i < count; ++i) specs.push_back(engine_task(tasks, i));
+    const size_t stride = count > 0 ? task_stride(tasks) : 0;
+    for (size_t i = 0; i < count; ++i) specs.push_back(engine_task(tasks, stride, i));
     *out_engine = new semroute_engine{semroute::MultiTaskEngine::load(base, specs, options)};
   });
 }

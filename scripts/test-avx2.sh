@@ -2,7 +2,8 @@
 # Runs the ctest suite as on a CPU without AVX-512 (an AVX2-only machine),
 # on whatever host this is: oneDNN, ATen and semroute's own kernels are each
 # capped by their switch. Machines of one kind differ (AVX-512 + AMX on some,
-# AVX2 only on others); CI runs both paths on every host.
+# AVX2 only on others); CI runs both paths on every host. (ONEDNN_MAX_CPU_ISA
+# alone also caps semroute's kernels; SEMROUTE_MAX_CPU_ISA says it explicitly.)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export ONEDNN_MAX_CPU_ISA=AVX2 ATEN_CPU_CAPABILITY=avx2 SEMROUTE_MAX_CPU_ISA=avx2

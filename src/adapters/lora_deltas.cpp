@@ -33,16 +33,18 @@ std::unordered_map<std::string, std::vector<const LoraModule*>> modules_by_group
 
 }  // namespace
 
-LoraDeltas::LoraDeltas(std::vector<std::shared_ptr<const LoraAdapter>> groups) : adapters_(std::move(groups)) {
-  if (adapters_.empty()) throw InvalidInput("LoraDeltas needs at least one group");
-  slots_.resize(adapters_.size());
+LoraDeltas::LoraDeltas(std::vector<std::shared_ptr<const LoraAdapter>> groups)
+    : adapters_(std::make_shared<const Adapters>(std::move(groups))) {
+  const Adapters& adapters = *adapters_;
+  if (adapters.empty()) throw InvalidInput("LoraDeltas needs at least one group");
+  slots_.resize(adapters.size());
   std::iota(slots_.begin(), slots_.end(), int64_t{0});
   first_slot_ = 0;
-  if (adapters_.size() == 1) return;
+  if (adapters.size() == 1) return;
   // Ranks padded with zeros (exact).
   auto stacks = std::make_shared<Stacks>();
-  const auto count = static_cast<int64_t>(adapters_.size());
-  for (const auto& [name, per_group] : modules_by_group(adapters_)) {
+  const auto count = static_cast<int64_t>(adapters.size());
+  for (const auto& [name, per_group] : modules_by_group(adapters)) {
     const LoraModule* any = *std::find_if(per_group.begin(), per_group.end(), [](auto* m) { return m != nullptr; });
     int64_t rank = 0;
     for (const auto* m : per_group)
@@ -87,7 +89,7 @@ at::Tensor LoraDeltas::slots_of(const at::Tensor& stacked) const {
 
 at::Tensor LoraDeltas::add(const std::string& module, const at::Tensor& x, const at::Tensor& y) const {
   if (slots_.size() == 1) {
-    const auto& adapter = adapters_[static_cast<size_t>(slots_.front())];
+    const auto& adapter = (*adapters_)[static_cast<size_t>(slots_.front())];
     const LoraModule* m = adapter ? adapter->find(module) : nullptr;
     return m == nullptr ? y : y + at::linear(at::linear(x, m->a), m->b);
   }

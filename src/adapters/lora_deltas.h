@@ -41,7 +41,8 @@ class LoraDeltas : public LinearDeltas {
   // This view's slice of a stack.
   at::Tensor slots_of(const at::Tensor& stacked) const;
 
-  std::vector<std::shared_ptr<const LoraAdapter>> adapters_;  // every group
+  using Adapters = std::vector<std::shared_ptr<const LoraAdapter>>;
+  std::shared_ptr<const Adapters> adapters_;                   // every group, shared by views
   std::shared_ptr<const Stacks> stacks_;                       // several groups only
   std::vector<int64_t> slots_;                                 // this view's groups
   int64_t first_slot_ = -1;                                    // when slots_ are consecutive

@@ -2,6 +2,7 @@
 
 #include <cpuid.h>
 
+#include <cctype>
 #include <cstdlib>
 #include <fstream>
 
@@ -79,10 +80,21 @@ std::string CpuFeatures::describe() const {
   return model_name + " (" + isa() + (cap.empty() ? "" : ", capped by SEMROUTE_MAX_CPU_ISA=" + cap) + ")";
 }
 
+std::string cap_of_onednn_isa(const std::string& onednn_isa) {
+  std::string isa;
+  for (char c : onednn_isa) isa += static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  const auto starts = [&](const char* prefix) { return isa.rfind(prefix, 0) == 0; };
+  if (isa.empty() || isa == "ALL" || starts("AVX512_CORE_AMX")) return "";
+  if (starts("AVX512") || starts("AVX10")) return "avx512";
+  if (starts("AVX2")) return "avx2";
+  return "baseline";  // SSE41, AVX
+}
+
 const CpuFeatures& cpu_features() {
   static const CpuFeatures features = [] {
-    const char* cap = std::getenv("SEMROUTE_MAX_CPU_ISA");
-    return capped(detect(), cap == nullptr ? "" : cap);
+    const char* ours = std::getenv("SEMROUTE_MAX_CPU_ISA");
+    const char* onednn = std::getenv("ONEDNN_MAX_CPU_ISA");
+    return capped(detect(), ours != nullptr ? ours : onednn != nullptr ? cap_of_onednn_isa(onednn) : "");
   }();
   return features;
 }

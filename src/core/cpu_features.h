@@ -1,9 +1,9 @@
 // What the CPU can really run, read once with cpuid, so that every kernel
 // picks its path from the machine and not from the build. A cap for testing
 // the narrower paths on a wider host: SEMROUTE_MAX_CPU_ISA=avx2 (or
-// "avx512", AVX-512 without AMX; "baseline", neither). oneDNN and ATen have
-// switches of their own (ONEDNN_MAX_CPU_ISA, ATEN_CPU_CAPABILITY);
-// scripts/test-avx2.sh sets all three.
+// "avx512", AVX-512 without AMX; "baseline", neither). Unset, it follows
+// oneDNN's ONEDNN_MAX_CPU_ISA, so that capping oneDNN (and ATen with
+// ATEN_CPU_CAPABILITY) holds every path of the process to the same ISA.
 #pragma once
 
 #include <string>
@@ -34,5 +34,8 @@ const CpuFeatures& cpu_features();
 
 // Parses a cap and applies it to `features` (exposed for tests).
 CpuFeatures capped(CpuFeatures features, const std::string& cap);
+// Our cap for a value of ONEDNN_MAX_CPU_ISA ("AVX2" -> "avx2",
+// "AVX512_CORE_BF16" -> "avx512", "ALL" or AMX -> "", …).
+std::string cap_of_onednn_isa(const std::string& onednn_isa);
 
 }  // namespace semroute

@@ -70,6 +70,14 @@ struct PackedGemm::State {
 PackedGemm::PackedGemm(std::unique_ptr<State> state) : state_(std::move(state)) {}
 PackedGemm::~PackedGemm() = default;
 
+bool PackedGemm::native_bf16() {
+  // Both must agree: the CPU (under our cap) and the oneDNN in this process
+  // (under its own, ONEDNN_MAX_CPU_ISA).
+  static const bool native = cpu_features().native_bf16_gemm() &&
+                             dnnl::get_effective_cpu_isa() >= dnnl::cpu_isa::avx512_core;
+  return native;
+}
+
 bool PackedGemm::enabled() {
   static const bool on = [] {
     const char* value = std::getenv("SEMROUTE_PACKED_GEMM");
@@ -82,7 +90,7 @@ namespace {
 
 // Where the CPU has no bf16 GEMM, a bf16 weight is packed as fp32.
 bool widen_bf16(c10::ScalarType type) {
-  if (type != at::kBFloat16 || cpu_features().native_bf16_gemm()) return false;
+  if (type != at::kBFloat16 || PackedGemm::native_bf16()) return false;
   static std::once_flag warned;
   std::call_once(warned, [] {
     log_at(LogLevel::kWarning,

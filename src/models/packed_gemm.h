@@ -31,6 +31,10 @@ class PackedGemm {
   // without a bf16 GEMM).
   c10::ScalarType compute_dtype() const;
 
+  // Whether bf16 weights run as bf16 GEMMs here (AVX-512 and oneDNN allowed
+  // to use it); else they are widened to fp32.
+  static bool native_bf16();
+
   // Whether the weights of this process are packed (SEMROUTE_PACKED_GEMM=0
   // turns packing off, for comparisons).
   static bool enabled();

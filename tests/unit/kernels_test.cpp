@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdlib>
 #include <cstdio>
 #include <string>
 #include <thread>
@@ -142,6 +143,36 @@ TEST(PackedGemm, EqualsLinearForEveryRowCount) {
   EXPECT_LT(max_abs_error((*with_bias)(x3), at::linear(x3, w, b)), 1e-4);
 }
 
+TEST(CpuFeatures, CapsFollowTheSwitches) {
+  CpuFeatures wide;
+  wide.model_name = "test CPU";
+  wide.avx2 = wide.avx512 = wide.avx512_vnni = wide.avx512_bf16 = wide.amx_bf16 = wide.amx_int8 = true;
+  const CpuFeatures avx2 = capped(wide, "avx2");
+  EXPECT_TRUE(avx2.avx2);
+  EXPECT_FALSE(avx2.avx512 || avx2.avx512_vnni || avx2.avx512_bf16 || avx2.amx_bf16 || avx2.native_bf16_gemm());
+  EXPECT_EQ(avx2.isa(), "avx2");
+  const CpuFeatures avx512 = capped(wide, "avx512");
+  EXPECT_TRUE(avx512.avx512 && avx512.avx512_bf16 && avx512.native_bf16_gemm());
+  EXPECT_FALSE(avx512.amx_bf16 || avx512.amx_int8);
+  EXPECT_EQ(capped(wide, "baseline").isa(), "baseline");
+  EXPECT_EQ(capped(wide, "native").isa(), "avx512_core_amx");
+  EXPECT_EQ(capped(wide, "bogus").isa(), "avx512_core_amx");  // ignored, with a warning
+  // Unset, our cap follows oneDNN's.
+  EXPECT_EQ(cap_of_onednn_isa("AVX2"), "avx2");
+  EXPECT_EQ(cap_of_onednn_isa("avx2_vnni"), "avx2");
+  EXPECT_EQ(cap_of_onednn_isa("AVX512_CORE_BF16"), "avx512");
+  EXPECT_EQ(cap_of_onednn_isa("AVX512_CORE_AMX"), "");
+  EXPECT_EQ(cap_of_onednn_isa("ALL"), "");
+  EXPECT_EQ(cap_of_onednn_isa("SSE41"), "baseline");
+  // The process honours whichever switch is set (scripts/test-avx2.sh sets them).
+  const char* ours = std::getenv("SEMROUTE_MAX_CPU_ISA");
+  const char* onednn = std::getenv("ONEDNN_MAX_CPU_ISA");
+  const std::string cap = ours != nullptr ? ours : onednn != nullptr ? cap_of_onednn_isa(onednn) : "";
+  if (cap == "avx2") {
+    EXPECT_FALSE(cpu_features().avx512) << cpu_features().describe();
+  }
+}
+
 TEST(PackedGemm, Refusals) {
   c10::InferenceMode guard;
   const at::Tensor w = at::randn({64, 48});
@@ -158,8 +189,11 @@ TEST(PackedGemm, Bfloat16NativeOrWidened) {
   const auto packed = PackedGemm::pack(w.to(at::kBFloat16), b);
   ASSERT_NE(packed, nullptr);
   // bf16 GEMMs run natively only on AVX-512; elsewhere the weight is widened.
-  EXPECT_EQ(packed->compute_dtype(), cpu_features().native_bf16_gemm() ? at::kBFloat16 : at::kFloat)
+  EXPECT_EQ(packed->compute_dtype(), PackedGemm::native_bf16() ? at::kBFloat16 : at::kFloat)
       << cpu_features().describe();
+  if (!cpu_features().native_bf16_gemm()) {
+    EXPECT_FALSE(PackedGemm::native_bf16());
+  }
   const at::Tensor x = at::randn({10, 48});
   const at::Tensor y = (*packed)(x.to(at::kBFloat16));
   EXPECT_EQ(y.scalar_type(), at::kBFloat16);
