@@ -44,6 +44,30 @@ semroute_status* semroute_embed_batch(const semroute_model* model, const char* t
   });
 }
 
+semroute_embed_options semroute_embed_default_options(void) {
+  semroute_embed_options o{};
+  o.struct_size = sizeof o;
+  return o;
+}
+
+semroute_status* semroute_embed_batch_with(const semroute_model* model, const char* texts, const uint64_t* offsets,
+                                           size_t count, const semroute_embed_options* options, float* out,
+                                           size_t capacity, size_t* out_dimension) {
+  if (out_dimension != nullptr) *out_dimension = 0;
+  return guarded([&] {
+    const auto& embedder = embedder_of(model, "semroute_embed_batch_with");
+    semroute::EmbeddingOptions chosen = embedder.defaults();
+    if (options != nullptr) {
+      const auto given = caller_struct(options, semroute_embed_default_options(), "options");
+      if (given.layer > 0) chosen.layer = given.layer;
+      if (given.dimension > 0) chosen.dimension = given.dimension;
+    }
+    const std::vector<float> rows = embedder.embed_rows(batch_views(texts, offsets, count, "texts"), chosen);
+    copy_rows(rows, out, capacity);
+    if (out_dimension != nullptr && count > 0) *out_dimension = rows.size() / count;
+  });
+}
+
 semroute_status* semroute_similarity(const semroute_model* model, const char* a, size_t a_length, const char* b,
                                      size_t b_length, float* out_similarity) {
   return guarded([&] {

@@ -281,6 +281,24 @@ SEMROUTE_API SEMROUTE_MUST_USE semroute_status* semroute_embed_batch(const semro
                                                                      const uint64_t* offsets, size_t count,
                                                                      float* out, size_t capacity);
 
+/* Per-call embedding options: the "2D Matryoshka" (layer, dimension) pair of
+ * one call, over what the model was loaded with. Start from
+ * semroute_embed_default_options(). */
+typedef struct semroute_embed_options {
+  uint32_t struct_size; /* sizeof(semroute_embed_options) */
+  uint32_t layer;       /* early exit after this many layers; 0 = the model's setting */
+  uint32_t dimension;   /* keep the first N values (re-normalized); 0 = the model's setting */
+} semroute_embed_options;
+
+/* Defaults: the model's own layer and dimension. */
+SEMROUTE_API semroute_embed_options semroute_embed_default_options(void);
+
+/* semroute_embed_batch with per-call options (NULL: the model's settings).
+ * Writes the width of each row to *out_dimension (may be NULL). */
+SEMROUTE_API SEMROUTE_MUST_USE semroute_status* semroute_embed_batch_with(
+    const semroute_model* model, const char* texts, const uint64_t* offsets, size_t count,
+    const semroute_embed_options* options, float* out, size_t capacity, size_t* out_dimension);
+
 /* Cosine similarity of two texts' embeddings, written to *out_similarity. */
 SEMROUTE_API SEMROUTE_MUST_USE semroute_status* semroute_similarity(const semroute_model* model, const char* a,
                                                                     size_t a_length, const char* b, size_t b_length,

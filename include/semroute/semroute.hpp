@@ -9,6 +9,7 @@
 // being destroyed or moved from). Results are plain values owned by the caller.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -172,6 +173,18 @@ class Model {
     return detail::predictions(raw);
   }
 
+  // (first[i], second[i]) pairs with the tokenizer's pair template (NLI).
+  std::vector<Prediction> classify_pairs(const std::vector<std::string_view>& firsts,
+                                         const std::vector<std::string_view>& seconds) const {
+    if (firsts.size() != seconds.size()) throw Error(ErrorCode::kInvalidArgument, "classify_pairs: sizes differ");
+    const detail::Batch a(firsts), b(seconds);
+    semroute_classifications* raw = nullptr;
+    detail::check(semroute_classify_pairs(get(), a.bytes.data(), a.offsets.data(), b.bytes.data(), b.offsets.data(),
+                                          firsts.size(), &raw));
+    const detail::Owned<semroute_classifications, semroute_classifications_free> results(raw);
+    return detail::predictions(raw);
+  }
+
   TokenPredictions classify_tokens(std::string_view text) const {
     return classify_tokens(std::vector<std::string_view>{text}).at(0);
   }
@@ -196,6 +209,20 @@ class Model {
     std::vector<float> out(texts.size() * embedding_dim());
     detail::check(semroute_embed_batch(get(), batch.bytes.data(), batch.offsets.data(), texts.size(), out.data(),
                                        out.size()));
+    return out;
+  }
+
+  // Row-major [texts.size(), *dimension] with per-call options (the "2D
+  // Matryoshka" layer and dimension); *dimension is the row width.
+  std::vector<float> embed(const std::vector<std::string_view>& texts, const semroute_embed_options& options,
+                           size_t* dimension) const {
+    const detail::Batch batch(texts);
+    const size_t width = options.dimension > 0 ? options.dimension : embedding_dim();
+    // An early exit may skip the Dense modules: rows are at most hidden_size wide.
+    std::vector<float> out(texts.size() * std::max(width, hidden_size()));
+    detail::check(semroute_embed_batch_with(get(), batch.bytes.data(), batch.offsets.data(), texts.size(), &options,
+                                            out.data(), out.size(), dimension));
+    out.resize(texts.size() * *dimension);
     return out;
   }
 

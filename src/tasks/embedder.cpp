@@ -112,9 +112,10 @@ std::vector<Encoding> Embedder::encode(const std::vector<std::string_view>& text
   return encodings;
 }
 
-std::vector<float> Embedder::embed_rows(const std::vector<std::string_view>& texts) const {
+std::vector<float> Embedder::embed_rows(const std::vector<std::string_view>& texts,
+                                        const EmbeddingOptions& options) const {
   if (texts.empty()) return {};
-  const at::Tensor rows = embed(texts).contiguous();
+  const at::Tensor rows = embed(texts, options).contiguous();
   const float* data = rows.data_ptr<float>();
   return std::vector<float>(data, data + rows.numel());
 }

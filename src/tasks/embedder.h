@@ -54,7 +54,8 @@ class Embedder {
   at::Tensor embed(const std::vector<std::string_view>& texts) const { return embed(texts, defaults_); }
   at::Tensor embed(const std::vector<std::string_view>& texts, const EmbeddingOptions& options) const;
   // The same, row-major [texts × dimension()] floats (no libtorch types).
-  std::vector<float> embed_rows(const std::vector<std::string_view>& texts) const;
+  std::vector<float> embed_rows(const std::vector<std::string_view>& texts) const { return embed_rows(texts, defaults_); }
+  std::vector<float> embed_rows(const std::vector<std::string_view>& texts, const EmbeddingOptions& options) const;
   // Pools already tokenized inputs.
   at::Tensor embed_inputs(const ModelInputs& inputs, const EmbeddingOptions& options) const;
   // Every intermediate of embed_inputs under the fixtures' names: the pooled
