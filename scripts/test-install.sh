@@ -48,4 +48,7 @@ PKG_CONFIG_PATH=$pc_dir scripts/test-go.sh
 cd "$root/examples/go"
 PKG_CONFIG_PATH=$pc_dir go build -o "$work/classify_go" ./classify
 expect '^(math|law|other) +0\.[0-9]+  What is 2\+2\?' "$work/classify_go" -intent "$work/intent" -pii "$work/pii" "What is 2+2?"
+echo "== vLLM Semantic Router drop-in (libcandle_semantic_router.so, installed)"
+cd "$root"
+CANDLE_LIB_DIR=$lib_dir PKG_CONFIG_PATH=$pc_dir BUILD_DIR=$build_dir scripts/test-candle-go.sh
 echo "install consumers: all passed"

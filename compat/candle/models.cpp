@@ -34,18 +34,23 @@ semroute_model_params params_for(semroute_task task, size_t max_length) {
   return params;
 }
 
+// `cap` tokens, or the model's limit when shorter (0: the model's limit).
+semroute_model_params capped_params(const std::string& dir, semroute_task task, size_t cap) {
+  const size_t limit = cap > 0 ? max_positions(dir) : 0;
+  return params_for(task, limit > 0 ? std::min(limit, cap) : cap);
+}
+
 semroute_model_params classifier_params(const std::string& dir, semroute_task task) {
-  const size_t limit = max_positions(dir);
-  return params_for(task, limit > 0 ? std::min(limit, kClassificationTokens) : kClassificationTokens);
+  return capped_params(dir, task, kClassificationTokens);
 }
 
 std::unique_ptr<Model> load_model(const char* path, semroute_task task, size_t max_length) {
-  return std::make_unique<Model>(Model::load(directory_arg(path, "model path"), params_for(task, max_length)));
+  const std::string dir = directory_arg(path, "model path");
+  return std::make_unique<Model>(Model::load(dir, capped_params(dir, task, max_length)));
 }
 
 std::unique_ptr<Model> load_classifier(const char* path, semroute_task task) {
-  const std::string dir = directory_arg(path, "model path");
-  return std::make_unique<Model>(Model::load(dir, classifier_params(dir, task)));
+  return load_model(path, task, kClassificationTokens);
 }
 
 std::string adapter_base(const std::string& adapter_dir) {

@@ -15,7 +15,8 @@ using Model = semroute::Model;
 constexpr size_t kClassificationTokens = 512;
 
 // A model directory loaded for `task` on the CPU (upstream's use_cpu=false
-// falls back to the CPU too); max_length 0 = the model's limit.
+// falls back to the CPU too), seeing at most max_length tokens (or the
+// model's limit when shorter; 0 = the model's limit).
 std::unique_ptr<Model> load_model(const char* path, semroute_task task, size_t max_length = 0);
 // The same with the 512-token classification cap.
 std::unique_ptr<Model> load_classifier(const char* path, semroute_task task);

@@ -1,0 +1,7 @@
+module semroute.test/candlecompat
+
+go 1.19
+
+require github.com/semroute/semroute/bindings/go v0.0.0
+
+replace github.com/semroute/semroute/bindings/go => ../../../bindings/go

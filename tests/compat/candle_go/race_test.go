@@ -1,0 +1,5 @@
+//go:build race
+
+package candlecompat
+
+const raceDetector = true

@@ -1,0 +1,5 @@
+package candlecompat
+
+import "fmt"
+
+func fmtSscan(s string, a ...interface{}) (int, error) { return fmt.Sscan(s, a...) }
