@@ -15,7 +15,9 @@ import (
 
 // Models made by scripts/test-candle-go.sh: tiny random checkpoints in the
 // layout of published Hugging Face directories.
-func model(t *testing.T, name string) string {
+func model(t *testing.T, name string) string { return benchModel(t, name) }
+
+func benchModel(t testing.TB, name string) string {
 	dir := os.Getenv("CANDLE_TEST_MODELS")
 	if dir == "" {
 		t.Skip("CANDLE_TEST_MODELS is not set (run scripts/test-candle-go.sh)")
