@@ -32,9 +32,8 @@ std::string lower(std::string s) {
   return s;
 }
 
-// The id of `name` among the model's labels (any case), else `fallback`.
-int label_id(const Model& model, const char* name, int fallback) {
-  const auto labels = model.labels();
+// The id of `name` among `labels` (any case), else `fallback`.
+int label_id(const std::vector<std::string>& labels, const char* name, int fallback) {
   for (size_t i = 0; i < labels.size(); ++i)
     if (lower(labels[i]) == name) return static_cast<int>(i);
   return fallback;
@@ -50,7 +49,7 @@ Detection detect(const char* context, const char* question, const char* answer, 
   const size_t answer_start = input.size() + kSeparatorBytes;
   input.append(kSeparator).append(a);
   if (!(threshold > 0.0f && threshold <= 1.0f)) threshold = 0.5f;
-  const int hallucinated = label_id(model, "hallucinated", 1);
+  const int hallucinated = label_id(model.labels(), "hallucinated", 1);
 
   Detection d;
   size_t answer_tokens = 0, flagged = 0;
@@ -89,8 +88,9 @@ struct Nli {
 // else in that index order.
 Nli infer(const Model& model, std::string_view premise, std::string_view hypothesis) {
   const semroute::Prediction p = model.classify_pairs({premise}, {hypothesis}).at(0);
-  const int ids[3] = {label_id(model, "entailment", 0), label_id(model, "neutral", 1),
-                      label_id(model, "contradiction", 2)};
+  const std::vector<std::string> labels = model.labels();
+  const int ids[3] = {label_id(labels, "entailment", 0), label_id(labels, "neutral", 1),
+                      label_id(labels, "contradiction", 2)};
   float probs[3];
   for (int i = 0; i < 3; ++i)
     probs[i] = ids[i] < static_cast<int>(p.probabilities.size()) ? p.probabilities[ids[i]] : 0.0f;
