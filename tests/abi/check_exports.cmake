@@ -1,20 +1,11 @@
 # Fails unless libsemroute's dynamic symbols are exactly the functions the C
 # header declares: no C++ internals or libtorch leak into its ABI, and no
 # declared function is missing.
-execute_process(COMMAND nm -D --defined-only ${LIBRARY} OUTPUT_VARIABLE symbols RESULT_VARIABLE rc)
-if(NOT rc EQUAL 0)
-  message(FATAL_ERROR "nm failed on ${LIBRARY}")
-endif()
-string(REPLACE "\n" ";" lines "${symbols}")
-set(exported "")
-foreach(line IN LISTS lines)
-  if(line MATCHES "^[0-9a-f]+ ([TDBRVWi]) (.+)$")
-    set(name "${CMAKE_MATCH_2}")
-    if(name MATCHES "^semroute_")
-      list(APPEND exported ${name})
-    elseif(NOT name MATCHES "^(_init|_fini|_edata|_end|__bss_start)$")
-      message(FATAL_ERROR "libsemroute exports a non-API symbol: ${name}")
-    endif()
+include(${CMAKE_CURRENT_LIST_DIR}/../dynamic_symbols.cmake)
+dynamic_symbols(${LIBRARY} exported)
+foreach(name IN LISTS exported)
+  if(NOT name MATCHES "^semroute_")
+    message(FATAL_ERROR "libsemroute exports a non-API symbol: ${name}")
   endif()
 endforeach()
 

@@ -20,12 +20,18 @@ func BenchmarkDropInClassifyWithProbs(b *testing.B) {
 	}
 }
 
-func BenchmarkSemrouteClassify(b *testing.B) {
-	m, err := sr.Load(benchModel(b, "intent"), nil)
+// semrouteModel loads a reference model for a benchmark.
+func semrouteModel(b *testing.B, name string) *sr.Model {
+	m, err := sr.Load(benchModel(b, name), nil)
 	if err != nil {
 		b.Fatal(err)
 	}
-	defer m.Close()
+	b.Cleanup(func() { m.Close() })
+	return m
+}
+
+func BenchmarkSemrouteClassify(b *testing.B) {
+	m := semrouteModel(b, "intent")
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
 		if _, err := m.Classify(benchText); err != nil {
@@ -44,11 +50,7 @@ func BenchmarkDropInPIITokens(b *testing.B) {
 }
 
 func BenchmarkSemrouteTokens(b *testing.B) {
-	m, err := sr.Load(benchModel(b, "pii"), nil)
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer m.Close()
+	m := semrouteModel(b, "pii")
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
 		if _, err := m.ClassifyTokens("Contact john.smith@example.com or Jane Doe."); err != nil {

@@ -357,34 +357,20 @@ func TestBatchedEmbeddings(t *testing.T) {
 	if !InitBatched(model(t, "qwen3"), 8, 5) {
 		t.Fatal("init_embedding_models_batched failed")
 	}
-	var wg sync.WaitGroup
-	errs := make(chan string, 16)
-	for g := 0; g < 16; g++ {
-		wg.Add(1)
-		go func(g int) {
-			defer wg.Done()
-			for i := 0; i < 20; i++ {
-				text := texts[(g+i)%len(texts)]
-				want, _ := ref.Embed(text)
-				got, rc := EmbedBatched(text, 0)
-				if rc != 0 || len(got.Values) != len(want) {
-					errs <- "batched embedding failed"
-					return
-				}
-				for k := range want {
-					if !near(got.Values[k], want[k]) {
-						errs <- "batched embedding differs from the unbatched one"
-						return
-					}
-				}
+	inGoroutines(t, 16, 20, func(g, i int) string {
+		text := texts[(g+i)%len(texts)]
+		want, _ := ref.Embed(text)
+		got, rc := EmbedBatched(text, 0)
+		if rc != 0 || len(got.Values) != len(want) {
+			return "batched embedding failed"
+		}
+		for k := range want {
+			if !near(got.Values[k], want[k]) {
+				return "batched embedding differs from the unbatched one"
 			}
-		}(g)
-	}
-	wg.Wait()
-	close(errs)
-	for e := range errs {
-		t.Fatal(e)
-	}
+		}
+		return ""
+	})
 	if _, rc := EmbedBatched("bad \xff byte", 0); rc != -1 {
 		t.Fatal("invalid UTF-8 was embedded")
 	}
@@ -605,17 +591,29 @@ func TestUnsupportedFailCleanly(t *testing.T) {
 func TestConcurrentCallersOnOneSlot(t *testing.T) {
 	ref := reference(t, "intent", nil)
 	InitPath("init_mmbert_32k_intent_classifier", model(t, "intent"))
+	inGoroutines(t, 16, 50, func(g, i int) string {
+		text := texts[(g+i)%len(texts)]
+		want, _ := ref.Classify(text)
+		if got := Classify("classify_mmbert_32k_intent", ptr(text)); got.Class != want.ClassID || !near(got.Confidence, want.Confidence) {
+			return "a concurrent call on " + text + " differed"
+		}
+		return ""
+	})
+}
+
+// inGoroutines runs call(g, i) for i < calls in each of n goroutines g; a
+// goroutine stops at its first failure (a non-empty message).
+func inGoroutines(t *testing.T, n, calls int, call func(g, i int) string) {
+	t.Helper()
 	var wg sync.WaitGroup
-	failures := make(chan string, 16)
-	for g := 0; g < 16; g++ {
+	failures := make(chan string, n)
+	for g := 0; g < n; g++ {
 		wg.Add(1)
 		go func(g int) {
 			defer wg.Done()
-			for i := 0; i < 50; i++ {
-				text := texts[(g+i)%len(texts)]
-				want, _ := ref.Classify(text)
-				if got := Classify("classify_mmbert_32k_intent", ptr(text)); got.Class != want.ClassID || !near(got.Confidence, want.Confidence) {
-					failures <- text
+			for i := 0; i < calls; i++ {
+				if msg := call(g, i); msg != "" {
+					failures <- msg
 					return
 				}
 			}
@@ -624,7 +622,7 @@ func TestConcurrentCallersOnOneSlot(t *testing.T) {
 	wg.Wait()
 	close(failures)
 	for f := range failures {
-		t.Fatalf("a concurrent call on %q differed", f)
+		t.Fatal(f)
 	}
 }
 
