@@ -59,6 +59,9 @@ int run_similarity(const Args& args);
 int run_intents(const Args& args);
 int run_merge_adapter(const Args& args);
 int run_unified(const Args& args);
+// Their own options (see train.cpp): the arguments after the command.
+int run_train(const std::vector<std::string>& argv);
+int run_trim_vocab(const std::vector<std::string>& argv);
 
 // "a,b,c" -> {"a", "b", "c"} (empty items dropped).
 std::vector<std::string> split_list(const std::string& csv);

@@ -48,6 +48,13 @@ commands:
   make-model PRESET OUT_DIR [--labels a,b] [--token-labels O,B-X,I-X] [--tokenizer FILE] [--seed N]
       Write a ModernBERT checkpoint with random weights (presets:
       modernbert-base, mmbert-base, mmbert-small, tiny) for tests and benchmarks.
+  train --task sequence|token|mlm --data FILE.jsonl --out DIR (--base DIR | --preset P --tokenizer FILE) …
+      Fine-tune a model (or train one from scratch, or a PEFT LoRA adapter
+      with --lora R) on JSONL rows of text + label, or text + spans (byte
+      offsets); held-out split, early stopping, scores against a naive-Bayes
+      baseline. `semroute train --help` lists every option.
+  trim-vocab --tokenizer FILE --data A.jsonl[,B.jsonl] --size N --out FILE
+      Cut a BPE tokenizer.json down to the N tokens the texts use most.
   version
       Print the library version.
 
@@ -73,6 +80,9 @@ int main(int argc, char** argv) {
   }
   const std::string command = argv[1];
   try {
+    const std::vector<std::string> rest(argv + 2, argv + argc);
+    if (command == "train") return cli::run_train(rest);
+    if (command == "trim-vocab") return cli::run_trim_vocab(rest);
     const cli::Args args = cli::parse_args(argc, argv, 2);
     if (command == "info") return cli::run_info(args);
     if (command == "forward") return cli::run_forward(args);

@@ -17,12 +17,14 @@ int run_tokenize(const Args& args) {
   options.max_length = args.max_length;
   const Encoding e = args.pair.empty() ? tokenizer->encode(text, options)
                                        : tokenizer->encode_pair(text, args.pair, options);
+  // A byte-level token may hold part of a character: shown as U+FFFD.
+  const auto quoted = [](const nlohmann::json& j) { return j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace); };
   if (args.json) {
     nlohmann::json offsets = nlohmann::json::array();
     for (const auto& o : e.offsets) offsets.push_back({o.begin, o.end});
     const nlohmann::json out = {{"ids", e.ids},         {"tokens", e.tokens},       {"offsets", offsets},
                                 {"type_ids", e.type_ids}, {"special_tokens_mask", e.special_tokens_mask}};
-    std::printf("%s\n", out.dump().c_str());
+    std::printf("%s\n", quoted(out).c_str());
     return 0;
   }
   for (size_t i = 0; i < e.size(); ++i) {
@@ -30,8 +32,8 @@ int run_tokenize(const Args& args) {
     const int8_t seq = e.sequence_ids[i];
     const std::string& source = seq == 1 ? args.pair : text;
     const std::string surface = seq < 0 || o.end > source.size() ? "" : source.substr(o.begin, o.end - o.begin);
-    std::printf("%8d  %-24s [%u, %u)  %s\n", e.ids[i], nlohmann::json(e.tokens[i]).dump().c_str(), o.begin, o.end,
-                nlohmann::json(surface).dump().c_str());
+    std::printf("%8d  %-24s [%u, %u)  %s\n", e.ids[i], quoted(e.tokens[i]).c_str(), o.begin, o.end,
+                quoted(surface).c_str());
   }
   return 0;
 }

@@ -29,11 +29,25 @@ Preset preset(const std::string& name) {
   if (name == "modernbert-base") return {50368, 768, 22, 12, 1152, 128, 8192, 160000.0};
   if (name == "mmbert-base") return {256000, 768, 22, 12, 1152, 128, 8192, 160000.0};
   if (name == "mmbert-small") return {256000, 384, 22, 6, 1152, 128, 8192, 160000.0};
+  if (name == "small") return {50368, 256, 4, 4, 512, 128, 8192, 160000.0};
   if (name == "tiny") return {50368, 32, 4, 2, 48, 8, 40000, 160000.0};
-  throw InvalidInput("unknown preset '" + name + "' (modernbert-base, mmbert-base, mmbert-small, tiny)");
+  throw InvalidInput("unknown preset '" + name + "' (modernbert-base, mmbert-base, mmbert-small, small, tiny)");
 }
 
 }  // namespace
+
+nlohmann::json modernbert_preset_config(const std::string& name) {
+  const Preset p = preset(name);
+  return {
+      {"model_type", "modernbert"}, {"vocab_size", p.vocab}, {"hidden_size", p.hidden},
+      {"num_hidden_layers", p.layers}, {"num_attention_heads", p.heads}, {"intermediate_size", p.intermediate},
+      {"local_attention", p.window}, {"global_attn_every_n_layers", 3}, {"max_position_embeddings", p.positions},
+      {"global_rope_theta", p.global_theta}, {"local_rope_theta", 10000.0}, {"norm_eps", 1e-5},
+      {"hidden_activation", "gelu"}, {"classifier_pooling", "mean"}, {"classifier_activation", "gelu"},
+      {"pad_token_id", 50283}, {"bos_token_id", 50281}, {"eos_token_id", 50282}, {"cls_token_id", 50281},
+      {"sep_token_id", 50282}, {"torch_dtype", "float32"},
+  };
+}
 
 void write_random_modernbert(const RandomModelSpec& spec, const fs::path& out) {
   const Preset p = preset(spec.preset);
@@ -46,16 +60,10 @@ void write_random_modernbert(const RandomModelSpec& spec, const fs::path& out) {
     id2label[std::to_string(i)] = labels[i];
     label2id[labels[i]] = i;
   }
-  const nlohmann::json config = {
-      {"architectures", {token_task ? "ModernBertForTokenClassification" : "ModernBertForSequenceClassification"}},
-      {"model_type", "modernbert"}, {"vocab_size", p.vocab}, {"hidden_size", p.hidden},
-      {"num_hidden_layers", p.layers}, {"num_attention_heads", p.heads}, {"intermediate_size", p.intermediate},
-      {"local_attention", p.window}, {"global_attn_every_n_layers", 3}, {"max_position_embeddings", p.positions},
-      {"global_rope_theta", p.global_theta}, {"local_rope_theta", 10000.0}, {"norm_eps", 1e-5},
-      {"hidden_activation", "gelu"}, {"classifier_pooling", "mean"}, {"classifier_activation", "gelu"},
-      {"pad_token_id", 50283}, {"bos_token_id", 50281}, {"eos_token_id", 50282}, {"cls_token_id", 50281},
-      {"sep_token_id", 50282}, {"id2label", id2label}, {"label2id", label2id}, {"torch_dtype", "float32"},
-  };
+  nlohmann::json config = modernbert_preset_config(spec.preset);
+  config["architectures"] = {token_task ? "ModernBertForTokenClassification" : "ModernBertForSequenceClassification"};
+  config["id2label"] = id2label;
+  config["label2id"] = label2id;
   std::ofstream(out / "config.json") << config.dump(2) << "\n";
 
   // Weights scaled so activations stay of order 1 through every layer.

@@ -9,6 +9,8 @@
 #include <string>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 namespace semroute {
 
 struct RandomModelSpec {
@@ -18,6 +20,11 @@ struct RandomModelSpec {
   std::filesystem::path tokenizer;  // copied beside the weights when set
   uint64_t seed = 1;
 };
+
+// The config.json of a preset (no labels, no architecture); the vocabulary
+// size and special-token ids are the ModernBERT tokenizer's. "small" is the
+// size of the project's default models.
+nlohmann::json modernbert_preset_config(const std::string& preset);
 
 // Throws InvalidInput for an unknown preset.
 void write_random_modernbert(const RandomModelSpec& spec, const std::filesystem::path& dir);

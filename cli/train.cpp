@@ -1,0 +1,322 @@
+// `semroute train`: fine-tune (or train from scratch) a ModernBERT sequence
+// classifier, token classifier or masked LM on JSONL, fully or as a LoRA
+// adapter; and `semroute trim-vocab`, the tokenizer for a model from scratch.
+#include <unistd.h>
+
+#include <ATen/Parallel.h>
+
+#include <cmath>
+#include <cstdio>
+#include <fstream>
+#include <map>
+#include <functional>
+
+#include "cli.h"
+#include "core/config_reader.h"
+#include "models/random_model.h"
+#include "semroute/error.h"
+#include "training/export.h"
+#include "training/trainer.h"
+#include "training/vocab_trim.h"
+
+namespace semroute::cli {
+namespace {
+
+namespace fs = std::filesystem;
+using namespace semroute::training;
+
+const char* kTrainUsage =
+    "usage: semroute train --task sequence|token|mlm --data FILE.jsonl --out DIR\n"
+    "         (--base MODEL_DIR | --preset small|tiny|modernbert-base --tokenizer tokenizer.json)\n"
+    "         [--lora R [--lora-alpha A] [--lora-targets Wqkv,Wo,Wi]] [--epochs N] [--batch-size N]\n"
+    "         [--lr X] [--max-length N] [--dropout P] [--patience N] [--valid F] [--test F] [--seed N]\n"
+    "         [--max-steps N] [--pooling mean|cls] [--save-dtype float32|float16|bfloat16]\n"
+    "         [--random-windows N] [--map-labels OLD=NEW,...] [--json]\n"
+    "--data takes several files (comma-separated); a text is held out (--valid, --test fractions)\n"
+    "by a hash of its text and --seed, so runs with the same seed agree on the split.";
+
+struct TrainArgs {
+  std::map<std::string, std::string> values;
+  bool json = false;
+  std::string get(const std::string& key, const std::string& fallback = "") const {
+    const auto it = values.find(key);
+    return it == values.end() ? fallback : it->second;
+  }
+  double number(const std::string& key, double fallback) const {
+    const auto it = values.find(key);
+    if (it == values.end()) return fallback;
+    char* end = nullptr;
+    const double v = std::strtod(it->second.c_str(), &end);
+    if (end == it->second.c_str() || *end != '\0' || !std::isfinite(v))
+      throw InvalidInput("--" + key + " needs a number, got '" + it->second + "'");
+    return v;
+  }
+  int64_t integer(const std::string& key, int64_t fallback) const {
+    const double v = number(key, static_cast<double>(fallback));
+    if (v != std::floor(v) || v < 0) throw InvalidInput("--" + key + " needs a whole number >= 0");
+    return static_cast<int64_t>(v);
+  }
+};
+
+TrainArgs parse_train_args(const std::vector<std::string>& argv, const std::vector<std::string>& known) {
+  TrainArgs args;
+  for (size_t i = 0; i < argv.size(); ++i) {
+    const std::string& arg = argv[i];
+    if (arg == "--json") {
+      args.json = true;
+      continue;
+    }
+    const std::string key = arg.rfind("--", 0) == 0 ? arg.substr(2) : "";
+    if (std::find(known.begin(), known.end(), key) == known.end())
+      throw InvalidInput("unexpected argument '" + arg + "'\n" + kTrainUsage);
+    if (i + 1 >= argv.size()) throw InvalidInput(arg + " needs a value");
+    args.values[key] = argv[++i];
+  }
+  return args;
+}
+
+Objective parse_task(const std::string& task) {
+  if (task == "sequence") return Objective::kSequence;
+  if (task == "token") return Objective::kToken;
+  if (task == "mlm") return Objective::kMaskedLm;
+  throw InvalidInput("--task must be sequence, token or mlm\n" + std::string(kTrainUsage));
+}
+
+c10::ScalarType parse_storage(const std::string& name) {
+  if (name == "float32") return at::kFloat;
+  if (name == "float16") return at::kHalf;
+  if (name == "bfloat16") return at::kBFloat16;
+  throw InvalidInput("--save-dtype must be float32, float16 or bfloat16");
+}
+
+int32_t token_id(const Tokenizer& tokenizer, std::initializer_list<const char*> names) {
+  for (const char* name : names)
+    if (const auto id = tokenizer.token_to_id(name)) return *id;
+  return -1;
+}
+
+// The config the model starts from: the base's, or a preset's sized to the tokenizer.
+nlohmann::json start_config(const TrainArgs& args, const Tokenizer& tokenizer) {
+  const std::string base = args.get("base");
+  nlohmann::json config;
+  if (!base.empty()) {
+    config = ConfigReader::from_file(fs::path(base) / "config.json").json();
+  } else {
+    config = modernbert_preset_config(args.get("preset", "small"));
+    const int32_t cls = token_id(tokenizer, {"[CLS]", "<s>"}), sep = token_id(tokenizer, {"[SEP]", "</s>"});
+    if (cls < 0 || sep < 0) throw InvalidInput("the tokenizer has no [CLS]/<s> or [SEP]/</s> token");
+    config["vocab_size"] = tokenizer.vocab_size();
+    config["pad_token_id"] = tokenizer.pad_id();
+    config["cls_token_id"] = config["bos_token_id"] = cls;
+    config["sep_token_id"] = config["eos_token_id"] = sep;
+  }
+  if (args.values.count("pooling")) config["classifier_pooling"] = args.get("pooling");
+  const double dropout = args.number("dropout", 0.1);
+  for (const char* key : {"embedding_dropout", "attention_dropout", "mlp_dropout", "classifier_dropout"})
+    config[key] = dropout;
+  return config;
+}
+
+void set_labels(nlohmann::json& config, const std::vector<std::string>& labels) {
+  nlohmann::json id2label = nlohmann::json::object(), label2id = nlohmann::json::object();
+  for (size_t i = 0; i < labels.size(); ++i) id2label[std::to_string(i)] = labels[i], label2id[labels[i]] = i;
+  config["id2label"] = id2label;
+  config["label2id"] = label2id;
+}
+
+std::string duration(double seconds) {
+  const auto s = static_cast<long>(seconds);
+  char text[32];
+  if (s >= 3600) std::snprintf(text, sizeof text, "%ldh%02ldm", s / 3600, s / 60 % 60);
+  else std::snprintf(text, sizeof text, "%ldm%02lds", s / 60, s % 60);
+  return text;
+}
+
+// A progress bar on a terminal; elsewhere one plain line per 5 % of steps.
+std::function<void(const Progress&)> progress_printer() {
+  const bool terminal = isatty(STDERR_FILENO) != 0;
+  auto last_reported = std::make_shared<int64_t>(-1);
+  return [terminal, last_reported](const Progress& p) {
+    const double done = static_cast<double>(p.step) / static_cast<double>(std::max<int64_t>(1, p.steps));
+    const double eta = p.step ? p.seconds / static_cast<double>(p.step) * static_cast<double>(p.steps - p.step) : 0;
+    const auto percent = static_cast<int64_t>(done * 100);
+    if (terminal) {
+      const int width = 30, filled = static_cast<int>(done * width);
+      std::fprintf(stderr, "\repoch %lld/%lld [%s%s] %3lld%% loss %.4f acc %.3f ETA %s ",
+                   static_cast<long long>(p.epoch), static_cast<long long>(p.epochs), std::string(filled, '#').c_str(),
+                   std::string(width - filled, '.').c_str(), static_cast<long long>(percent), p.loss, p.accuracy,
+                   duration(eta).c_str());
+      if (p.step == p.steps) std::fputc('\n', stderr);
+    } else if (percent / 5 != *last_reported / 5 || p.step == p.steps) {
+      *last_reported = percent;
+      std::fprintf(stderr, "step %lld/%lld epoch %lld loss %.4f acc %.3f elapsed %s eta %s\n",
+                   static_cast<long long>(p.step), static_cast<long long>(p.steps), static_cast<long long>(p.epoch),
+                   p.loss, p.accuracy, duration(p.seconds).c_str(), duration(eta).c_str());
+    }
+    std::fflush(stderr);
+  };
+}
+
+void print_scores(const char* title, const Metrics& model, const Metrics* baseline, Objective kind) {
+  const bool token = kind == Objective::kToken;
+  std::printf("%s (%lld %s)\n", title, static_cast<long long>(model.count), token ? "tokens" : "examples");
+  if (kind == Objective::kMaskedLm) {
+    std::printf("  masked-token accuracy %.4f  loss %.4f\n", model.accuracy, model.loss);
+    return;
+  }
+  const char* headline = token ? "entity F1" : "accuracy";
+  const double value = token ? model.micro_f1 : model.accuracy;
+  std::printf("  %-12s model %.4f", headline, value);
+  if (baseline) std::printf("   naive Bayes %.4f", token ? baseline->micro_f1 : baseline->accuracy);
+  std::printf("\n  %-12s model %.4f", "macro F1", model.macro_f1);
+  if (baseline) std::printf("   naive Bayes %.4f", baseline->macro_f1);
+  std::printf("\n  %-24s %9s %9s %9s %8s\n", token ? "entity type" : "class", "precision", "recall", "F1", "support");
+  for (const ClassScore& c : model.classes)
+    std::printf("  %-24s %9.4f %9.4f %9.4f %8lld\n", c.name.c_str(), c.precision, c.recall, c.f1,
+                static_cast<long long>(c.support));
+}
+
+}  // namespace
+
+int run_train(const std::vector<std::string>& argv) {
+  if (std::find(argv.begin(), argv.end(), "--help") != argv.end()) {
+    std::printf("%s\n", kTrainUsage);
+    return 0;
+  }
+  const TrainArgs args = parse_train_args(
+      argv, {"task", "data", "out", "base", "preset", "tokenizer", "lora", "lora-alpha", "lora-targets", "epochs",
+             "batch-size", "lr", "max-length", "dropout", "patience", "valid", "test", "seed", "max-steps", "pooling",
+             "save-dtype", "random-windows", "map-labels"});
+  const std::string data = args.get("data"), out = args.get("out"), base = args.get("base");
+  if (args.get("task").empty() || data.empty() || out.empty()) throw InvalidInput(kTrainUsage);
+  if (!base.empty() && args.values.count("preset")) throw InvalidInput("--base and --preset exclude each other");
+  const Objective kind = parse_task(args.get("task"));
+  const uint64_t seed = static_cast<uint64_t>(args.integer("seed", 1));
+  const fs::path tokenizer_path = args.get("tokenizer", base.empty() ? "" : (fs::path(base) / "tokenizer.json").string());
+  if (tokenizer_path.empty()) throw InvalidInput("training from a preset needs --tokenizer");
+  const auto tokenizer = load_tokenizer(tokenizer_path);
+
+  std::vector<Example> examples;
+  for (const std::string& file : split_list(data)) {
+    auto rows = read_jsonl(file, kind);
+    examples.insert(examples.end(), std::make_move_iterator(rows.begin()), std::make_move_iterator(rows.end()));
+  }
+  // --map-labels OLD=NEW,… merges label names across files (spans too).
+  std::map<std::string, std::string> renames;
+  for (const std::string& pair : split_list(args.get("map-labels"))) {
+    const size_t eq = pair.find('=');
+    if (eq == std::string::npos || eq == 0 || eq + 1 == pair.size()) throw InvalidInput("--map-labels takes OLD=NEW,…");
+    renames[pair.substr(0, eq)] = pair.substr(eq + 1);
+  }
+  const auto rename = [&](std::string& label) {
+    const auto it = renames.find(label);
+    if (it != renames.end()) label = it->second;
+  };
+  for (Example& e : examples) {
+    rename(e.label);
+    for (LabeledSpan& span : e.spans) rename(span.label);
+  }
+  const std::vector<std::string> labels = label_set(examples, kind);
+  if (kind != Objective::kMaskedLm && labels.size() < 2) throw InvalidInput("training needs at least two labels");
+  const Split parts = split(std::move(examples), seed, args.number("valid", 0.1), args.number("test", 0.1));
+
+  nlohmann::json config = start_config(args, *tokenizer);
+  if (kind != Objective::kMaskedLm) set_labels(config, labels);
+  TrainableModernBert model(config, kind, seed);
+  std::vector<std::string> fresh;
+  if (!base.empty()) fresh = model.load(base);
+  LoraSpec lora;
+  lora.r = args.integer("lora", 0);
+  lora.alpha = args.number("lora-alpha", 2.0 * static_cast<double>(lora.r));
+  if (args.values.count("lora-targets")) lora.targets = split_list(args.get("lora-targets"));
+  if (lora.r > 0 && base.empty()) throw InvalidInput("a LoRA adapter needs --base");
+  model.add_lora(lora, seed + 1);
+
+  const size_t max_length = static_cast<size_t>(args.integer("max-length", 256));
+  auto train_set = encode(*tokenizer, parts.train, kind, labels, max_length);
+  if (const int64_t windows = args.integer("random-windows", 0); windows > 0) {
+    if (kind != Objective::kSequence) throw InvalidInput("--random-windows applies to sequence tasks");
+    const auto extra = random_windows(train_set, windows, 8, seed + 2);
+    train_set.insert(train_set.end(), extra.begin(), extra.end());
+  }
+  const auto valid_set = encode(*tokenizer, parts.valid, kind, labels, max_length);
+  const auto test_set = encode(*tokenizer, parts.test, kind, labels, max_length);
+  if (!args.json)
+    std::printf("training %s on %zu examples (%zu validation, %zu test), %zu labels, %d threads%s\n",
+                args.get("task").c_str(), train_set.size(), valid_set.size(), test_set.size(), labels.size(),
+                at::get_num_threads(), lora.r > 0 ? ", LoRA" : "");
+
+  TrainOptions options;
+  options.epochs = args.integer("epochs", 5);
+  options.batch_size = args.integer("batch-size", 16);
+  options.learning_rate = args.number("lr", base.empty() ? 5e-4 : (lora.r > 0 ? 5e-4 : 5e-5));
+  options.dropout = args.number("dropout", 0.1);
+  options.patience = args.integer("patience", 2);
+  options.max_steps = args.integer("max-steps", 0);
+  options.seed = seed;
+  const int32_t pad_id = tokenizer->pad_id();
+  const int32_t mask_id = token_id(*tokenizer, {"[MASK]", "<mask>"});
+  if (kind == Objective::kMaskedLm && mask_id < 0) throw InvalidInput("masked-LM training needs a [MASK] token");
+  const TrainReport report = train(model, train_set, valid_set, labels, options, pad_id, mask_id,
+                                   progress_printer());
+
+  const Metrics test = evaluate(model, test_set, labels, options.batch_size, pad_id, mask_id);
+  std::optional<Metrics> bayes;
+  if (kind != Objective::kMaskedLm && !test_set.empty()) bayes = baseline(kind, train_set, test_set, labels);
+  if (lora.r > 0) {
+    save_adapter(model, out, fs::absolute(base).string(), tokenizer_path);
+  } else {
+    save_model(model, out, tokenizer_path, parse_storage(args.get("save-dtype", "float32")));
+  }
+
+  if (args.json) {
+    nlohmann::json summary = {{"task", args.get("task")}, {"labels", labels}, {"out", out},
+                              {"adapter", lora.r > 0}, {"fresh_weights", fresh},
+                              {"examples", {{"train", train_set.size()}, {"valid", valid_set.size()},
+                                            {"test", test_set.size()}}},
+                              {"training", report.to_json()}, {"test", test.to_json()}};
+    summary["baseline"] = bayes ? bayes->to_json() : nlohmann::json();
+    std::printf("%s\n", summary.dump(2).c_str());
+    return 0;
+  }
+  for (const EpochReport& e : report.epochs)
+    std::printf("epoch %lld: train loss %.4f, validation loss %.4f, %s %.4f (%s)\n",
+                static_cast<long long>(e.epoch), e.train_loss, e.valid.loss,
+                kind == Objective::kToken ? "entity F1" : "macro F1",
+                kind == Objective::kToken ? e.valid.micro_f1 : e.valid.macro_f1, duration(e.seconds).c_str());
+  std::printf("best epoch %lld%s; %lld steps in %s\n", static_cast<long long>(report.best_epoch),
+              report.stopped_early ? " (stopped early)" : "", static_cast<long long>(report.steps),
+              duration(report.seconds).c_str());
+  if (!test_set.empty()) print_scores("held-out test", test, bayes ? &*bayes : nullptr, kind);
+  std::printf("wrote %s%s\n", out.c_str(), lora.r > 0 ? " (PEFT LoRA adapter)" : "");
+  return 0;
+}
+
+int run_trim_vocab(const std::vector<std::string>& argv) {
+  const TrainArgs args = parse_train_args(argv, {"tokenizer", "data", "size", "out", "seed", "valid", "test"});
+  if (args.get("tokenizer").empty() || args.get("data").empty() || args.get("out").empty())
+    throw InvalidInput("usage: semroute trim-vocab --tokenizer tokenizer.json --data A.jsonl[,B.jsonl…] --size N --out FILE "
+                       "[--seed N --valid F --test F (the texts train would hold out are not counted)]");
+  std::vector<std::string> corpus;
+  for (const std::string& file : split_list(args.get("data")))
+    for (Example& e : read_jsonl(file, Objective::kMaskedLm))  // held-out texts do not shape the vocabulary
+      if (part_of(e.text, static_cast<uint64_t>(args.integer("seed", 1)), args.number("valid", 0.1),
+                  args.number("test", 0.1)) == Part::kTrain)
+        corpus.push_back(std::move(e.text));
+  TrimReport report;
+  const nlohmann::json trimmed =
+      trim_vocabulary(args.get("tokenizer"), corpus, static_cast<size_t>(args.integer("size", 8192)), &report);
+  std::ofstream(args.get("out")) << trimmed.dump() << "\n";
+  double after = 0;
+  const auto tokenizer = load_tokenizer(args.get("out"));
+  EncodeOptions options;
+  options.add_special_tokens = false;
+  for (const std::string& text : corpus) after += static_cast<double>(tokenizer->encode(text, options).size());
+  after /= static_cast<double>(corpus.size());
+  std::printf("kept %zu of %zu tokens and %zu merges; %.1f tokens per text before, %.1f after; wrote %s\n",
+              report.kept, report.original_size, report.merges_kept, report.tokens_per_text, after,
+              args.get("out").c_str());
+  return 0;
+}
+
+}  // namespace semroute::cli

@@ -1,0 +1,50 @@
+#!/usr/bin/env bash
+# Trains semroute's default models from the licensed data in shared/data
+# (see models/README.md): a vocabulary trimmed to the training texts, a
+# ModernBERT "small" encoder pretrained on them (masked LM), and from it a
+# domain classifier, a jailbreak classifier, a PII token classifier, and the
+# multi-task set (the encoder + three LoRA adapters). Deterministic: seed 1,
+# and a text's split (80 % train, 10 % validation, 10 % test) follows from
+# the text alone. About 1.5 h on 2 cores.
+#   scripts/train-default-models.sh [DATA_DIR] [OUT_DIR]
+set -euo pipefail
+cd "$(dirname "$0")/.."
+data=${1:-../shared/data}
+out=${2:-models}
+work=${SEMROUTE_TRAIN_WORK:-build/default-models}
+extra=(${SEMROUTE_TRAIN_EXTRA:-})  # e.g. "--max-steps 3" for a smoke run
+cli=./build/cli/semroute
+domain=$data/domain/mmlu_pro.jsonl
+jailbreak=$data/jailbreak/prompts.jsonl
+pii=$data/pii/presidio_synth_v2.jsonl,$data/pii/presidio_generated_large.jsonl
+mkdir -p "$work" "$out/multitask"
+log() { echo "== $(date +%T) $*"; }
+
+log "vocabulary"
+$cli trim-vocab --tokenizer tests/data/tokenizers/modernbert/tokenizer.json \
+  --data "$domain,$jailbreak,$pii" --size 8192 --out "$work/tokenizer.json"
+
+log "masked-LM pretraining"
+$cli train --task mlm --preset small --tokenizer "$work/tokenizer.json" --data "$domain,$jailbreak,$pii" \
+  --out "$out/multitask/base" --epochs 2 --lr 1e-3 --batch-size 32 --max-length 128 --save-dtype float16 \
+  "${extra[@]}" --json > "$work/base.json"
+base=$out/multitask/base
+
+# Each task fine-tuned fully, then as a LoRA adapter on the shared encoder.
+train_task() {  # NAME TASK DATA [OPTIONS…]
+  local name=$1 task=$2 files=$3
+  shift 3
+  log "$name"
+  $cli train --task "$task" --base "$base" --data "$files" --out "$out/$name" --save-dtype float16 \
+    --lr 3e-4 "$@" "${extra[@]}" --json > "$work/$name.json"
+  log "$name adapter"
+  $cli train --task "$task" --base "$base" --data "$files" --out "$out/multitask/$name" --lora 16 \
+    --lr 1e-3 "$@" "${extra[@]}" --json > "$work/$name-adapter.json"
+}
+train_task domain sequence "$domain" --epochs 6 --batch-size 32 --max-length 128
+# Jailbreaks are long and benign prompts short: random windows of the
+# training prompts keep the length from deciding (see models/README.md).
+train_task jailbreak sequence "$jailbreak" --epochs 6 --batch-size 32 --max-length 128 --random-windows 2
+train_task pii token "$pii" --epochs 8 --batch-size 16 --max-length 256 \
+  --map-labels ADDRESS=STREET_ADDRESS,LOCATION=GPE
+log "done: $out"

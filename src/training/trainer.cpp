@@ -1,0 +1,271 @@
+#include "training/trainer.h"
+
+#include <ATen/ATen.h>
+#include <ATen/CPUGeneratorImpl.h>
+#include <torch/optim/adamw.h>
+
+#include <algorithm>
+#include <chrono>
+#include <numeric>
+#include <random>
+
+#include "core/runtime.h"
+#include "semroute/error.h"
+#include "training/naive_bayes.h"
+
+namespace semroute::training {
+namespace {
+
+struct Batch {
+  at::Tensor ids, mask, targets;  // targets: [B] (sequence) or [B, T]
+};
+
+Batch make_batch(const std::vector<Encoded>& examples, const std::vector<size_t>& rows, Objective kind,
+                 int32_t pad_id) {
+  size_t length = 0;
+  for (const size_t r : rows) length = std::max(length, examples[r].ids.size());
+  const auto b = static_cast<int64_t>(rows.size()), t = static_cast<int64_t>(length);
+  Batch batch{at::full({b, t}, pad_id, at::kLong), at::zeros({b, t}, at::kLong),
+              kind == Objective::kSequence ? at::empty({b}, at::kLong) : at::full({b, t}, kIgnore, at::kLong)};
+  auto ids = batch.ids.accessor<int64_t, 2>();
+  auto mask = batch.mask.accessor<int64_t, 2>();
+  for (int64_t i = 0; i < b; ++i) {
+    const Encoded& e = examples[rows[static_cast<size_t>(i)]];
+    for (size_t j = 0; j < e.ids.size(); ++j) {
+      ids[i][static_cast<int64_t>(j)] = e.ids[j];
+      mask[i][static_cast<int64_t>(j)] = 1;
+      if (kind != Objective::kSequence) batch.targets[i][static_cast<int64_t>(j)] = e.targets[j];
+    }
+    if (kind == Objective::kSequence) batch.targets[i] = e.label;
+  }
+  return batch;
+}
+
+// Batches of similar length (little padding) in a shuffled order: shuffle,
+// sort pools of 50 batches by length, cut, shuffle the batches.
+std::vector<std::vector<size_t>> shuffled_batches(const std::vector<Encoded>& examples, int64_t batch_size,
+                                                  std::mt19937_64& rng) {
+  std::vector<size_t> order(examples.size());
+  std::iota(order.begin(), order.end(), 0);
+  std::shuffle(order.begin(), order.end(), rng);
+  const auto size = static_cast<size_t>(batch_size);
+  const size_t pool = size * 50;
+  std::vector<std::vector<size_t>> batches;
+  for (size_t begin = 0; begin < order.size(); begin += pool) {
+    const auto first = order.begin() + static_cast<std::ptrdiff_t>(begin);
+    const auto last = order.begin() + static_cast<std::ptrdiff_t>(std::min(order.size(), begin + pool));
+    std::stable_sort(first, last, [&](size_t a, size_t b) { return examples[a].ids.size() < examples[b].ids.size(); });
+    for (auto it = first; it < last; it += static_cast<std::ptrdiff_t>(std::min<size_t>(size, last - it)))
+      batches.emplace_back(it, it + static_cast<std::ptrdiff_t>(std::min<size_t>(size, last - it)));
+  }
+  std::shuffle(batches.begin(), batches.end(), rng);
+  return batches;
+}
+
+// BERT's masking: `p` of the maskable tokens become targets; of those 80 %
+// read [MASK], 10 % a random token, 10 % stay.
+void mask_tokens(Batch& batch, double p, int32_t mask_id, int64_t vocab, at::Generator& gen) {
+  const at::Tensor maskable = batch.targets != kIgnore;
+  const at::Tensor chosen = at::empty(batch.ids.sizes()).uniform_(0, 1, gen).lt(p).logical_and(maskable);
+  batch.targets = batch.targets.masked_fill(chosen.logical_not(), kIgnore);
+  const at::Tensor roll = at::empty(batch.ids.sizes()).uniform_(0, 1, gen);
+  const at::Tensor random_ids = at::empty(batch.ids.sizes(), at::kLong).random_(0, vocab, gen);
+  batch.ids = at::where(chosen.logical_and(roll < 0.8), at::full({}, mask_id, at::kLong), batch.ids);
+  batch.ids = at::where(chosen.logical_and(roll >= 0.8).logical_and(roll < 0.9), random_ids, batch.ids);
+}
+
+// Scales the gradients so their global L2 norm is at most `max_norm`.
+void clip_gradients(const std::vector<at::Tensor>& parameters, double max_norm) {
+  double squares = 0;
+  for (const at::Tensor& p : parameters)
+    if (p.grad().defined()) squares += p.grad().pow(2).sum().item<double>();
+  const double norm = std::sqrt(squares);
+  if (norm > max_norm)
+    for (const at::Tensor& p : parameters)
+      if (p.grad().defined()) p.grad().mul_(max_norm / (norm + 1e-6));
+}
+
+at::Tensor loss_of(const at::Tensor& logits, const at::Tensor& targets, Objective kind) {
+  if (kind == Objective::kMaskedLm) return at::cross_entropy_loss(logits, targets.index({targets != kIgnore}));
+  return at::cross_entropy_loss(logits.reshape({-1, logits.size(-1)}), targets.reshape({-1}), {}, at::Reduction::Mean,
+                                kIgnore);
+}
+
+// Correct and scored predictions in a batch.
+std::pair<int64_t, int64_t> hits(const at::Tensor& logits, const at::Tensor& targets, Objective kind) {
+  const at::Tensor predicted = logits.argmax(-1);
+  const at::Tensor gold = kind == Objective::kMaskedLm ? targets.index({targets != kIgnore}) : targets;
+  const at::Tensor scored = gold != kIgnore;
+  return {(predicted.eq(gold).logical_and(scored)).sum().item<int64_t>(), scored.sum().item<int64_t>()};
+}
+
+std::vector<std::vector<size_t>> ordered_batches(const std::vector<Encoded>& examples, int64_t batch_size) {
+  std::vector<size_t> order(examples.size());
+  std::iota(order.begin(), order.end(), 0);
+  std::stable_sort(order.begin(), order.end(),
+                   [&](size_t a, size_t b) { return examples[a].ids.size() < examples[b].ids.size(); });
+  std::vector<std::vector<size_t>> batches;
+  for (size_t i = 0; i < order.size(); i += static_cast<size_t>(batch_size))
+    batches.emplace_back(order.begin() + static_cast<std::ptrdiff_t>(i),
+                         order.begin() + static_cast<std::ptrdiff_t>(std::min(order.size(), i + batch_size)));
+  return batches;
+}
+
+// The score early stopping maximizes.
+double selection_score(const Metrics& m, Objective kind) {
+  if (kind == Objective::kSequence) return m.macro_f1;
+  if (kind == Objective::kToken) return m.micro_f1;
+  return -m.loss;
+}
+
+}  // namespace
+
+nlohmann::json TrainReport::to_json() const {
+  nlohmann::json epochs_json = nlohmann::json::array();
+  for (const EpochReport& e : epochs)
+    epochs_json.push_back({{"epoch", e.epoch}, {"train_loss", e.train_loss}, {"valid", e.valid.to_json()},
+                           {"seconds", e.seconds}});
+  return {{"epochs", epochs_json}, {"best_epoch", best_epoch}, {"steps", steps}, {"stopped_early", stopped_early},
+          {"seconds", seconds}};
+}
+
+Metrics evaluate(const TrainableModernBert& model, const std::vector<Encoded>& examples,
+                 const std::vector<std::string>& labels, int64_t batch_size, int32_t pad_id, int32_t mask_id) {
+  at::NoGradGuard no_grad;
+  const Objective kind = model.kind();
+  auto gen = at::make_generator<at::CPUGeneratorImpl>(12345);  // the same masks every epoch
+  std::vector<int64_t> gold, predicted;
+  std::vector<std::vector<int64_t>> gold_tags, predicted_tags;
+  double loss_sum = 0;
+  int64_t correct = 0, scored = 0;
+  for (const auto& rows : ordered_batches(examples, batch_size)) {
+    Batch batch = make_batch(examples, rows, kind, pad_id);
+    if (kind == Objective::kMaskedLm) mask_tokens(batch, 0.3, mask_id, model.parsed().base.vocab_size, gen);
+    const at::Tensor logits = model.logits(batch.ids, batch.mask, false, batch.targets);
+    if (logits.size(0) == 0) continue;
+    loss_sum += loss_of(logits, batch.targets, kind).item<double>() * static_cast<double>(rows.size());
+    const auto [c, s] = hits(logits, batch.targets, kind);
+    correct += c, scored += s;
+    const at::Tensor best = logits.argmax(-1).contiguous();
+    for (size_t i = 0; i < rows.size(); ++i) {
+      const Encoded& e = examples[rows[i]];
+      if (kind == Objective::kSequence) {
+        gold.push_back(e.label);
+        predicted.push_back(best[static_cast<int64_t>(i)].item<int64_t>());
+      } else if (kind == Objective::kToken) {
+        gold_tags.push_back(e.targets);
+        const at::Tensor row = best[static_cast<int64_t>(i)].slice(0, 0, static_cast<int64_t>(e.ids.size()));
+        predicted_tags.emplace_back(row.data_ptr<int64_t>(), row.data_ptr<int64_t>() + row.numel());
+      }
+    }
+  }
+  Metrics m;
+  if (kind == Objective::kSequence) m = class_metrics(gold, predicted, labels);
+  if (kind == Objective::kToken) m = entity_metrics(gold_tags, predicted_tags, labels);
+  if (kind == Objective::kMaskedLm) {
+    m.count = scored;
+    m.accuracy = scored ? static_cast<double>(correct) / static_cast<double>(scored) : 0;
+  }
+  m.loss = examples.empty() ? 0 : loss_sum / static_cast<double>(examples.size());
+  return m;
+}
+
+Metrics baseline(Objective kind, const std::vector<Encoded>& train_set, const std::vector<Encoded>& test,
+                 const std::vector<std::string>& labels) {
+  NaiveBayes bayes(kind, labels.size());
+  bayes.fit(train_set);
+  std::vector<int64_t> gold, predicted;
+  std::vector<std::vector<int64_t>> gold_tags, predicted_tags;
+  for (const Encoded& e : test) {
+    if (kind == Objective::kSequence) {
+      gold.push_back(e.label);
+      predicted.push_back(bayes.predict(e).front());
+    } else {
+      gold_tags.push_back(e.targets);
+      predicted_tags.push_back(bayes.predict(e));
+    }
+  }
+  return kind == Objective::kSequence ? class_metrics(gold, predicted, labels)
+                                     : entity_metrics(gold_tags, predicted_tags, labels);
+}
+
+TrainReport train(TrainableModernBert& model, const std::vector<Encoded>& train_set, const std::vector<Encoded>& valid,
+                  const std::vector<std::string>& labels, const TrainOptions& options, int32_t pad_id,
+                  int32_t mask_id, const std::function<void(const Progress&)>& progress) {
+  if (options.epochs <= 0 || options.batch_size <= 0 || options.learning_rate <= 0)
+    throw InvalidInput("epochs, batch size and learning rate must be positive");
+  ensure_runtime_initialized();  // every usable CPU, as inference gets them
+  const Objective kind = model.kind();
+  const auto started = std::chrono::steady_clock::now();
+  const auto elapsed = [&] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count(); };
+  std::mt19937_64 rng(options.seed);
+  auto gen = at::make_generator<at::CPUGeneratorImpl>(options.seed);
+  at::manual_seed(options.seed);  // dropout draws from the default generator
+  model.set_dropout(options.dropout);
+
+  const auto [no_decay, decay] = model.trainable();
+  std::vector<at::Tensor> parameters = no_decay;
+  parameters.insert(parameters.end(), decay.begin(), decay.end());
+  std::vector<torch::optim::OptimizerParamGroup> groups;
+  auto base = torch::optim::AdamWOptions(options.learning_rate).weight_decay(options.weight_decay);
+  groups.emplace_back(decay, std::make_unique<torch::optim::AdamWOptions>(base));
+  groups.emplace_back(no_decay, std::make_unique<torch::optim::AdamWOptions>(base.weight_decay(0)));
+  torch::optim::AdamW optimizer(std::move(groups), torch::optim::AdamWOptions(options.learning_rate));
+
+  const int64_t per_epoch = (static_cast<int64_t>(train_set.size()) + options.batch_size - 1) / options.batch_size;
+  int64_t total = per_epoch * options.epochs;
+  if (options.max_steps > 0) total = std::min(total, options.max_steps);
+  const double warmup = std::max(1.0, options.warmup_fraction * static_cast<double>(total));
+
+  TrainReport report;
+  std::vector<at::Tensor> best;
+  double best_score = -INFINITY;
+  int64_t step = 0, stale = 0;
+  for (int64_t epoch = 1; epoch <= options.epochs && step < total; ++epoch) {
+    double loss_sum = 0;
+    int64_t batches = 0, correct = 0, scored = 0;
+    for (const auto& rows : shuffled_batches(train_set, options.batch_size, rng)) {
+      if (step >= total) break;
+      Batch batch = make_batch(train_set, rows, kind, pad_id);
+      if (kind == Objective::kMaskedLm)
+        mask_tokens(batch, options.mask_probability, mask_id, model.parsed().base.vocab_size, gen);
+      const at::Tensor logits = model.logits(batch.ids, batch.mask, true, batch.targets);
+      if (logits.size(0) == 0) continue;
+      const at::Tensor loss = loss_of(logits, batch.targets, kind);
+      const double s = static_cast<double>(step + 1);
+      const double lr = options.learning_rate *
+                        std::min(s / warmup, std::max(0.0, (static_cast<double>(total) - s) /
+                                                               std::max(1.0, static_cast<double>(total) - warmup)));
+      for (auto& group : optimizer.param_groups()) static_cast<torch::optim::AdamWOptions&>(group.options()).lr(lr);
+      optimizer.zero_grad();
+      loss.backward();
+      clip_gradients(parameters, options.max_grad_norm);
+      optimizer.step();
+      ++step, ++batches;
+      loss_sum += loss.item<double>();
+      const auto [c, n] = hits(logits.detach(), batch.targets, kind);
+      correct += c, scored += n;
+      if (progress)
+        progress({epoch, options.epochs, step, total, loss_sum / static_cast<double>(batches),
+                  scored ? static_cast<double>(correct) / static_cast<double>(scored) : 0, elapsed()});
+    }
+    EpochReport epoch_report{epoch, batches ? loss_sum / static_cast<double>(batches) : 0, {}, 0};
+    if (!valid.empty()) epoch_report.valid = evaluate(model, valid, labels, options.batch_size, pad_id, mask_id);
+    epoch_report.seconds = elapsed();
+    report.epochs.push_back(epoch_report);
+    const double score = valid.empty() ? static_cast<double>(epoch) : selection_score(epoch_report.valid, kind);
+    if (score > best_score) {
+      best_score = score, report.best_epoch = epoch, stale = 0;
+      best = model.snapshot();
+    } else if (++stale >= options.patience) {
+      report.stopped_early = true;
+      break;
+    }
+  }
+  if (!best.empty()) model.restore(best);
+  report.steps = step;
+  report.seconds = elapsed();
+  return report;
+}
+
+}  // namespace semroute::training

@@ -1,0 +1,201 @@
+#include "training/training_data.h"
+
+#include <algorithm>
+#include <fstream>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <random>
+#include <set>
+
+#include "semroute/error.h"
+
+namespace semroute::training {
+namespace {
+
+using nlohmann::json;
+
+[[noreturn]] void bad_line(const std::filesystem::path& path, size_t line, const std::string& why) {
+  throw InvalidInput(path.string() + ":" + std::to_string(line) + ": " + why);
+}
+
+std::vector<LabeledSpan> read_spans(const json& row, size_t text_size, const std::filesystem::path& path,
+                                    size_t line) {
+  const auto it = row.find("spans");
+  if (it == row.end() || !it->is_array()) bad_line(path, line, "\"spans\" must be an array");
+  std::vector<LabeledSpan> spans;
+  for (const json& s : *it) {
+    if (!s.is_object() || !s.contains("start") || !s.contains("end") || !s.contains("label") ||
+        !s["start"].is_number_unsigned() || !s["end"].is_number_unsigned() || !s["label"].is_string())
+      bad_line(path, line, "a span needs unsigned \"start\", \"end\" and a string \"label\"");
+    LabeledSpan span{s["start"].get<size_t>(), s["end"].get<size_t>(), s["label"].get<std::string>()};
+    if (span.begin >= span.end || span.end > text_size)
+      bad_line(path, line, "span [" + std::to_string(span.begin) + ", " + std::to_string(span.end) +
+                               ") is empty or outside the text's " + std::to_string(text_size) + " bytes");
+    if (span.label.empty() || span.label == "O") bad_line(path, line, "a span's label must name an entity type");
+    spans.push_back(std::move(span));
+  }
+  std::sort(spans.begin(), spans.end(), [](const auto& a, const auto& b) { return a.begin < b.begin; });
+  for (size_t i = 1; i < spans.size(); ++i)
+    if (spans[i].begin < spans[i - 1].end) bad_line(path, line, "spans overlap");
+  return spans;
+}
+
+Example read_row(const std::string& text_line, Objective kind, const std::filesystem::path& path, size_t line) {
+  const json row = json::parse(text_line, nullptr, /*allow_exceptions=*/false);
+  if (!row.is_object()) bad_line(path, line, "not a JSON object");
+  const auto text = row.find("text");
+  if (text == row.end() || !text->is_string()) bad_line(path, line, "\"text\" must be a string");
+  Example example;
+  example.text = text->get<std::string>();
+  if (example.text.empty()) bad_line(path, line, "empty \"text\"");
+  if (kind == Objective::kSequence) {
+    const auto label = row.find("label");
+    if (label == row.end() || !label->is_string() || label->get<std::string>().empty())
+      bad_line(path, line, "\"label\" must be a non-empty string");
+    example.label = label->get<std::string>();
+  } else if (kind == Objective::kToken) {
+    example.spans = read_spans(row, example.text.size(), path, line);
+  }
+  return example;
+}
+
+// FNV-1a over the text, then splitmix64 with the seed: stable across
+// platforms and runs.
+uint64_t text_hash(const std::string& text, uint64_t seed) {
+  uint64_t h = 1469598103934665603ull;
+  for (const unsigned char c : text) h = (h ^ c) * 1099511628211ull;
+  uint64_t z = h + seed * 0x9e3779b97f4a7c15ull;
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+  return z ^ (z >> 31);
+}
+
+// The BIO target of every token: spans overlapping a token's byte range.
+std::vector<int64_t> bio_targets(const Encoding& encoding, const std::vector<LabeledSpan>& spans,
+                                 const std::map<std::string, int64_t>& ids) {
+  std::vector<int64_t> targets(encoding.size(), kIgnore);
+  size_t next = 0;  // spans are sorted and disjoint; tokens run left to right
+  const LabeledSpan* open = nullptr;
+  for (size_t t = 0; t < encoding.size(); ++t) {
+    if (encoding.special_tokens_mask[t]) continue;
+    const Span& range = encoding.offsets[t];
+    while (next < spans.size() && spans[next].end <= range.begin) ++next;
+    const bool inside = next < spans.size() && spans[next].begin < range.end && range.begin < range.end;
+    if (!inside) {
+      targets[t] = ids.at("O");
+      open = nullptr;
+      continue;
+    }
+    const bool first = open != &spans[next];
+    targets[t] = ids.at((first ? "B-" : "I-") + spans[next].label);
+    open = &spans[next];
+  }
+  return targets;
+}
+
+}  // namespace
+
+std::vector<Example> read_jsonl(const std::filesystem::path& path, Objective kind) {
+  std::ifstream in(path);
+  if (!in) throw InvalidInput(path.string() + ": cannot open", ErrorCode::kNotFound);
+  std::vector<Example> examples;
+  size_t line_number = 0;
+  for (std::string line; std::getline(in, line);) {
+    ++line_number;
+    if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
+    examples.push_back(read_row(line, kind, path, line_number));
+  }
+  if (examples.empty()) throw InvalidInput(path.string() + ": no examples");
+  return examples;
+}
+
+Part part_of(const std::string& text, uint64_t seed, double valid_fraction, double test_fraction) {
+  const double u = static_cast<double>(text_hash(text, seed) >> 11) * 0x1.0p-53;
+  if (u < test_fraction) return Part::kTest;
+  if (u < test_fraction + valid_fraction) return Part::kValid;
+  return Part::kTrain;
+}
+
+Split split(std::vector<Example> examples, uint64_t seed, double valid_fraction, double test_fraction) {
+  if (valid_fraction < 0 || test_fraction < 0 || valid_fraction + test_fraction >= 1)
+    throw InvalidInput("held-out fractions must be >= 0 and sum to less than 1");
+  Split out;
+  for (Example& e : examples) {
+    switch (part_of(e.text, seed, valid_fraction, test_fraction)) {
+      case Part::kTest: out.test.push_back(std::move(e)); break;
+      case Part::kValid: out.valid.push_back(std::move(e)); break;
+      case Part::kTrain: out.train.push_back(std::move(e)); break;
+    }
+  }
+  if (out.train.empty()) throw InvalidInput("the held-out split left no training examples");
+  return out;
+}
+
+std::vector<std::string> label_set(const std::vector<Example>& examples, Objective kind) {
+  std::set<std::string> names;
+  for (const Example& e : examples) {
+    if (kind == Objective::kSequence) names.insert(e.label);
+    for (const LabeledSpan& s : e.spans) names.insert(s.label);
+  }
+  if (kind != Objective::kToken) return {names.begin(), names.end()};
+  std::vector<std::string> labels = {"O"};
+  for (const std::string& type : names) {
+    labels.push_back("B-" + type);
+    labels.push_back("I-" + type);
+  }
+  return labels;
+}
+
+std::vector<Encoded> encode(const Tokenizer& tokenizer, const std::vector<Example>& examples, Objective kind,
+                            const std::vector<std::string>& labels, size_t max_length) {
+  std::map<std::string, int64_t> ids;
+  for (size_t i = 0; i < labels.size(); ++i) ids[labels[i]] = static_cast<int64_t>(i);
+  EncodeOptions options;
+  options.max_length = max_length;
+  std::vector<Encoded> out;
+  out.reserve(examples.size());
+  for (const Example& e : examples) {
+    const Encoding encoding = tokenizer.encode(e.text, options);
+    Encoded encoded;
+    encoded.ids.assign(encoding.ids.begin(), encoding.ids.end());
+    encoded.text_bytes = e.text.size();
+    if (kind == Objective::kSequence) {
+      const auto it = ids.find(e.label);
+      if (it == ids.end()) throw InvalidInput("label '" + e.label + "' is not one of the model's labels");
+      encoded.label = it->second;
+    } else if (kind == Objective::kToken) {
+      for (const LabeledSpan& s : e.spans)
+        if (!ids.count("B-" + s.label)) throw InvalidInput("entity type '" + s.label + "' is not one of the model's");
+      encoded.targets = bio_targets(encoding, e.spans, ids);
+    } else {  // masked LM: any token but a special one may be masked
+      for (size_t t = 0; t < encoding.size(); ++t)
+        encoded.targets.push_back(encoding.special_tokens_mask[t] ? kIgnore : encoding.ids[t]);
+    }
+    out.push_back(std::move(encoded));
+  }
+  return out;
+}
+
+std::vector<Encoded> random_windows(const std::vector<Encoded>& examples, int64_t per_example, size_t min_tokens,
+                                    uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  std::vector<Encoded> windows;
+  for (const Encoded& e : examples) {
+    if (e.ids.size() < 2 * min_tokens + 2) continue;
+    const size_t inner = e.ids.size() - 2;  // text tokens between [CLS] and [SEP]
+    for (int64_t i = 0; i < per_example; ++i) {
+      const size_t length = std::uniform_int_distribution<size_t>(min_tokens, inner)(rng);
+      const size_t start = 1 + std::uniform_int_distribution<size_t>(0, inner - length)(rng);
+      Encoded w;
+      w.ids = {e.ids.front()};
+      w.ids.insert(w.ids.end(), e.ids.begin() + static_cast<std::ptrdiff_t>(start),
+                   e.ids.begin() + static_cast<std::ptrdiff_t>(start + length));
+      w.ids.push_back(e.ids.back());
+      w.label = e.label;
+      windows.push_back(std::move(w));
+    }
+  }
+  return windows;
+}
+
+}  // namespace semroute::training

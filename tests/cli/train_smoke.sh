@@ -1,0 +1,47 @@
+#!/usr/bin/env bash
+# `semroute train` end to end on a few rows written here: a sequence
+# classifier from a preset, a LoRA adapter on it, a token classifier; each
+# output answers through `semroute classify` / `tokens`.
+set -euo pipefail
+cli=$1 tokenizer=$2
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+for i in 1 2 3 4 5 6; do
+  echo "{\"text\": \"solve the equation number $i\", \"label\": \"math\"}"
+  echo "{\"text\": \"is contract $i legally binding\", \"label\": \"law\"}"
+done > "$work/seq.jsonl"
+for name in Ann Bob Cleo Dan Eve Finn; do
+  text="write to $name at $name@example.com today"
+  start=9; end=$((start + ${#name}))
+  estart=$((end + 4)); eend=$((estart + ${#name} + 12))
+  echo "{\"text\": \"$text\", \"spans\": [{\"start\": $start, \"end\": $end, \"label\": \"PERSON\"}, {\"start\": $estart, \"end\": $eend, \"label\": \"EMAIL\"}]}"
+done > "$work/tok.jsonl"
+common=(--max-steps 12 --batch-size 4 --valid 0.2 --test 0.2 --lr 3e-3)
+
+"$cli" train --task sequence --preset tiny --tokenizer "$tokenizer" --data "$work/seq.jsonl" --out "$work/seq" \
+  "${common[@]}" --json > "$work/seq.json"
+grep -q '"labels": \[' "$work/seq.json"
+grep -q '"baseline"' "$work/seq.json"
+"$cli" classify "$work/seq" "solve the equation number 9" --json | grep -q '"label": "\(math\|law\)"'
+
+"$cli" train --task sequence --base "$work/seq" --lora 4 --data "$work/seq.jsonl" --out "$work/adapter" \
+  "${common[@]}" > "$work/adapter.txt"
+grep -q "PEFT LoRA adapter" "$work/adapter.txt"
+test -f "$work/adapter/adapter_config.json" -a -f "$work/adapter/adapter_model.safetensors"
+merged=$("$cli" classify "$work/seq" "is contract 9 legally binding" --adapter "$work/adapter" --json)
+unmerged=$("$cli" classify "$work/seq" "is contract 9 legally binding" --adapter "$work/adapter" --unmerged --json)
+test "$merged" = "$unmerged" || { echo "merged and unmerged answers differ"; exit 1; }
+
+"$cli" train --task token --preset tiny --tokenizer "$tokenizer" --data "$work/tok.jsonl" --out "$work/tok" \
+  "${common[@]}" > "$work/tok.txt"
+grep -q "entity F1" "$work/tok.txt"
+grep -q '"B-EMAIL"' "$work/tok/config.json"
+"$cli" tokens "$work/tok" "write to Gil at gil@example.com" --json > /dev/null
+
+# Bad input is an error with a reason, not a crash.
+echo '{"text": 5}' > "$work/bad.jsonl"
+if "$cli" train --task sequence --preset tiny --tokenizer "$tokenizer" --data "$work/bad.jsonl" --out "$work/x" 2> "$work/err"; then
+  echo "a malformed row was accepted"; exit 1
+fi
+grep -q 'bad.jsonl:1: "text" must be a string' "$work/err"
+echo "train smoke: ok"

@@ -1,0 +1,303 @@
+// `semroute train`'s pieces: the autograd ModernBERT against Hugging Face's
+// outputs, training that lowers the loss, checkpoints and adapters that our
+// loaders read back to the same answers, BIO targets, metrics, the baseline
+// and vocabulary trimming.
+#include <ATen/ATen.h>
+#include <gtest/gtest.h>
+
+#include <fstream>
+
+#include "core/config_reader.h"
+#include "models/random_model.h"
+#include "reference.h"
+#include "tasks/sequence_classifier.h"
+#include "tasks/token_classifier.h"
+#include "test_util.h"
+#include "tokenizers/tokenizer.h"
+#include "training/export.h"
+#include "training/metrics.h"
+#include "training/naive_bayes.h"
+#include "training/trainer.h"
+#include "training/vocab_trim.h"
+
+namespace semroute::training {
+namespace {
+
+namespace fs = std::filesystem;
+using test::data_dir;
+
+const fs::path kTokenizer = data_dir() / "tokenizers/modernbert/tokenizer.json";
+
+TrainableModernBert fixture_model(const std::string& name, Objective kind) {
+  const fs::path dir = data_dir() / name;
+  TrainableModernBert model(ConfigReader::from_file(dir / "config.json").json(), kind, 1);
+  EXPECT_TRUE(model.load(dir).empty());
+  return model;
+}
+
+// The training forward is Hugging Face's: logits of every reference case
+// (single and right-padded batches) within 1e-4.
+TEST(TrainableModernBert, MatchesHuggingFaceLogits) {
+  const std::pair<const char*, Objective> fixtures[] = {{"modernbert_seqcls_mean", Objective::kSequence},
+                                                        {"modernbert_seqcls_cls", Objective::kSequence},
+                                                        {"modernbert_tokcls", Objective::kToken}};
+  for (const auto& [name, kind] : fixtures) {
+    SCOPED_TRACE(name);
+    const TrainableModernBert model = fixture_model(name, kind);
+    for (const auto& c : test::load_reference(data_dir() / name / "reference.json")) {
+      at::NoGradGuard no_grad;
+      const at::Tensor logits = model.logits(c.inputs.input_ids, c.inputs.attention_mask, false);
+      test::expect_matches(c, "logits", logits);
+    }
+  }
+}
+
+// Two classes a bag of words separates; the texts are ours.
+std::vector<Example> toy_sequences() {
+  const char* math[] = {"solve the integral of x", "what is the derivative of a cubic", "factor this polynomial",
+                        "compute the limit of the series", "find the roots of the quadratic equation"};
+  const char* law[] = {"is this contract binding", "can my landlord keep the deposit", "how do I file a lawsuit",
+                       "what does the statute of limitations mean", "who inherits without a will"};
+  std::vector<Example> out;
+  for (int round = 0; round < 4; ++round)
+    for (int i = 0; i < 5; ++i) {
+      out.push_back({std::string(math[i]) + (round ? " please" : ""), "math", {}});
+      out.push_back({std::string(law[i]) + (round ? " please" : ""), "law", {}});
+    }
+  return out;
+}
+
+nlohmann::json tiny_config(const std::vector<std::string>& labels) {
+  nlohmann::json config = modernbert_preset_config("tiny");
+  for (size_t i = 0; i < labels.size(); ++i) config["id2label"][std::to_string(i)] = labels[i];
+  return config;
+}
+
+TrainOptions quick(int64_t steps) {
+  TrainOptions o;
+  o.epochs = 100;
+  o.max_steps = steps;
+  o.batch_size = 8;
+  o.learning_rate = 3e-3;
+  o.dropout = 0;
+  o.patience = 1000;
+  return o;
+}
+
+TEST(Trainer, LowersTheLossAndSavesWhatTheClassifierReadsBack) {
+  const auto tokenizer = load_tokenizer(kTokenizer);
+  const auto examples = toy_sequences();
+  const auto labels = label_set(examples, Objective::kSequence);
+  ASSERT_EQ(labels, (std::vector<std::string>{"law", "math"}));
+  const auto encoded = encode(*tokenizer, examples, Objective::kSequence, labels, 64);
+  TrainableModernBert model(tiny_config(labels), Objective::kSequence, 7);
+  const double before = evaluate(model, encoded, labels, 8, tokenizer->pad_id()).loss;
+  const TrainReport report = train(model, encoded, {}, labels, quick(60), tokenizer->pad_id(), -1, {});
+  const Metrics after = evaluate(model, encoded, labels, 8, tokenizer->pad_id());
+  EXPECT_EQ(report.steps, 60);
+  EXPECT_LT(after.loss, before * 0.5) << "before " << before << " after " << after.loss;
+  EXPECT_EQ(after.accuracy, 1.0);
+
+  // The directory loads in the inference engine with the same probabilities.
+  test::TempDir dir;
+  save_model(model, dir.path(), kTokenizer, at::kFloat);
+  const auto classifier = SequenceClassifier::load(dir.path());
+  EXPECT_EQ(classifier->labels(), labels);
+  std::vector<std::string_view> texts;
+  for (const Example& e : examples) texts.push_back(e.text);
+  const auto answers = classifier->classify(texts);
+  double worst = 0;
+  for (size_t i = 0; i < examples.size(); ++i) {
+    const at::Tensor ids = at::tensor(encoded[i].ids).unsqueeze(0);
+    at::NoGradGuard no_grad;
+    const at::Tensor p = at::softmax(model.logits(ids, at::ones_like(ids), false), -1)[0];
+    for (size_t c = 0; c < labels.size(); ++c)
+      worst = std::max(worst, std::abs(p[static_cast<int64_t>(c)].item<double>() - answers[i].probabilities[c]));
+  }
+  EXPECT_LT(worst, 1e-5) << "max abs error of the probabilities, trainer vs inference engine";
+}
+
+TEST(Trainer, IsReproducibleForASeed) {
+  const auto tokenizer = load_tokenizer(kTokenizer);
+  const auto examples = toy_sequences();
+  const auto labels = label_set(examples, Objective::kSequence);
+  const auto encoded = encode(*tokenizer, examples, Objective::kSequence, labels, 64);
+  std::vector<at::Tensor> runs[2];
+  for (auto& run : runs) {
+    TrainableModernBert model(tiny_config(labels), Objective::kSequence, 3);
+    TrainOptions options = quick(10);
+    options.dropout = 0.1;
+    train(model, encoded, {}, labels, options, tokenizer->pad_id(), -1, {});
+    run = model.snapshot();
+  }
+  for (size_t i = 0; i < runs[0].size(); ++i) EXPECT_TRUE(at::equal(runs[0][i], runs[1][i])) << i;
+}
+
+// A LoRA adapter trained on a base is read by our loader merged and unmerged,
+// with the trainer's answers.
+TEST(Trainer, SavesAPeftAdapterOurLoaderReadsMergedAndUnmerged) {
+  test::TempDir dir;
+  const auto tokenizer = load_tokenizer(kTokenizer);
+  const auto examples = toy_sequences();
+  const auto labels = label_set(examples, Objective::kSequence);
+  const auto encoded = encode(*tokenizer, examples, Objective::kSequence, labels, 64);
+  {
+    TrainableModernBert base(tiny_config(labels), Objective::kSequence, 11);
+    save_model(base, dir / "base", kTokenizer, at::kFloat);
+  }
+  TrainableModernBert model(tiny_config(labels), Objective::kSequence, 5);
+  EXPECT_EQ(model.load(dir / "base").size(), 0u);
+  LoraSpec spec;
+  spec.r = 4;
+  spec.alpha = 8;
+  model.add_lora(spec, 2);
+  const double before = evaluate(model, encoded, labels, 8, tokenizer->pad_id()).loss;
+  train(model, encoded, {}, labels, quick(40), tokenizer->pad_id(), -1, {});
+  EXPECT_LT(evaluate(model, encoded, labels, 8, tokenizer->pad_id()).loss, before);
+  save_adapter(model, dir / "adapter", (dir / "base").string(), kTokenizer);
+  // The base weights did not move: only A, B and the head trained.
+  const Checkpoint saved = Checkpoint::open(dir / "base");
+  EXPECT_TRUE(at::equal(saved.tensor("model.layers.1.attn.Wqkv.weight"),
+                        model.weights().at("model.layers.1.attn.Wqkv.weight").detach()));
+
+  std::vector<std::string_view> texts = {examples[0].text, examples[1].text};
+  at::NoGradGuard no_grad;
+  for (const bool merged : {true, false}) {
+    SCOPED_TRACE(merged ? "merged" : "unmerged");
+    TaskOptions options;
+    options.adapter = dir / "adapter";
+    options.merge_adapter = merged;
+    const auto answers = SequenceClassifier::load(dir / "base", options)->classify(texts);
+    for (size_t i = 0; i < texts.size(); ++i) {
+      const at::Tensor ids = at::tensor(encoded[i].ids).unsqueeze(0);
+      const at::Tensor p = at::softmax(model.logits(ids, at::ones_like(ids), false), -1)[0];
+      for (size_t c = 0; c < labels.size(); ++c)
+        EXPECT_NEAR(p[static_cast<int64_t>(c)].item<double>(), answers[i].probabilities[c], 1e-5);
+    }
+  }
+}
+
+TEST(TrainingData, SpansBecomeBioTargetsOnTokens) {
+  const auto tokenizer = load_tokenizer(kTokenizer);
+  const std::string text = "Mail Ann Lee at ann@example.com";
+  const std::vector<Example> examples = {{text, "", {{5, 12, "PERSON"}, {16, 31, "EMAIL"}}}};
+  const auto labels = label_set(examples, Objective::kToken);
+  ASSERT_EQ(labels, (std::vector<std::string>{"O", "B-EMAIL", "I-EMAIL", "B-PERSON", "I-PERSON"}));
+  const auto encoded = encode(*tokenizer, examples, Objective::kToken, labels, 0);
+  const Encoding tokens = tokenizer->encode(text);
+  std::vector<std::string> tags;
+  for (size_t t = 0; t < tokens.size(); ++t)
+    tags.push_back(encoded[0].targets[t] == kIgnore ? "-" : labels[static_cast<size_t>(encoded[0].targets[t])]);
+  // [CLS] Mail ĠAnn ĠLee Ġat Ġann @ example . com [SEP]
+  EXPECT_EQ(tags.front(), "-");
+  EXPECT_EQ(tags.back(), "-");
+  EXPECT_EQ(tags[1], "O");
+  EXPECT_EQ(tags[2], "B-PERSON");
+  EXPECT_EQ(tags[3], "I-PERSON");
+  EXPECT_EQ(tags[4], "O");
+  EXPECT_EQ(tags[5], "B-EMAIL");
+  for (size_t t = 6; t + 1 < tags.size(); ++t) EXPECT_EQ(tags[t], "I-EMAIL") << tokens.tokens[t];
+}
+
+TEST(TrainingData, RejectsMalformedRowsWithTheirLine) {
+  test::TempDir dir;
+  const auto expect_error = [&](const std::string& body, Objective kind, const std::string& message) {
+    test::write_file(dir / "d.jsonl", body);
+    try {
+      read_jsonl(dir / "d.jsonl", kind);
+      ADD_FAILURE() << "accepted: " << body;
+    } catch (const InvalidInput& e) {
+      EXPECT_NE(std::string(e.what()).find(message), std::string::npos) << e.what();
+    }
+  };
+  expect_error("{\"text\": \"a\", \"label\": \"x\"}\n{oops\n", Objective::kSequence, "d.jsonl:2: not a JSON object");
+  expect_error("{\"text\": \"a\"}\n", Objective::kSequence, "\"label\" must be");
+  expect_error("{\"text\": \"abc\", \"spans\": [{\"start\": 2, \"end\": 9, \"label\": \"X\"}]}", Objective::kToken,
+               "outside the text");
+  expect_error("{\"text\": \"abcdef\", \"spans\": [{\"start\": 0, \"end\": 3, \"label\": \"X\"}, "
+               "{\"start\": 2, \"end\": 4, \"label\": \"Y\"}]}",
+               Objective::kToken, "spans overlap");
+  expect_error("\n\n", Objective::kSequence, "no examples");
+}
+
+TEST(TrainingData, TheSplitDependsOnTheTextAndSeedOnly) {
+  std::vector<Example> examples;
+  for (int i = 0; i < 2000; ++i) examples.push_back({"text " + std::to_string(i), "a", {}});
+  const Split a = split(examples, 1, 0.1, 0.1);
+  std::vector<Example> reversed(examples.rbegin(), examples.rend());
+  const Split b = split(reversed, 1, 0.1, 0.1);
+  EXPECT_EQ(a.test.size(), b.test.size());
+  EXPECT_NEAR(static_cast<double>(a.test.size()), 200, 60);
+  EXPECT_NEAR(static_cast<double>(a.valid.size()), 200, 60);
+  for (const Example& e : a.test) EXPECT_EQ(part_of(e.text, 1, 0.1, 0.1), Part::kTest);
+  EXPECT_NE(split(examples, 2, 0.1, 0.1).test.front().text, a.test.front().text);
+}
+
+TEST(Metrics, CountEntitiesByExactSpan) {
+  const std::vector<std::string> labels = {"O", "B-P", "I-P", "B-E", "I-E"};
+  // gold: [P P] O [E]; predicted: [P] [P] O [E] -> 1 of 3 predicted right, 1 of 2 gold found
+  const std::vector<std::vector<int64_t>> gold = {{kIgnore, 1, 2, 0, 3, kIgnore}};
+  const std::vector<std::vector<int64_t>> predicted = {{0, 1, 1, 0, 3, 0}};
+  const Metrics m = entity_metrics(gold, predicted, labels);
+  EXPECT_NEAR(m.micro_f1, 2 * (1.0 / 3) * 0.5 / (1.0 / 3 + 0.5), 1e-9);
+  EXPECT_NEAR(m.accuracy, 3.0 / 4, 1e-9);
+  ASSERT_EQ(m.classes.size(), 2u);
+  EXPECT_EQ(m.classes[0].name, "E");
+  EXPECT_EQ(m.classes[0].f1, 1.0);
+  EXPECT_EQ(m.classes[1].precision, 0.0);
+
+  const Metrics c = class_metrics({0, 0, 1, 1}, {0, 1, 1, 1}, {"a", "b"});
+  EXPECT_EQ(c.accuracy, 0.75);
+  EXPECT_NEAR(c.macro_f1, (2.0 / 3 + 0.8) / 2, 1e-9);
+}
+
+TEST(NaiveBayes, LearnsWordsAndNeighbours) {
+  NaiveBayes sequences(Objective::kSequence, 2);
+  std::vector<Encoded> train_set(4);
+  train_set[0].ids = {1, 5, 5}, train_set[0].label = 0;
+  train_set[1].ids = {1, 5, 6}, train_set[1].label = 0;
+  train_set[2].ids = {1, 7, 7}, train_set[2].label = 1;
+  train_set[3].ids = {1, 8, 7}, train_set[3].label = 1;
+  sequences.fit(train_set);
+  Encoded probe;
+  probe.ids = {1, 7};
+  EXPECT_EQ(sequences.predict(probe), std::vector<int64_t>{1});
+  probe.ids = {5};
+  EXPECT_EQ(sequences.predict(probe), std::vector<int64_t>{0});
+
+  NaiveBayes tokens(Objective::kToken, 2);
+  Encoded entity, plain;
+  entity.ids = {3, 9}, entity.targets = {0, 1};  // 9 after 3 is an entity, after 4 it is not
+  plain.ids = {4, 9}, plain.targets = {0, 0};
+  tokens.fit({entity, entity, entity, plain, plain, plain});
+  probe.ids = {3, 9};
+  EXPECT_EQ(tokens.predict(probe), (std::vector<int64_t>{0, 1}));
+  probe.ids = {4, 9};
+  EXPECT_EQ(tokens.predict(probe), (std::vector<int64_t>{0, 0}));
+}
+
+TEST(VocabTrim, KeepsEveryTextEncodableAndRenumbersSpecials) {
+  test::TempDir dir;
+  const std::vector<std::string> corpus = {"the router routes prompts", "routing prompts to the right model",
+                                           "the the the router"};
+  TrimReport report;
+  const nlohmann::json trimmed = trim_vocabulary(kTokenizer, corpus, 270, &report);
+  std::ofstream(dir / "tokenizer.json") << trimmed.dump();
+  EXPECT_GE(report.kept, 270u);  // the single characters, the most used tokens and their merge parts
+  EXPECT_LT(report.kept, 290u);
+  const auto original = load_tokenizer(kTokenizer);
+  const auto small = load_tokenizer(dir / "tokenizer.json");
+  EXPECT_LT(small->vocab_size(), 400u);
+  // Frequent words keep their tokens; any other text still encodes losslessly.
+  EXPECT_EQ(small->encode("the router").tokens, original->encode("the router").tokens);
+  for (const std::string text : {"Zoë emailed 42 €", "completely unseen vocabulary!"}) {
+    const Encoding e = small->encode(text);
+    for (const int32_t id : e.ids) EXPECT_LT(static_cast<size_t>(id), small->vocab_size());
+    EXPECT_EQ(small->decode(e.ids), text);
+    EXPECT_EQ(e.ids.front(), *small->token_to_id("[CLS]"));
+    EXPECT_EQ(e.ids.back(), *small->token_to_id("[SEP]"));
+  }
+}
+
+}  // namespace
+}  // namespace semroute::training
