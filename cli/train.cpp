@@ -109,6 +109,9 @@ nlohmann::json start_config(const TrainArgs& args, const Tokenizer& tokenizer) {
     config["pad_token_id"] = tokenizer.pad_id();
     config["cls_token_id"] = config["bos_token_id"] = cls;
     config["sep_token_id"] = config["eos_token_id"] = sep;
+    // A model from scratch has seen no position beyond its training length:
+    // every loader truncates there.
+    config["max_position_embeddings"] = args.integer("max-length", 256);
   }
   if (args.values.count("pooling")) config["classifier_pooling"] = args.get("pooling");
   const double dropout = args.number("dropout", 0.1);
@@ -260,22 +263,35 @@ int run_train(const std::vector<std::string>& argv) {
   const TrainReport report = train(model, train_set, valid_set, labels, options, pad_id, mask_id,
                                    progress_printer());
 
-  const Metrics test = evaluate(model, test_set, labels, options.batch_size, pad_id, mask_id);
+  std::vector<int64_t> model_classes, bayes_classes;
+  const Metrics test = evaluate(model, test_set, labels, options.batch_size, pad_id, mask_id, &model_classes);
   std::optional<Metrics> bayes;
-  if (kind != Objective::kMaskedLm && !test_set.empty()) bayes = baseline(kind, train_set, test_set, labels);
+  if (kind != Objective::kMaskedLm && !test_set.empty())
+    bayes = baseline(kind, train_set, test_set, labels, &bayes_classes);
   if (lora.r > 0) {
-    save_adapter(model, out, fs::absolute(base).string(), tokenizer_path);
+    // PEFT's hint where the base lives: relative, so the pair can move together.
+    save_adapter(model, out, fs::relative(fs::absolute(base), fs::absolute(out)).string(), tokenizer_path);
   } else {
     save_model(model, out, tokenizer_path, parse_storage(args.get("save-dtype", "float32")));
   }
 
-  if (args.json) {
-    nlohmann::json summary = {{"task", args.get("task")}, {"labels", labels}, {"out", out},
+  nlohmann::json summary = {{"task", args.get("task")}, {"labels", labels},
                               {"adapter", lora.r > 0}, {"fresh_weights", fresh},
                               {"examples", {{"train", train_set.size()}, {"valid", valid_set.size()},
                                             {"test", test_set.size()}}},
                               {"training", report.to_json()}, {"test", test.to_json()}};
-    summary["baseline"] = bayes ? bayes->to_json() : nlohmann::json();
+  summary["baseline"] = bayes ? bayes->to_json() : nlohmann::json();
+  if (kind == Objective::kSequence) {  // classes that differ in length show here (jailbreaks are long)
+    std::vector<int64_t> gold;
+    std::vector<size_t> bytes;
+    for (const Encoded& e : test_set) gold.push_back(e.label), bytes.push_back(e.text_bytes);
+    const std::vector<size_t> edges = {300, 1000};
+    summary["test_by_length"] = {{"model", scores_by_length(gold, model_classes, bytes, labels, edges)},
+                                 {"baseline", scores_by_length(gold, bayes_classes, bytes, labels, edges)}};
+  }
+  summary["options"] = args.values;
+  std::ofstream(fs::path(out) / "training_summary.json") << summary.dump(2) << "\n";
+  if (args.json) {
     std::printf("%s\n", summary.dump(2).c_str());
     return 0;
   }

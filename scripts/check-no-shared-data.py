@@ -26,7 +26,8 @@ def add(text):
     if len(text) >= 40 and sum(c.isalpha() for c in text[:40]) >= 25:
         needles.add(text[:40])
 
-for root, _, files in os.walk(data):
+for root, dirs, files in os.walk(data):
+    dirs[:] = [d for d in dirs if d != "LICENSES"]  # the licences travel with the models
     for name in files:
         if name.endswith(".jsonl"):
             with open(os.path.join(root, name), encoding="utf-8") as f:

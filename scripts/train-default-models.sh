@@ -45,6 +45,6 @@ train_task domain sequence "$domain" --epochs 6 --batch-size 32 --max-length 128
 # Jailbreaks are long and benign prompts short: random windows of the
 # training prompts keep the length from deciding (see models/README.md).
 train_task jailbreak sequence "$jailbreak" --epochs 6 --batch-size 32 --max-length 128 --random-windows 2
-train_task pii token "$pii" --epochs 8 --batch-size 16 --max-length 256 \
+train_task pii token "$pii" --epochs 8 --batch-size 16 --max-length 128 \
   --map-labels ADDRESS=STREET_ADDRESS,LOCATION=GPE
 log "done: $out"

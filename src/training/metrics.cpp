@@ -111,4 +111,24 @@ Metrics entity_metrics(const std::vector<std::vector<int64_t>>& gold, const std:
   return m;
 }
 
+nlohmann::json scores_by_length(const std::vector<int64_t>& gold, const std::vector<int64_t>& predicted,
+                                const std::vector<size_t>& text_bytes, const std::vector<std::string>& labels,
+                                const std::vector<size_t>& edges) {
+  nlohmann::json buckets = nlohmann::json::array();
+  for (size_t b = 0; b <= edges.size(); ++b) {
+    const size_t low = b == 0 ? 0 : edges[b - 1];
+    const size_t high = b < edges.size() ? edges[b] : SIZE_MAX;
+    std::vector<int64_t> g, p;
+    for (size_t i = 0; i < gold.size(); ++i)
+      if (text_bytes[i] >= low && text_bytes[i] < high) g.push_back(gold[i]), p.push_back(predicted[i]);
+    const Metrics m = class_metrics(g, p, labels);
+    nlohmann::json per_class = nlohmann::json::object();
+    for (const ClassScore& c : m.classes)
+      if (c.support > 0) per_class[c.name] = {{"support", c.support}, {"recall", c.recall}};
+    buckets.push_back({{"bytes", {low, b < edges.size() ? nlohmann::json(high) : nlohmann::json()}},
+                       {"count", m.count}, {"accuracy", m.accuracy}, {"classes", per_class}});
+  }
+  return buckets;
+}
+
 }  // namespace semroute::training

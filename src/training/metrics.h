@@ -36,4 +36,11 @@ Metrics class_metrics(const std::vector<int64_t>& gold, const std::vector<int64_
 Metrics entity_metrics(const std::vector<std::vector<int64_t>>& gold, const std::vector<std::vector<int64_t>>& predicted,
                        const std::vector<std::string>& labels);
 
+// Scores by text length (UTF-8 bytes), for classes that differ in length:
+// per bucket ([0, edges[0]), [edges[0], edges[1]), …) the count, accuracy and
+// each class's support and recall.
+nlohmann::json scores_by_length(const std::vector<int64_t>& gold, const std::vector<int64_t>& predicted,
+                                const std::vector<size_t>& text_bytes, const std::vector<std::string>& labels,
+                                const std::vector<size_t>& edges);
+
 }  // namespace semroute::training

@@ -130,7 +130,8 @@ nlohmann::json TrainReport::to_json() const {
 }
 
 Metrics evaluate(const TrainableModernBert& model, const std::vector<Encoded>& examples,
-                 const std::vector<std::string>& labels, int64_t batch_size, int32_t pad_id, int32_t mask_id) {
+                 const std::vector<std::string>& labels, int64_t batch_size, int32_t pad_id, int32_t mask_id,
+                 std::vector<int64_t>* classes) {
   at::NoGradGuard no_grad;
   const Objective kind = model.kind();
   auto gen = at::make_generator<at::CPUGeneratorImpl>(12345);  // the same masks every epoch
@@ -138,6 +139,7 @@ Metrics evaluate(const TrainableModernBert& model, const std::vector<Encoded>& e
   std::vector<std::vector<int64_t>> gold_tags, predicted_tags;
   double loss_sum = 0;
   int64_t correct = 0, scored = 0;
+  if (classes != nullptr) classes->assign(examples.size(), 0);
   for (const auto& rows : ordered_batches(examples, batch_size)) {
     Batch batch = make_batch(examples, rows, kind, pad_id);
     if (kind == Objective::kMaskedLm) mask_tokens(batch, 0.3, mask_id, model.parsed().base.vocab_size, gen);
@@ -152,6 +154,7 @@ Metrics evaluate(const TrainableModernBert& model, const std::vector<Encoded>& e
       if (kind == Objective::kSequence) {
         gold.push_back(e.label);
         predicted.push_back(best[static_cast<int64_t>(i)].item<int64_t>());
+        if (classes != nullptr) (*classes)[rows[i]] = predicted.back();
       } else if (kind == Objective::kToken) {
         gold_tags.push_back(e.targets);
         const at::Tensor row = best[static_cast<int64_t>(i)].slice(0, 0, static_cast<int64_t>(e.ids.size()));
@@ -171,7 +174,7 @@ Metrics evaluate(const TrainableModernBert& model, const std::vector<Encoded>& e
 }
 
 Metrics baseline(Objective kind, const std::vector<Encoded>& train_set, const std::vector<Encoded>& test,
-                 const std::vector<std::string>& labels) {
+                 const std::vector<std::string>& labels, std::vector<int64_t>* classes) {
   NaiveBayes bayes(kind, labels.size());
   bayes.fit(train_set);
   std::vector<int64_t> gold, predicted;
@@ -180,6 +183,7 @@ Metrics baseline(Objective kind, const std::vector<Encoded>& train_set, const st
     if (kind == Objective::kSequence) {
       gold.push_back(e.label);
       predicted.push_back(bayes.predict(e).front());
+      if (classes != nullptr) classes->push_back(predicted.back());
     } else {
       gold_tags.push_back(e.targets);
       predicted_tags.push_back(bayes.predict(e));

@@ -54,13 +54,15 @@ struct TrainReport {
   nlohmann::json to_json() const;
 };
 
-// Held-out evaluation of the model (loss and metrics) for its task.
+// Held-out evaluation of the model (loss and metrics) for its task;
+// `classes`, when given, receives each sequence's predicted class in order.
 Metrics evaluate(const TrainableModernBert& model, const std::vector<Encoded>& examples,
-                 const std::vector<std::string>& labels, int64_t batch_size, int32_t pad_id, int32_t mask_id = 0);
+                 const std::vector<std::string>& labels, int64_t batch_size, int32_t pad_id, int32_t mask_id = 0,
+                 std::vector<int64_t>* classes = nullptr);
 
-// The baseline fitted on `train`, scored on `test`.
+// The baseline fitted on `train`, scored on `test` (`classes` as above).
 Metrics baseline(Objective kind, const std::vector<Encoded>& train, const std::vector<Encoded>& test,
-                 const std::vector<std::string>& labels);
+                 const std::vector<std::string>& labels, std::vector<int64_t>* classes = nullptr);
 
 // Trains `model` in place; `valid` may be empty (no early stopping). The
 // masked-LM task needs `mask_id`.

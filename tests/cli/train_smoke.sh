@@ -26,6 +26,7 @@ grep -q '"baseline"' "$work/seq.json"
 
 "$cli" train --task sequence --base "$work/seq" --lora 4 --data "$work/seq.jsonl" --out "$work/adapter" \
   "${common[@]}" > "$work/adapter.txt"
+grep -q "test_by_length" "$work/seq/training_summary.json"
 grep -q "PEFT LoRA adapter" "$work/adapter.txt"
 test -f "$work/adapter/adapter_config.json" -a -f "$work/adapter/adapter_model.safetensors"
 merged=$("$cli" classify "$work/seq" "is contract 9 legally binding" --adapter "$work/adapter" --json)
