@@ -47,7 +47,7 @@ commands:
       directory with the adapter's head and labels, marked by lora_config.json.
   make-model PRESET OUT_DIR [--labels a,b] [--token-labels O,B-X,I-X] [--tokenizer FILE] [--seed N]
       Write a ModernBERT checkpoint with random weights (presets:
-      modernbert-base, mmbert-base, mmbert-small, tiny) for tests and benchmarks.
+      modernbert-base, mmbert-base, mmbert-small, small, tiny) for tests and benchmarks.
   train --task sequence|token|mlm --data FILE.jsonl --out DIR (--base DIR | --preset P --tokenizer FILE) …
       Fine-tune a model (or train one from scratch, or a PEFT LoRA adapter
       with --lora R) on JSONL rows of text + label, or text + spans (byte
