@@ -20,6 +20,15 @@ export LD_LIBRARY_PATH=$lib_dir${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
 
 domain=$root/models/domain pii=$root/models/pii
 question="What is the derivative of x^2 + 3x?"
+# Label and probability of a trained model, as the CLI gives them: every
+# consumer (C API, C++ header, Go) must give the same.
+answer() { "$@" | grep -m1 "What is the derivative" | awk '{print $1, $2}'; }
+reference=$(answer "$build_dir/cli/semroute" classify "$domain" "$question")
+same() {  # same COMMAND...: the command's answer equals the CLI's
+  local got
+  got=$(answer "$@")
+  [ "$got" = "$reference" ] || { echo "$* answered '$got', the CLI '$reference'"; exit 1; }
+}
 expect() {  # expect PATTERN COMMAND...: runs COMMAND, fails unless its output matches
   local pattern=$1 out
   shift
@@ -31,11 +40,13 @@ echo "== C++ consumer (find_package)"
 cmake -S examples/cpp -B "$work/cpp" -DCMAKE_PREFIX_PATH="$prefix" >/dev/null
 cmake --build "$work/cpp" >/dev/null
 expect '^math +0\.[0-9]+  What is the derivative' "$work/cpp/classify_cpp" "$domain" "$question"
+same "$work/cpp/classify_cpp" "$domain" "$question"
 
 echo "== C consumer (pkg-config)"
 mkdir -p "$work/c"
 PKG_CONFIG_PATH=$pc_dir make -s -C examples/c BUILD="$work/c"
 expect '^math +0\.[0-9]+  What is the derivative' "$work/c/classify" "$domain" "$question"
+same "$work/c/classify" "$domain" "$question"
 expect 'EMAIL_ADDRESS +\[12, 32\).*jane.doe@example.com' "$work/c/classify" "$pii" "My email is jane.doe@example.com"
 
 echo "== Go package and example (pkg-config)"
@@ -46,6 +57,7 @@ PKG_CONFIG_PATH=$pc_dir scripts/test-go.sh
 cd "$root/examples/go"
 PKG_CONFIG_PATH=$pc_dir go build -o "$work/classify_go" ./classify
 expect '^math +0\.[0-9]+  What is the derivative' "$work/classify_go" -intent "$domain" -pii "$pii" "$question"
+same "$work/classify_go" -intent "$domain" "$question"
 echo "== vLLM Semantic Router drop-in (libcandle_semantic_router.so, installed)"
 cd "$root"
 CANDLE_LIB_DIR=$lib_dir PKG_CONFIG_PATH=$pc_dir BUILD_DIR=$build_dir scripts/test-candle-go.sh
