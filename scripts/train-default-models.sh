@@ -5,7 +5,7 @@
 # domain classifier, a jailbreak classifier, a PII token classifier, and the
 # multi-task set (the encoder + three LoRA adapters). Deterministic: seed 1,
 # and a text's split (80 % train, 10 % validation, 10 % test) follows from
-# the text alone. About 1.5 h on 2 cores.
+# the text alone. About 80 minutes on 2 cores (models/README.md: each step).
 #   scripts/train-default-models.sh [DATA_DIR] [OUT_DIR]
 set -euo pipefail
 cd "$(dirname "$0")/.."
