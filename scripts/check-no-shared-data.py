@@ -38,9 +38,19 @@ for root, dirs, files in os.walk(data):
                 for line in f:
                     add(line)
 
-tracked = subprocess.run(["git", "-C", repo, "ls-files", "-z"], capture_output=True, check=True).stdout
+def repository_files():
+    """The tracked files; every file but build trees where this is no git checkout."""
+    listed = subprocess.run(["git", "-C", repo, "ls-files", "-z"], capture_output=True)
+    if listed.returncode == 0:
+        return list(filter(None, listed.stdout.decode().split("\0")))
+    files = []
+    for root, dirs, names in os.walk(repo):
+        dirs[:] = [d for d in dirs if d != ".git" and not d.startswith("build")]
+        files += [os.path.relpath(os.path.join(root, n), repo) for n in names]
+    return files
+
 found = []
-for path in filter(None, tracked.decode().split("\0")):
+for path in repository_files():
     full = os.path.join(repo, path)
     if os.path.basename(path).startswith("LICENSE") or not os.path.isfile(full) or os.path.getsize(full) > 20_000_000:
         continue
