@@ -13,6 +13,7 @@
 
 #include "cli.h"
 #include "core/config_reader.h"
+#include "core/model_config.h"
 #include "models/random_model.h"
 #include "semroute/error.h"
 #include "training/export.h"
@@ -120,13 +121,6 @@ nlohmann::json start_config(const TrainArgs& args, const Tokenizer& tokenizer) {
   return config;
 }
 
-void set_labels(nlohmann::json& config, const std::vector<std::string>& labels) {
-  nlohmann::json id2label = nlohmann::json::object(), label2id = nlohmann::json::object();
-  for (size_t i = 0; i < labels.size(); ++i) id2label[std::to_string(i)] = labels[i], label2id[labels[i]] = i;
-  config["id2label"] = id2label;
-  config["label2id"] = label2id;
-}
-
 std::string duration(double seconds) {
   const auto s = static_cast<long>(seconds);
   char text[32];
@@ -224,7 +218,7 @@ int run_train(const std::vector<std::string>& argv) {
   const Split parts = split(std::move(examples), seed, args.number("valid", 0.1), args.number("test", 0.1));
 
   nlohmann::json config = start_config(args, *tokenizer);
-  if (kind != Objective::kMaskedLm) set_labels(config, labels);
+  if (kind != Objective::kMaskedLm) config.update(label_maps(labels));
   TrainableModernBert model(config, kind, seed);
   std::vector<std::string> fresh;
   if (!base.empty()) fresh = model.load(base);

@@ -110,4 +110,13 @@ ConfigReader read_model_config(const std::filesystem::path& dir) {
   return ConfigReader::from_file(path);
 }
 
+nlohmann::json label_maps(const std::vector<std::string>& labels) {
+  nlohmann::json id2label = nlohmann::json::object(), label2id = nlohmann::json::object();
+  for (size_t i = 0; i < labels.size(); ++i) {
+    id2label[std::to_string(i)] = labels[i];
+    label2id[labels[i]] = i;
+  }
+  return {{"id2label", id2label}, {"label2id", label2id}};
+}
+
 }  // namespace semroute

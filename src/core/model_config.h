@@ -49,4 +49,7 @@ struct ModelConfig {
 // Reads `<dir>/config.json` (kNotFound if absent).
 ConfigReader read_model_config(const std::filesystem::path& dir);
 
+// {"id2label": {"0": …}, "label2id": {…: 0}}, as config.json writes a label list.
+nlohmann::json label_maps(const std::vector<std::string>& labels);
+
 }  // namespace semroute

@@ -13,6 +13,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/checkpoint.h"
+#include "core/model_config.h"
 #include "semroute/error.h"
 
 namespace semroute {
@@ -55,15 +56,9 @@ void write_random_modernbert(const RandomModelSpec& spec, const fs::path& out) {
   const std::vector<std::string>& labels = spec.labels;
   if (labels.empty()) throw InvalidInput("a random model needs at least one label");
   fs::create_directories(out);
-  nlohmann::json id2label, label2id;
-  for (size_t i = 0; i < labels.size(); ++i) {
-    id2label[std::to_string(i)] = labels[i];
-    label2id[labels[i]] = i;
-  }
   nlohmann::json config = modernbert_preset_config(spec.preset);
   config["architectures"] = {token_task ? "ModernBertForTokenClassification" : "ModernBertForSequenceClassification"};
-  config["id2label"] = id2label;
-  config["label2id"] = label2id;
+  config.update(label_maps(labels));
   std::ofstream(out / "config.json") << config.dump(2) << "\n";
 
   // Weights scaled so activations stay of order 1 through every layer.

@@ -5,6 +5,7 @@
 #include <fstream>
 
 #include "core/checkpoint.h"
+#include "core/model_config.h"
 #include "semroute/error.h"
 
 namespace semroute::training {
@@ -38,16 +39,7 @@ void copy_tokenizer(const fs::path& tokenizer_json, const fs::path& dir) {
     fs::copy_file(tokenizer_json, dir / "tokenizer.json", fs::copy_options::overwrite_existing);
 }
 
-// The labels of the model, as a config writes them.
-nlohmann::json labels_json(const TrainableModernBert& model) {
-  nlohmann::json id2label = nlohmann::json::object(), label2id = nlohmann::json::object();
-  const auto& labels = model.parsed().base.id2label;
-  for (size_t i = 0; i < labels.size(); ++i) {
-    id2label[std::to_string(i)] = labels[i];
-    label2id[labels[i]] = i;
-  }
-  return {{"id2label", id2label}, {"label2id", label2id}};
-}
+nlohmann::json labels_json(const TrainableModernBert& model) { return label_maps(model.parsed().base.id2label); }
 
 bool in_head(const std::string& name) { return name.rfind("model.", 0) != 0; }
 
