@@ -146,7 +146,9 @@ const semroute_model& model_for(const semroute_model* model, semroute_task task,
 // One text as a view; NULL is allowed only with length 0.
 std::string_view text_view(const char* text, size_t length, const char* what);
 
-// A batch (buffer + count + 1 nondecreasing offsets) as views.
+// A batch (buffer + count + 1 nondecreasing offsets) as views; at most
+// kMaxBatchTexts texts per call.
+inline constexpr size_t kMaxBatchTexts = size_t{1} << 20;
 std::vector<std::string_view> batch_views(const char* texts, const uint64_t* offsets, size_t count,
                                           const char* what);
 

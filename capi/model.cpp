@@ -161,6 +161,9 @@ std::vector<std::string_view> batch_views(const char* texts, const uint64_t* off
   std::vector<std::string_view> views;
   if (count == 0) return views;
   require(offsets, "offsets");
+  if (count > kMaxBatchTexts)
+    throw InvalidInput(std::string(what) + ": " + std::to_string(count) + " texts in one call exceeds the limit of " +
+                       std::to_string(kMaxBatchTexts));
   views.reserve(count);
   for (size_t i = 0; i < count; ++i) {
     if (offsets[i + 1] < offsets[i])

@@ -1,11 +1,13 @@
 #include "adapters/lora_adapter.h"
 
 #include <ATen/TensorOperators.h>
+#include <ATen/ops/isfinite.h>
 #include <ATen/ops/matmul.h>
 
-#include <regex>
+#include <algorithm>
 
 #include "core/config_reader.h"
+#include "core/file_input.h"
 #include "core/model_config.h"
 #include "semroute/error.h"
 
@@ -20,9 +22,17 @@ bool ends_with(const std::string& s, const std::string& suffix) {
   return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
 }
 
+// The first dotted part of the name that is a number ("layers.3.attn" -> 3), or -1.
 int64_t layer_of(const std::string& module) {
-  std::smatch m;
-  if (std::regex_search(module, m, std::regex("(^|\\.)(\\d+)(\\.|$)"))) return std::stoll(m[2].str());
+  for (size_t begin = 0; begin <= module.size();) {
+    const size_t end = std::min(module.find('.', begin), module.size());
+    const size_t length = end - begin;
+    if (length > 0 && length < 10 &&
+        std::all_of(module.begin() + static_cast<long>(begin), module.begin() + static_cast<long>(end),
+                    [](char c) { return c >= '0' && c <= '9'; }))
+      return std::stoll(module.substr(begin, length));
+    begin = end + 1;
+  }
   return -1;
 }
 
@@ -32,7 +42,7 @@ AdapterTask read_task(const std::filesystem::path& dir, const LoraConfig& config
   AdapterTask task;
   task.task_type = config.task_type;
   for (const char* name : {"task_config.json", "labels.json"}) {
-    const auto path = dir / name;
+    const auto path = file_in_dir(dir, name);
     if (!std::filesystem::exists(path)) continue;
     const ConfigReader reader = ConfigReader::from_file(path);
     if (reader.has("id2label")) task.labels = ModelConfig::parse(reader).id2label;
@@ -62,7 +72,7 @@ std::shared_ptr<const LoraAdapter> LoraAdapter::load(const std::filesystem::path
     throw LoadError(dir.string() + ": not an adapter directory", ErrorCode::kNotFound);
   std::shared_ptr<LoraAdapter> adapter(new LoraAdapter());
   adapter->dir_ = dir;
-  adapter->config_ = LoraConfig::load(dir / "adapter_config.json");
+  adapter->config_ = LoraConfig::load(file_in_dir(dir, "adapter_config.json"));
   adapter->task_ = read_task(dir, adapter->config_);
   adapter->checkpoint_ = Checkpoint::open_weights_in(dir, "adapter_model");
   if (adapter->checkpoint_.size() == 0)
@@ -123,6 +133,11 @@ void LoraAdapter::read_tensors(const Checkpoint& base, at::TensorOptions options
       problems.push_back(module + ": lora_A " + shape_string(a.sizes()) + " and lora_B " + shape_string(b.sizes()) +
                          " do not fit rank " + std::to_string(r) + " and the base weight " +
                          shape_string(w->shape));
+    } else if (!a.is_floating_point() || !b.is_floating_point()) {
+      problems.push_back(module + ": lora_A / lora_B must hold floating-point values, not " +
+                         c10::toString(a.scalar_type()) + " / " + c10::toString(b.scalar_type()));
+    } else if (!at::isfinite(a).all().item<bool>() || !at::isfinite(b).all().item<bool>()) {
+      problems.push_back(module + ": lora_A or lora_B holds NaN or infinite values");
     } else {
       LoraModule m{base_name, a.to(options), (b.to(at::kFloat) * config_.scaling_of(module)).to(options),
                    layer_of(base_name)};

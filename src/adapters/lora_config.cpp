@@ -2,10 +2,11 @@
 
 #include <algorithm>
 #include <cmath>
-#include <fstream>
-#include <nlohmann/json.hpp>
-#include <regex>
+#include <type_traits>
 
+#include "core/config_reader.h"
+#include "core/file_input.h"
+#include "core/regex.h"
 #include "semroute/error.h"
 
 namespace semroute {
@@ -15,25 +16,39 @@ bool ends_with(const std::string& s, const std::string& suffix) {
   return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
 }
 
-// The value of the first pattern key that matches `module` as PEFT's
+// The value of the first pattern that matches `module` as PEFT's
 // get_pattern_key does: the key matches the name or a dotted suffix of it.
 template <class T>
-std::optional<T> pattern_value(const std::map<std::string, T>& patterns, const std::string& module) {
-  for (const auto& [pattern, value] : patterns)
-    if (std::regex_match(module, std::regex("(.*\\.)?(" + pattern + ")"))) return value;
+std::optional<T> pattern_value(const std::vector<ModulePattern<T>>& patterns, const std::string& module) {
+  for (const auto& p : patterns)
+    if (p.regex->matches_whole(module)) return p.value;
   return std::nullopt;
+}
+
+bool all_digits(const std::string& s) {
+  return !s.empty() && std::all_of(s.begin(), s.end(), [](char c) { return c >= '0' && c <= '9'; });
 }
 
 // The layer index PEFT reads from a module name for layers_to_transform.
 std::optional<int64_t> layer_index(const std::string& module, const std::vector<std::string>& patterns) {
-  std::smatch m;
   if (patterns.empty()) {
-    // ".*\.[^.]*\.(\d+)\." with re.match: the greedy prefix takes the last match.
-    if (std::regex_search(module, m, std::regex("^.*\\.[^.]*\\.(\\d+)\\."))) return std::stoll(m[1].str());
+    // PEFT's ".*\.[^.]*\.(\d+)\." with re.match: the greedy prefix takes the
+    // last dotted number that has a dot before its predecessor and after it.
+    std::vector<std::string> parts;
+    for (size_t begin = 0;;) {
+      const size_t dot = module.find('.', begin);
+      parts.push_back(module.substr(begin, dot - begin));
+      if (dot == std::string::npos) break;
+      begin = dot + 1;
+    }
+    for (size_t i = parts.size() - 1; i-- > 2;)
+      if (all_digits(parts[i]) && parts[i].size() < 18) return std::stoll(parts[i]);
     return std::nullopt;
   }
-  for (const auto& p : patterns)
-    if (std::regex_search(module, m, std::regex("^.*\\." + p + "\\.(\\d+)\\."))) return std::stoll(m[1].str());
+  for (const auto& p : patterns) {
+    const Regex regex("^.*\\." + p + "\\.(\\d{1,17})\\.", Regex::Dialect::kPcre, "layers_pattern");
+    if (const auto index = regex.find_group(module, 1)) return std::stoll(*index);
+  }
   return std::nullopt;
 }
 
@@ -41,14 +56,25 @@ std::optional<int64_t> layer_index(const std::string& module, const std::vector<
   throw Unsupported(path.string() + ": " + what + " is not supported");
 }
 
-std::vector<std::string> string_list(const nlohmann::json& j, const std::filesystem::path& path, const char* key) {
-  std::vector<std::string> out;
-  if (j.is_null()) return out;
-  if (j.is_string()) return {j.get<std::string>()};
-  if (!j.is_array()) throw LoadError(path.string() + ": '" + key + "' must be a string or a list of strings");
-  for (const auto& item : j) {
-    if (!item.is_string()) throw LoadError(path.string() + ": '" + key + "' must list strings");
-    out.push_back(item.get<std::string>());
+// A string or a list of strings ("" / null: none).
+std::vector<std::string> string_list(const ConfigReader& r, const char* key) {
+  if (!r.has(key)) return {};
+  if (r.json().at(key).is_string()) return {r.get_string(key, "")};
+  return r.get_strings(key);
+}
+
+template <class T>
+std::vector<ModulePattern<T>> module_patterns(const ConfigReader& r, const char* key, T low, T high) {
+  std::vector<ModulePattern<T>> out;
+  const ConfigReader patterns = r.get_object(key);
+  for (const auto& [pattern, _] : patterns.json().items()) {
+    const T value = std::is_integral_v<T> ? static_cast<T>(patterns.get_int(pattern, 0)) : patterns.get_double(pattern, 0);
+    if (!(value >= low && value <= high))
+      throw LoadError(r.source() + ": " + key + " value for '" + pattern + "' must be in [" + std::to_string(low) + ", " +
+                      std::to_string(high) + "]");
+    out.push_back({std::make_shared<const Regex>("(.*\\.)?(" + pattern + ")", Regex::Dialect::kPcre,
+                                                 r.source() + ": " + key + " pattern"),
+                   value});
   }
   return out;
 }
@@ -56,72 +82,57 @@ std::vector<std::string> string_list(const nlohmann::json& j, const std::filesys
 }  // namespace
 
 LoraConfig LoraConfig::load(const std::filesystem::path& path) {
-  std::ifstream in(path);
-  if (!in) throw LoadError(path.string() + ": cannot open the adapter config", ErrorCode::kNotFound);
-  nlohmann::json j;
-  try {
-    in >> j;
-  } catch (const nlohmann::json::exception& e) {
-    throw LoadError(path.string() + ": " + e.what());
+  const ConfigReader r(read_json_file(path), path.string());
+  if (r.get_string("peft_type", "LORA") != "LORA") refuse(path, "peft_type '" + r.get_string("peft_type", "") + "'");
+  if (r.get_bool("use_dora", false)) refuse(path, "DoRA (use_dora)");
+  if (r.get_string("bias", "none") != "none") refuse(path, "training biases (bias '" + r.get_string("bias", "") + "')");
+  if (r.get_bool("lora_bias", false)) refuse(path, "lora_bias");
+  if (r.get_bool("use_qalora", false)) refuse(path, "QALoRA");
+  for (const char* key : {"target_parameters", "layer_replication", "trainable_token_indices"}) {
+    const auto it = r.json().find(key);
+    if (it != r.json().end() && !it->is_null() && !it->empty()) refuse(path, std::string("'") + key + "'");
   }
-  if (!j.is_object()) throw LoadError(path.string() + ": not a JSON object");
-  const auto value = [&](const char* key) { return j.contains(key) ? j.at(key) : nlohmann::json(); };
-  const auto truthy = [&](const char* key) { return value(key).is_boolean() && value(key).get<bool>(); };
-  const auto present = [&](const char* key) {
-    const auto v = value(key);
-    return !v.is_null() && !(v.is_object() && v.empty()) && !(v.is_array() && v.empty());
-  };
-
-  if (j.value("peft_type", "LORA") != "LORA") refuse(path, "peft_type '" + j.value("peft_type", "") + "'");
-  if (truthy("use_dora")) refuse(path, "DoRA (use_dora)");
-  if (j.value("bias", "none") != "none") refuse(path, "training biases (bias '" + j.value("bias", "") + "')");
-  if (truthy("lora_bias")) refuse(path, "lora_bias");
-  if (truthy("use_qalora")) refuse(path, "QALoRA");
-  for (const char* key : {"target_parameters", "layer_replication", "trainable_token_indices"})
-    if (present(key)) refuse(path, std::string("'") + key + "'");
 
   LoraConfig c;
-  try {
-    c.r = j.value("r", int64_t{8});
-    c.lora_alpha = j.value("lora_alpha", 8.0);
-    c.use_rslora = truthy("use_rslora");
-    if (value("target_modules").is_string()) {
-      c.target_regex = value("target_modules").get<std::string>();
-    } else {
-      c.target_modules = string_list(value("target_modules"), path, "target_modules");
-    }
-    const auto layers = value("layers_to_transform");
-    if (layers.is_number_integer()) {
-      c.layers_to_transform = {layers.get<int64_t>()};
-    } else if (layers.is_array()) {
-      c.layers_to_transform = layers.get<std::vector<int64_t>>();
-    }
-    c.layers_pattern = string_list(value("layers_pattern"), path, "layers_pattern");
-    if (value("rank_pattern").is_object()) c.rank_pattern = value("rank_pattern").get<std::map<std::string, int64_t>>();
-    if (value("alpha_pattern").is_object())
-      c.alpha_pattern = value("alpha_pattern").get<std::map<std::string, double>>();
-    c.modules_to_save = string_list(value("modules_to_save"), path, "modules_to_save");
-    if (value("task_type").is_string()) c.task_type = value("task_type").get<std::string>();
-    if (value("base_model_name_or_path").is_string())
-      c.base_model_name_or_path = value("base_model_name_or_path").get<std::string>();
-  } catch (const nlohmann::json::exception& e) {
-    throw LoadError(path.string() + ": " + e.what());
+  c.r = r.get_int("r", c.r);
+  if (c.r <= 0 || c.r > kMaxRank)
+    throw LoadError(path.string() + ": 'r' must be in [1, " + std::to_string(kMaxRank) + "], got " + std::to_string(c.r));
+  c.lora_alpha = r.get_double("lora_alpha", c.lora_alpha);
+  if (!(std::fabs(c.lora_alpha) <= kMaxAlpha))
+    throw LoadError(path.string() + ": 'lora_alpha' must be finite and at most " + std::to_string(kMaxAlpha) + " in size");
+  c.use_rslora = r.get_bool("use_rslora", false);
+  if (r.has("target_modules") && r.json().at("target_modules").is_string()) {
+    c.target_regex = std::make_shared<const Regex>(r.get_string("target_modules", ""), Regex::Dialect::kPcre,
+                                                   path.string() + ": 'target_modules' regex");
+  } else {
+    c.target_modules = string_list(r, "target_modules");
   }
-  if (c.r <= 0) throw LoadError(path.string() + ": 'r' must be positive");
+  if (r.has("layers_to_transform") && r.json().at("layers_to_transform").is_number()) {
+    c.layers_to_transform = {r.get_int("layers_to_transform", 0)};
+  } else if (r.has("layers_to_transform")) {
+    const auto& layers = r.json().at("layers_to_transform");
+    if (!layers.is_array()) throw LoadError(path.string() + ": 'layers_to_transform' must be an integer or a list");
+    for (size_t i = 0; i < layers.size(); ++i) {
+      if (!layers[i].is_number_unsigned()) throw LoadError(path.string() + ": 'layers_to_transform' must list layer indices");
+      c.layers_to_transform.push_back(layers[i].get<int64_t>());
+    }
+  }
+  c.layers_pattern = string_list(r, "layers_pattern");
+  c.rank_pattern = module_patterns<int64_t>(r, "rank_pattern", 1, kMaxRank);
+  c.alpha_pattern = module_patterns<double>(r, "alpha_pattern", -kMaxAlpha, kMaxAlpha);
+  c.modules_to_save = string_list(r, "modules_to_save");
+  c.task_type = r.get_string("task_type", "");
+  c.base_model_name_or_path = r.get_string("base_model_name_or_path", "");
   if (c.target_modules.empty() && !c.target_regex) throw LoadError(path.string() + ": no 'target_modules'");
   if (!c.layers_pattern.empty() && c.layers_to_transform.empty())
     throw LoadError(path.string() + ": 'layers_pattern' needs 'layers_to_transform'");
-  try {
-    if (c.target_regex) std::regex check(*c.target_regex);
-  } catch (const std::regex_error&) {
-    throw LoadError(path.string() + ": 'target_modules' is not a valid regex");
-  }
+  for (const auto& p : c.layers_pattern) Regex(p, Regex::Dialect::kPcre, path.string() + ": 'layers_pattern'");
   return c;
 }
 
 bool LoraConfig::targets(const std::string& module) const {
   if (saves(module)) return false;
-  if (target_regex) return std::regex_match(module, std::regex(*target_regex));
+  if (target_regex) return target_regex->matches_whole(module);
   bool named = false;
   for (const auto& t : target_modules) named = named || module == t || ends_with(module, "." + t);
   if (!named) return false;

@@ -3,9 +3,11 @@
 #include <yaml-cpp/yaml.h>
 
 #include <algorithm>
+#include <cmath>
 #include <map>
 #include <set>
 
+#include "classifiers/yaml_input.h"
 #include "semroute/error.h"
 
 namespace semroute {
@@ -20,7 +22,7 @@ Aggregation parse_aggregation(const std::string& name) {
 IntentSet IntentSet::from_yaml(const std::filesystem::path& path) {
   IntentSet set;
   try {
-    const YAML::Node root = YAML::LoadFile(path.string());
+    const YAML::Node root = load_yaml_file(path);
     if (!root["intents"] || !root["intents"].IsSequence()) throw LoadError("no 'intents' list");
     for (const auto& node : root["intents"]) {
       Intent intent;
@@ -30,6 +32,8 @@ IntentSet IntentSet::from_yaml(const std::filesystem::path& path) {
     }
     if (root["k"]) set.options.k = root["k"].as<int64_t>();
     if (root["threshold"]) set.options.threshold = root["threshold"].as<float>();
+    if (set.options.k < 1 || set.options.k > 10000) throw LoadError("'k' must be in [1, 10000]");
+    if (!std::isfinite(set.options.threshold)) throw LoadError("'threshold' must be a finite number");
     if (root["aggregation"]) set.options.aggregation = parse_aggregation(root["aggregation"].as<std::string>());
   } catch (const YAML::Exception& e) {
     throw LoadError(path.string() + ": " + e.what(), ErrorCode::kInvalidModel);

@@ -2,6 +2,8 @@
 
 #include <yaml-cpp/yaml.h>
 
+#include "classifiers/yaml_input.h"
+
 #include <set>
 
 #include "core/device.h"
@@ -79,7 +81,7 @@ UnifiedTaskConfig parse_task(const Fields& f, const std::string& name, const YAM
   }
   if (node["threshold"]) {
     t.threshold = f.scalar<double>(node["threshold"], field + ".threshold", "a number");
-    if (t.threshold < 0 || t.threshold > 1) f.fail(field + ".threshold", "must lie in [0, 1]");
+    if (!(t.threshold >= 0 && t.threshold <= 1)) f.fail(field + ".threshold", "must lie in [0, 1]");
   }
   return t;
 }
@@ -150,9 +152,7 @@ const char* policy_name(PathPolicy policy) {
 
 UnifiedConfig UnifiedConfig::from_yaml(const std::filesystem::path& file) {
   try {
-    return parse_config(Fields(file), YAML::LoadFile(file.string()));
-  } catch (const YAML::BadFile&) {
-    throw LoadError(file.string() + ": cannot read the file", ErrorCode::kNotFound);
+    return parse_config(Fields(file), load_yaml_file(file));
   } catch (const YAML::Exception& e) {  // syntax, or a key that is not a string
     throw LoadError(file.string() + ": " + e.what());
   }

@@ -9,6 +9,7 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 
+#include "core/file_input.h"
 #include "semroute/error.h"
 
 namespace semroute {
@@ -16,27 +17,6 @@ namespace fs = std::filesystem;
 namespace {
 
 using json = nlohmann::json;
-
-json read_json_file(const fs::path& path) {
-  std::ifstream in(path);
-  if (!in) throw LoadError(path.string() + ": cannot open", ErrorCode::kNotFound);
-  try {
-    return json::parse(in);
-  } catch (const json::exception& e) {
-    throw LoadError(path.string() + ": not valid JSON (" + e.what() + ")");
-  }
-}
-
-// Shard names come from a file we do not trust: they must stay in the directory.
-void check_shard_name(const std::string& name, const fs::path& index) {
-  if (name.empty() || name == "." || name == ".." || name.find('/') != std::string::npos ||
-      name.find('\\') != std::string::npos || name.find('\0') != std::string::npos)
-    throw LoadError(index.string() + ": shard file name '" + name + "' is not a plain file name");
-}
-
-}  // namespace
-
-namespace {
 
 DType from_scalar_type(c10::ScalarType t) {
   switch (t) {
@@ -114,8 +94,8 @@ void Checkpoint::add_file(std::shared_ptr<const SafetensorsFile> file) {
 
 Checkpoint Checkpoint::open_weights_in(const fs::path& dir, const std::string& stem) {
   Checkpoint checkpoint;
-  const fs::path index = dir / (stem + ".safetensors.index.json");
-  const fs::path single = dir / (stem + ".safetensors");
+  const fs::path index = file_in_dir(dir, stem + ".safetensors.index.json");
+  const fs::path single = file_in_dir(dir, stem + ".safetensors");
   if (fs::exists(index)) {
     const json j = read_json_file(index);
     const auto map_it = j.find("weight_map");
@@ -124,12 +104,12 @@ Checkpoint Checkpoint::open_weights_in(const fs::path& dir, const std::string& s
     std::vector<std::string> shard_names;
     for (const auto& [tensor, shard] : map_it->items()) {
       if (!shard.is_string()) throw LoadError(index.string() + ": weight_map entry '" + tensor + "' is not a string");
-      check_shard_name(shard.get<std::string>(), index);
+      file_in_dir(dir, shard.get<std::string>());  // shard names must stay in the folder
       shard_names.push_back(shard.get<std::string>());
     }
     std::sort(shard_names.begin(), shard_names.end());
     shard_names.erase(std::unique(shard_names.begin(), shard_names.end()), shard_names.end());
-    for (const auto& shard : shard_names) checkpoint.add_file(SafetensorsFile::open((dir / shard).string()));
+    for (const auto& shard : shard_names) checkpoint.add_file(SafetensorsFile::open(file_in_dir(dir, shard).string()));
     for (const auto& [tensor, shard] : map_it->items()) {
       const TensorInfo* info = checkpoint.find(tensor);
       if (info == nullptr || fs::path(checkpoint.entries_.at(tensor).file->path()).filename() != shard.get<std::string>())

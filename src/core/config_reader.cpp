@@ -1,8 +1,8 @@
 #include "core/config_reader.h"
 
 #include <cmath>
-#include <fstream>
 
+#include "core/file_input.h"
 #include "semroute/error.h"
 
 namespace semroute {
@@ -14,13 +14,7 @@ ConfigReader::ConfigReader(nlohmann::json json, std::string source)
 }
 
 ConfigReader ConfigReader::from_file(const std::filesystem::path& path) {
-  std::ifstream in(path);
-  if (!in) throw LoadError(path.string() + ": cannot open", ErrorCode::kNotFound);
-  try {
-    return ConfigReader(nlohmann::json::parse(in), path.string());
-  } catch (const nlohmann::json::exception& e) {
-    throw LoadError(path.string() + ": not valid JSON (" + e.what() + ")");
-  }
+  return ConfigReader(read_json_file(path), path.string());
 }
 
 const nlohmann::json* ConfigReader::find(const std::string& key) const {

@@ -1,5 +1,6 @@
 #include "core/model_config.h"
 
+#include "core/file_input.h"
 #include "semroute/error.h"
 
 namespace semroute {
@@ -22,12 +23,15 @@ std::vector<std::string> parse_id2label(const ConfigReader& r) {
   const auto it = j.find("id2label");
   if (it == j.end() || it->is_null()) {
     const int64_t n = r.get_int("num_labels", 2);
-    if (n < 0 || n > 1'000'000) throw LoadError(r.source() + ": \"num_labels\" out of range");
+    if (n < 0 || n > ModelConfig::kMaxLabels)
+      throw LoadError(r.source() + ": \"num_labels\" must be in [0, " + std::to_string(ModelConfig::kMaxLabels) + "]");
     std::vector<std::string> labels;
     for (int64_t i = 0; i < n; ++i) labels.push_back("LABEL_" + std::to_string(i));
     return labels;
   }
   if (!it->is_object()) throw LoadError(r.source() + ": \"id2label\" must be an object");
+  if (it->size() > static_cast<size_t>(ModelConfig::kMaxLabels))
+    throw LoadError(r.source() + ": id2label has more than " + std::to_string(ModelConfig::kMaxLabels) + " labels");
   std::map<int64_t, std::string> by_id;
   for (const auto& [key, value] : it->items()) {
     size_t used = 0;
@@ -103,7 +107,7 @@ int64_t ModelConfig::label_id(const std::string& label) const {
 }
 
 ConfigReader read_model_config(const std::filesystem::path& dir) {
-  const auto path = dir / "config.json";
+  const auto path = file_in_dir(dir, "config.json");
   std::error_code ec;
   if (!std::filesystem::exists(path, ec))
     throw LoadError(dir.string() + ": no config.json (is this a Hugging Face model directory?)", ErrorCode::kNotFound);

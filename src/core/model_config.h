@@ -15,6 +15,16 @@
 namespace semroute {
 
 struct ModelConfig {
+  // Bounds on what a config.json may claim, checked before anything is sized
+  // from it (real models stay far below: Gemma 3's vocabulary is 262 144).
+  static constexpr int64_t kMaxVocab = int64_t{1} << 22;
+  static constexpr int64_t kMaxHidden = int64_t{1} << 16;
+  static constexpr int64_t kMaxLayers = 1024;
+  static constexpr int64_t kMaxIntermediate = int64_t{1} << 18;
+  static constexpr int64_t kMaxPositions = int64_t{1} << 20;
+  static constexpr int64_t kMaxHeadDim = 4096;
+  static constexpr int64_t kMaxLabels = int64_t{1} << 16;
+
   std::string model_type;
   std::vector<std::string> architectures;
   int64_t vocab_size = 0;

@@ -5,7 +5,7 @@
 #include <nlohmann/json.hpp>
 #include <set>
 
-#include "core/mapped_file.h"
+#include "core/file_input.h"
 #include "semroute/error.h"
 
 namespace semroute {
@@ -56,6 +56,7 @@ json parse_header_json(const char* begin, size_t size, const std::string& source
     return true;
   };
   json header;
+  check_json_nesting(std::string_view(begin, size), source);
   try {
     header = json::parse(begin, begin + size, on_event);
   } catch (const json::exception& e) {
@@ -183,13 +184,13 @@ SafetensorsHeader parse_safetensors(const uint8_t* data, size_t size, const std:
   return result;
 }
 
-SafetensorsFile::SafetensorsFile(std::shared_ptr<const MappedFile> file, SafetensorsHeader header)
+SafetensorsFile::SafetensorsFile(std::shared_ptr<const FileBytes> file, SafetensorsHeader header)
     : file_(std::move(file)), header_(std::move(header)) {
   for (size_t i = 0; i < header_.tensors.size(); ++i) by_name_.emplace(header_.tensors[i].name, i);
 }
 
 std::shared_ptr<const SafetensorsFile> SafetensorsFile::open(const std::string& path) {
-  auto file = MappedFile::open(path);
+  auto file = FileBytes::read(path);
   auto header = parse_safetensors(file->data(), file->size(), path);
   return std::shared_ptr<const SafetensorsFile>(new SafetensorsFile(std::move(file), std::move(header)));
 }

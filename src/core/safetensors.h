@@ -15,7 +15,7 @@
 
 namespace semroute {
 
-class MappedFile;
+class FileBytes;
 
 enum class DType : uint8_t {
   kBool, kU8, kI8, kI16, kU16, kI32, kU32, kI64, kU64,
@@ -63,9 +63,9 @@ class SafetensorsFile {
   const uint8_t* data(const TensorInfo& info) const;
 
  private:
-  SafetensorsFile(std::shared_ptr<const MappedFile> file, SafetensorsHeader header);
+  SafetensorsFile(std::shared_ptr<const FileBytes> file, SafetensorsHeader header);
 
-  std::shared_ptr<const MappedFile> file_;
+  std::shared_ptr<const FileBytes> file_;
   SafetensorsHeader header_;
   std::unordered_map<std::string, size_t> by_name_;
 };

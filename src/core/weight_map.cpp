@@ -72,9 +72,13 @@ at::Tensor WeightMap::fetch(const std::string& name, at::IntArrayRef shape, bool
                         shape_string(shape));
     return {};
   }
+  if (!t.is_floating_point()) {
+    problems_.push_back("tensor '" + full + "' holds " + c10::toString(t.scalar_type()) +
+                        " values; model weights must be floating point");
+    return {};
+  }
   if (patch_) t = patch_(full, t);
-  if (t.is_floating_point()) return t.to(options_);
-  return t.to(options_.device());
+  return t.to(options_);
 }
 
 at::Tensor WeightMap::get(const std::string& name, at::IntArrayRef shape) { return fetch(name, shape, true); }

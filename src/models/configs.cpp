@@ -1,6 +1,8 @@
 #include "models/configs.h"
 
 #include <algorithm>
+#include <climits>
+#include <cmath>
 
 #include "semroute/error.h"
 
@@ -20,17 +22,29 @@ ModelConfig sized(std::string type, int64_t vocab, int64_t hidden, int64_t layer
   return c;
 }
 
-void require_positive(const ConfigReader& r, const char* key, int64_t value) {
+constexpr int64_t kNoBound = INT64_MAX;
+
+void require_positive(const ConfigReader& r, const char* key, int64_t value, int64_t max = kNoBound) {
   if (value <= 0) throw LoadError(r.source() + ": \"" + key + "\" must be positive, got " + std::to_string(value));
+  if (value > max)
+    throw LoadError(r.source() + ": \"" + key + "\" is " + std::to_string(value) + ", above the supported " +
+                    std::to_string(max));
+}
+
+// eps, θ, scales: a zero, negative or non-finite value turns every answer into NaN.
+double positive_finite(const ConfigReader& r, const char* key, double value) {
+  if (!(value > 0) || !std::isfinite(value))
+    throw LoadError(r.source() + ": \"" + key + "\" must be a positive finite number, got " + std::to_string(value));
+  return value;
 }
 
 void check_sizes(const ConfigReader& r, const ModelConfig& c) {
-  require_positive(r, "vocab_size", c.vocab_size);
-  require_positive(r, "hidden_size", c.hidden_size);
-  require_positive(r, "num_hidden_layers", c.num_hidden_layers);
-  require_positive(r, "num_attention_heads", c.num_attention_heads);
-  require_positive(r, "intermediate_size", c.intermediate_size);
-  require_positive(r, "max_position_embeddings", c.max_position_embeddings);
+  require_positive(r, "vocab_size", c.vocab_size, ModelConfig::kMaxVocab);
+  require_positive(r, "hidden_size", c.hidden_size, ModelConfig::kMaxHidden);
+  require_positive(r, "num_hidden_layers", c.num_hidden_layers, ModelConfig::kMaxLayers);
+  require_positive(r, "num_attention_heads", c.num_attention_heads, c.hidden_size);
+  require_positive(r, "intermediate_size", c.intermediate_size, ModelConfig::kMaxIntermediate);
+  require_positive(r, "max_position_embeddings", c.max_position_embeddings, ModelConfig::kMaxPositions);
 }
 
 void check_divisible_heads(const ConfigReader& r, const ModelConfig& c) {
@@ -40,7 +54,7 @@ void check_divisible_heads(const ConfigReader& r, const ModelConfig& c) {
 }
 
 void check_kv_heads(const ConfigReader& r, int64_t heads, int64_t kv_heads) {
-  require_positive(r, "num_key_value_heads", kv_heads);
+  require_positive(r, "num_key_value_heads", kv_heads, heads);
   if (heads % kv_heads != 0)
     throw LoadError(r.source() + ": num_attention_heads " + std::to_string(heads) +
                     " is not a multiple of num_key_value_heads " + std::to_string(kv_heads));
@@ -58,12 +72,21 @@ RopeScaling parse_rope_scaling(const ConfigReader& s, RopeScaling scaling = {}) 
   if (const double v = s.get_double("beta_fast", 0); v != 0) scaling.beta_fast = v;
   if (const double v = s.get_double("beta_slow", 0); v != 0) scaling.beta_slow = v;
   scaling.truncate = s.get_bool("truncate", scaling.truncate);
-  if (scaling.factor <= 0) throw LoadError(s.source() + ": rope \"factor\" must be positive");
+  if (positive_finite(s, "factor", scaling.factor) > 1e6)
+    throw LoadError(s.source() + ": rope \"factor\" " + std::to_string(scaling.factor) + " is above the supported 1e6");
+  positive_finite(s, "beta_fast", scaling.beta_fast);
+  positive_finite(s, "beta_slow", scaling.beta_slow);
+  if (scaling.original_max_position_embeddings)
+    require_positive(s, "original_max_position_embeddings", *scaling.original_max_position_embeddings,
+                     ModelConfig::kMaxPositions);
+  if (scaling.attention_factor) positive_finite(s, "attention_factor", *scaling.attention_factor);
+  for (const auto& [key, value] : {std::pair{"mscale", scaling.mscale}, std::pair{"mscale_all_dim", scaling.mscale_all_dim}})
+    if (value && !std::isfinite(*value)) throw LoadError(s.source() + ": \"" + key + "\" must be finite");
   return scaling;
 }
 
 RopeParams parse_rope_entry(const ConfigReader& entry, RopeParams params) {
-  params.theta = entry.get_double("rope_theta", params.theta);
+  params.theta = positive_finite(entry, "rope_theta", entry.get_double("rope_theta", params.theta));
   params.scaling = parse_rope_scaling(entry, params.scaling);
   return params;
 }
@@ -103,7 +126,7 @@ ModernBertConfig ModernBertConfig::parse(const ConfigReader& r) {
   c.local_attention = r.get_int("local_attention", c.local_attention);
   require_positive(r, "global_attn_every_n_layers", c.global_attn_every_n_layers);
   require_positive(r, "local_attention", c.local_attention);
-  c.norm_eps = r.get_double("norm_eps", c.norm_eps);
+  c.norm_eps = positive_finite(r, "norm_eps", r.get_double("norm_eps", c.norm_eps));
   c.norm_bias = r.get_bool("norm_bias", c.norm_bias);
   c.attention_bias = r.get_bool("attention_bias", c.attention_bias);
   c.mlp_bias = r.get_bool("mlp_bias", c.mlp_bias);
@@ -115,10 +138,11 @@ ModernBertConfig ModernBertConfig::parse(const ConfigReader& r) {
     throw LoadError(r.source() + ": classifier_pooling must be \"cls\" or \"mean\", got \"" + c.classifier_pooling + "\"");
 
   // Legacy keys first; a legacy rope_scaling applies to both layer kinds.
-  c.global_rope.theta = r.get_double("global_rope_theta", c.global_rope.theta);
+  c.global_rope.theta = positive_finite(r, "global_rope_theta", r.get_double("global_rope_theta", c.global_rope.theta));
   // An explicit null local_rope_theta means "same as global" in HF's modeling code.
   const bool local_null = r.json().contains("local_rope_theta") && !r.has("local_rope_theta");
-  c.local_rope.theta = local_null ? c.global_rope.theta : r.get_double("local_rope_theta", c.local_rope.theta);
+  c.local_rope.theta = local_null ? c.global_rope.theta
+                                  : positive_finite(r, "local_rope_theta", r.get_double("local_rope_theta", c.local_rope.theta));
   if (r.has("rope_scaling")) {
     c.global_rope.scaling = parse_rope_scaling(r.get_object("rope_scaling"));
     c.local_rope.scaling = c.global_rope.scaling;
@@ -140,12 +164,12 @@ Qwen3Config Qwen3Config::parse(const ConfigReader& r) {
   c.num_key_value_heads = r.get_int("num_key_value_heads", c.base.num_attention_heads);
   check_kv_heads(r, c.base.num_attention_heads, c.num_key_value_heads);
   c.head_dim = r.get_int("head_dim", c.head_dim);
-  require_positive(r, "head_dim", c.head_dim);
+  require_positive(r, "head_dim", c.head_dim, ModelConfig::kMaxHeadDim);
   c.hidden_act = r.get_string("hidden_act", c.hidden_act);
-  c.rms_norm_eps = r.get_double("rms_norm_eps", c.rms_norm_eps);
+  c.rms_norm_eps = positive_finite(r, "rms_norm_eps", r.get_double("rms_norm_eps", c.rms_norm_eps));
   c.attention_bias = r.get_bool("attention_bias", c.attention_bias);
   c.tie_word_embeddings = r.get_bool("tie_word_embeddings", c.tie_word_embeddings);
-  c.rope.theta = r.get_double("rope_theta", c.rope.theta);
+  c.rope.theta = positive_finite(r, "rope_theta", r.get_double("rope_theta", c.rope.theta));
   if (r.has("rope_scaling")) c.rope.scaling = parse_rope_scaling(r.get_object("rope_scaling"));
   if (r.has("rope_parameters")) c.rope = parse_rope_entry(r.get_object("rope_parameters"), c.rope);
   if (r.get_bool("use_sliding_window", false)) {
@@ -171,22 +195,24 @@ Gemma3TextConfig Gemma3TextConfig::parse(const ConfigReader& r) {
   c.num_key_value_heads = r.get_int("num_key_value_heads", c.num_key_value_heads);
   check_kv_heads(r, c.base.num_attention_heads, c.num_key_value_heads);
   c.head_dim = r.get_int("head_dim", c.head_dim);
-  require_positive(r, "head_dim", c.head_dim);
+  require_positive(r, "head_dim", c.head_dim, ModelConfig::kMaxHeadDim);
   c.hidden_activation = r.get_string("hidden_activation", c.hidden_activation);
-  c.rms_norm_eps = r.get_double("rms_norm_eps", c.rms_norm_eps);
+  c.rms_norm_eps = positive_finite(r, "rms_norm_eps", r.get_double("rms_norm_eps", c.rms_norm_eps));
   c.attention_bias = r.get_bool("attention_bias", c.attention_bias);
-  c.query_pre_attn_scalar = r.get_double("query_pre_attn_scalar", c.query_pre_attn_scalar);
-  if (c.query_pre_attn_scalar <= 0) throw LoadError(r.source() + ": query_pre_attn_scalar must be positive");
+  c.query_pre_attn_scalar =
+      positive_finite(r, "query_pre_attn_scalar", r.get_double("query_pre_attn_scalar", c.query_pre_attn_scalar));
   c.attn_logit_softcapping = r.get_optional_double("attn_logit_softcapping");
   c.final_logit_softcapping = r.get_optional_double("final_logit_softcapping");
+  if (c.attn_logit_softcapping) positive_finite(r, "attn_logit_softcapping", *c.attn_logit_softcapping);
+  if (c.final_logit_softcapping) positive_finite(r, "final_logit_softcapping", *c.final_logit_softcapping);
   c.use_bidirectional_attention = r.get_bool("use_bidirectional_attention", false);
   c.sliding_window = r.get_int("sliding_window", c.sliding_window);
   require_positive(r, "sliding_window", c.sliding_window);
   if (c.use_bidirectional_attention) c.sliding_window = c.sliding_window / 2 + 1;
 
   // Scaling applies to global layers only; local layers use plain RoPE.
-  c.global_rope.theta = r.get_double("rope_theta", c.global_rope.theta);
-  c.local_rope.theta = r.get_double("rope_local_base_freq", c.local_rope.theta);
+  c.global_rope.theta = positive_finite(r, "rope_theta", r.get_double("rope_theta", c.global_rope.theta));
+  c.local_rope.theta = positive_finite(r, "rope_local_base_freq", r.get_double("rope_local_base_freq", c.local_rope.theta));
   if (r.has("rope_scaling")) c.global_rope.scaling = parse_rope_scaling(r.get_object("rope_scaling"));
   const ConfigReader rope = r.get_object("rope_parameters");
   if (is_nested_rope(rope)) {
@@ -208,8 +234,8 @@ BertConfig BertConfig::parse(const ConfigReader& r) {
   check_divisible_heads(r, c.base);
   c.hidden_act = r.get_string("hidden_act", c.hidden_act);
   c.type_vocab_size = r.get_int("type_vocab_size", c.type_vocab_size);
-  require_positive(r, "type_vocab_size", c.type_vocab_size);
-  c.layer_norm_eps = r.get_double("layer_norm_eps", c.layer_norm_eps);
+  require_positive(r, "type_vocab_size", c.type_vocab_size, ModelConfig::kMaxVocab);
+  c.layer_norm_eps = positive_finite(r, "layer_norm_eps", r.get_double("layer_norm_eps", c.layer_norm_eps));
   c.position_embedding_type = r.get_string("position_embedding_type", c.position_embedding_type);
   if (c.position_embedding_type != "absolute")
     throw Unsupported(r.source() + ": position_embedding_type '" + c.position_embedding_type + "' is not supported");

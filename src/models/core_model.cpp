@@ -1,5 +1,6 @@
 #include "models/core_model.h"
 
+#include <ATen/ops/isfinite.h>
 #include <ATen/ops/max.h>
 #include <ATen/ops/min.h>
 #include <c10/core/InferenceMode.h>
@@ -31,6 +32,12 @@ void CoreModel::check_ids_in_range(const at::Tensor& ids, int64_t limit, const c
   if (lowest < 0 || highest >= limit)
     throw InvalidInput(std::string(what) + " " + std::to_string(lowest < 0 ? lowest : highest) + " is outside [0, " +
                        std::to_string(limit) + ")");
+}
+
+void CoreModel::check_finite(const at::Tensor& output, const char* what) {
+  if (!at::isfinite(output).all().item<bool>())
+    throw LoadError(std::string("the model produced NaN or infinite ") + what +
+                    ": its weights or configuration are broken (or overflow in this dtype)");
 }
 
 }  // namespace semroute

@@ -11,6 +11,8 @@
 #pragma once
 
 #include <ATen/core/Tensor.h>
+
+#include <algorithm>
 #include <c10/core/Device.h>
 #include <c10/core/ScalarType.h>
 
@@ -110,7 +112,14 @@ class CoreModel {
   c10::ScalarType dtype() const { return options_.dtype; }
   int64_t hidden_size() const { return config_.hidden_size; }
   // Longest sequence the model accepts (its position limit).
-  int64_t max_length() const { return config_.max_position_embeddings; }
+  // Longest input in tokens: the positions the config declares, at most
+  // kMaxSequenceTokens (longer inputs are truncated before any work).
+  int64_t max_length() const { return std::min(config_.max_position_embeddings, kMaxSequenceTokens); }
+  static constexpr int64_t kMaxSequenceTokens = 32768;
+
+  // Throws (kInvalidModel) when `output` holds a NaN or an infinity: broken
+  // weights or an overflowing dtype must give an error, never an answer.
+  static void check_finite(const at::Tensor& output, const char* what);
 
  protected:
   CoreModel(ModelConfig config, LoadOptions options) : config_(std::move(config)), options_(options) {}

@@ -90,6 +90,7 @@ std::map<std::string, at::Tensor> Embedder::embed_steps(const ModelInputs& input
     }
   }
   x = x.to(at::kFloat);
+  CoreModel::check_finite(x, "embeddings");
   if (options.normalize) x = l2_normalize(x);
   steps["embedding"] = matryoshka(x, options.dimension, options.normalize).cpu().contiguous();
   return steps;

@@ -17,6 +17,7 @@ at::Tensor SequenceClassifier::logits(const ModelInputs& inputs) const {
 }
 
 std::vector<Classification> to_classifications(const at::Tensor& logits, const std::vector<std::string>& labels) {
+  CoreModel::check_finite(logits, "logits");
   const at::Tensor probs = at::softmax(logits.to(at::kFloat), -1).cpu().contiguous();
   std::vector<Classification> out;
   const int64_t n = probs.size(1);

@@ -24,6 +24,7 @@ std::vector<TokenClassification> TokenClassifier::classify(const std::vector<std
 std::vector<TokenClassification> to_token_classifications(const at::Tensor& logits, const TextBatch& batch,
                                                           const std::vector<std::string_view>& texts,
                                                           const std::vector<std::string>& labels) {
+  CoreModel::check_finite(logits, "logits");
   const at::Tensor probs = at::softmax(logits.to(at::kFloat), -1).cpu();
   const auto [best, best_id] = probs.max(-1);
   const at::Tensor p = best.contiguous(), id = best_id.contiguous();

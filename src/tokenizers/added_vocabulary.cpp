@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "semroute/error.h"
+#include "tokenizers/models.h"
 #include "tokenizers/unicode.h"
 
 namespace semroute {
@@ -47,7 +48,7 @@ AddedVocabulary::AddedVocabulary(const nlohmann::json& added_tokens) {
   if (added_tokens.is_null()) return;
   for (const auto& t : added_tokens) {
     AddedToken token;
-    token.id = t.at("id").get<int32_t>();
+    token.id = parse_token_id(t.at("id"), "added token " + t.value("content", std::string()).substr(0, 100));
     token.content = t.at("content").get<std::string>();
     token.single_word = t.value("single_word", false);
     token.lstrip = t.value("lstrip", false);

@@ -1,5 +1,6 @@
 #include "tokenizers/aligned_text.h"
 
+#include "semroute/error.h"
 #include "tokenizers/unicode.h"
 
 namespace semroute {
@@ -33,14 +34,26 @@ AlignedText AlignedText::slice(size_t begin, size_t end) const {
   return t;
 }
 
+void AlignedText::check_growth() const {
+  if (align_.empty()) return;
+  const size_t first = align_.front().begin, last = align_.back().end;
+  const size_t covered = last > first ? last - first : 0;
+  if (text_.size() > kMaxGrowth * covered + kGrowthSlack)
+    throw InvalidInput("the tokenizer's normalizers expand " + std::to_string(covered) + " bytes of text to more than " +
+                           std::to_string(text_.size()) + " bytes",
+                       ErrorCode::kTooLong);
+}
+
 void AlignedText::append(std::string_view bytes, Span from) {
   text_.append(bytes);
   for (size_t i = 0; i < bytes.size(); ++i) align_.push_back(from);  // faster than a fill-insert for 1-4 bytes
+  check_growth();
 }
 
 void AlignedText::append(const AlignedText& other) {
   text_ += other.text_;
   align_.insert(align_.end(), other.align_.begin(), other.align_.end());
+  check_growth();
 }
 
 void AlignedText::map_chars(const std::function<void(char32_t, std::string&)>& fn) {
@@ -64,6 +77,7 @@ void AlignedText::replace_range(size_t begin, size_t end, std::string_view repla
   text_.replace(begin, end - begin, replacement);
   align_.erase(align_.begin() + static_cast<long>(begin), align_.begin() + static_cast<long>(end));
   align_.insert(align_.begin() + static_cast<long>(begin), replacement.size(), span);
+  check_growth();
 }
 
 }  // namespace semroute

@@ -47,6 +47,12 @@ class AlignedText {
   void replace_range(size_t begin, size_t end, std::string_view replacement);
 
  private:
+  // Normalizers may expand text (NFKD, Metaspace's "▁", CJK spacing), but a
+  // chain of Replace rules must not multiply it: beyond kMaxGrowth times the
+  // original bytes covered (plus kGrowthSlack) is an error.
+  static constexpr size_t kMaxGrowth = 16, kGrowthSlack = 4096;
+  void check_growth() const;
+
   std::string text_;
   std::vector<Span> align_;  // one per byte of text_
 };

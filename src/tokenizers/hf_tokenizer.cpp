@@ -1,8 +1,8 @@
 #include "tokenizers/hf_tokenizer.h"
 
-#include <fstream>
 #include <nlohmann/json.hpp>
 
+#include "core/file_input.h"
 #include "semroute/error.h"
 #include "tokenizers/added_vocabulary.h"
 #include "tokenizers/decoders.h"
@@ -24,8 +24,12 @@ class HfTokenizer final : public Tokenizer {
         pre_tokenizer_(make_pre_tokenizer(spec.value("pre_tokenizer", json()))),
         model_(make_tokenizer_model(spec.at("model"))),
         decoder_(make_decoder(spec.value("decoder", json()))) {
-    post_processor_ = make_post_processor(spec.value("post_processor", json()));
     for (const auto& token : added_.tokens()) model_->register_token(token.id, token.content);
+    post_processor_ = make_post_processor(spec.value("post_processor", json()));
+    if (post_processor_)
+      for (const int32_t id : post_processor_->special_ids())
+        if (model_->id_to_token(id).empty())
+          throw LoadError("post_processor adds token id " + std::to_string(id) + ", which is not in the vocabulary");
     choose_padding(spec.value("padding", json()));
   }
 
@@ -117,10 +121,9 @@ class HfTokenizer final : public Tokenizer {
 }  // namespace
 
 std::shared_ptr<const Tokenizer> load_hf_tokenizer(const std::filesystem::path& tokenizer_json) {
-  std::ifstream in(tokenizer_json);
-  if (!in) throw LoadError(tokenizer_json.string() + ": cannot open", ErrorCode::kNotFound);
+  json parsed = read_json_file(tokenizer_json, kMaxTokenizerFileBytes);
   try {
-    return std::make_shared<HfTokenizer>(json::parse(in));
+    return std::make_shared<HfTokenizer>(std::move(parsed));
   } catch (const json::exception& e) {
     throw LoadError(tokenizer_json.string() + ": malformed tokenizer.json (" + e.what() + ")");
   } catch (const LoadError& e) {

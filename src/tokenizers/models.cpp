@@ -1,5 +1,8 @@
 #include "tokenizers/models.h"
 
+#include <algorithm>
+#include <climits>
+
 #include "semroute/error.h"
 
 namespace semroute {
@@ -25,9 +28,19 @@ const std::string& TokenizerModel::id_to_token(int32_t id) const {
   return id_to_token_[static_cast<size_t>(id)];
 }
 
+int32_t parse_token_id(const nlohmann::json& value, const std::string& what) {
+  if (!value.is_number_unsigned() || value.get<uint64_t>() > static_cast<uint64_t>(INT32_MAX))
+    throw LoadError("tokenizer.json: " + what + " has id " + value.dump() + ", not an integer in [0, 2^31)");
+  return static_cast<int32_t>(value.get<uint64_t>());
+}
+
 void TokenizerModel::register_token(int32_t id, const std::string& token) {
   if (id < 0) throw LoadError("tokenizer.json: negative token id for '" + token + "'");
+  if (static_cast<size_t>(id) >= id_limit_)
+    throw LoadError("tokenizer.json: token '" + token.substr(0, 100) + "' has id " + std::to_string(id) +
+                    ", far beyond the " + std::to_string(token_to_id_.size()) + " tokens of the vocabulary");
   if (static_cast<size_t>(id) >= id_to_token_.size()) id_to_token_.resize(static_cast<size_t>(id) + 1);
+  longest_token_bytes_ = std::max(longest_token_bytes_, token.size());
   id_to_token_[static_cast<size_t>(id)] = token;
   token_to_id_.emplace(token, id);
 }
@@ -35,11 +48,9 @@ void TokenizerModel::register_token(int32_t id, const std::string& token) {
 void TokenizerModel::load_vocab(const nlohmann::json& vocab) {
   if (!vocab.is_object()) throw LoadError("tokenizer.json: model.vocab must be an object of token -> id");
   token_to_id_.reserve(vocab.size());
-  for (const auto& [token, id] : vocab.items()) {
-    if (!id.is_number_integer() || id.get<int64_t>() < 0 || id.get<int64_t>() > (1 << 30))
-      throw LoadError("tokenizer.json: vocabulary id of '" + token + "' is not a valid id");
-    register_token(static_cast<int32_t>(id.get<int64_t>()), token);
-  }
+  id_limit_ = 2 * vocab.size() + kIdSlack;
+  for (const auto& [token, id] : vocab.items())
+    register_token(parse_token_id(id, "vocabulary token '" + token.substr(0, 100) + "'"), token);
 }
 
 std::unique_ptr<TokenizerModel> make_tokenizer_model(const nlohmann::json& spec) {

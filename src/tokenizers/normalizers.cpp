@@ -3,7 +3,7 @@
 #include <vector>
 
 #include "semroute/error.h"
-#include "tokenizers/regex.h"
+#include "core/regex.h"
 #include "tokenizers/unicode.h"
 
 namespace semroute {
@@ -85,7 +85,7 @@ class ReplaceNormalizer final : public Normalizer {
     if (pattern.contains("String")) {
       literal_ = pattern.at("String").get<std::string>();
     } else if (pattern.contains("Regex")) {
-      regex_ = std::make_unique<Regex>(pattern.at("Regex").get<std::string>());
+      regex_ = std::make_unique<Regex>(pattern.at("Regex").get<std::string>(), Regex::Dialect::kOniguruma, "tokenizer regex");
     } else {
       throw LoadError("tokenizer.json: Replace pattern must be {\"String\": …} or {\"Regex\": …}");
     }

@@ -3,6 +3,7 @@
 #include <utility>
 
 #include "semroute/error.h"
+#include "tokenizers/models.h"
 
 namespace semroute {
 namespace {
@@ -36,6 +37,12 @@ class TemplateProcessing final : public PostProcessor {
       for (const auto& piece : *t)
         if (!piece.is_sequence && specials_.count(piece.id) == 0)
           throw LoadError("tokenizer.json: template uses special token '" + piece.id + "' that it does not define");
+  }
+
+  std::vector<int32_t> special_ids() const override {
+    std::vector<int32_t> ids;
+    for (const auto& [name, token] : specials_) ids.insert(ids.end(), token.ids.begin(), token.ids.end());
+    return ids;
   }
 
   size_t added_tokens(bool pair) const override {
@@ -85,7 +92,8 @@ std::vector<TemplatePiece> parse_template(const json& items) {
 }
 
 SpecialToken special_from_pair(const json& pair) {  // ["[CLS]", 101]
-  return SpecialToken{{pair.at(1).get<int32_t>()}, {pair.at(0).get<std::string>()}};
+  const std::string token = pair.at(0).get<std::string>();
+  return SpecialToken{{parse_token_id(pair.at(1), "post_processor token " + token)}, {token}};
 }
 
 // BertProcessing / RobertaProcessing are fixed templates: CLS A SEP (B SEP).
@@ -128,7 +136,8 @@ std::unique_ptr<PostProcessor> make_post_processor(const json& spec) {
   if (type == "TemplateProcessing") {
     std::unordered_map<std::string, SpecialToken> specials;
     for (const auto& [name, s] : spec.at("special_tokens").items()) {
-      SpecialToken token{s.at("ids").get<std::vector<int32_t>>(), s.at("tokens").get<std::vector<std::string>>()};
+      SpecialToken token{{}, s.at("tokens").get<std::vector<std::string>>()};
+      for (const auto& id : s.at("ids")) token.ids.push_back(parse_token_id(id, "post_processor token " + name));
       if (token.ids.size() != token.tokens.size())
         throw LoadError("tokenizer.json: special token '" + name + "' has mismatched ids and tokens");
       specials[name] = std::move(token);

@@ -20,9 +20,11 @@ class PostProcessor {
   virtual size_t added_tokens(bool pair) const = 0;
   // Joins the encodings, adding special tokens when asked.
   virtual Encoding process(Encoding first, std::optional<Encoding> second, bool add_special_tokens) const = 0;
+  // The ids of the special tokens it may add.
+  virtual std::vector<int32_t> special_ids() const { return {}; }
 };
 
-// nullptr for JSON null. Special token ids are checked against `model`.
+// nullptr for JSON null.
 std::unique_ptr<PostProcessor> make_post_processor(const nlohmann::json& spec);
 
 // Concatenation without special tokens: type id 0 for the first text, 1 for the second.

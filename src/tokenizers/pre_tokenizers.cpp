@@ -4,7 +4,7 @@
 #include <string>
 
 #include "semroute/error.h"
-#include "tokenizers/regex.h"
+#include "core/regex.h"
 #include "tokenizers/unicode.h"
 
 namespace semroute {
@@ -136,7 +136,7 @@ const char* kGpt2Pattern = R"('s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p
 class ByteLevel final : public PreTokenizer {
  public:
   ByteLevel(bool add_prefix_space, bool use_regex)
-      : add_prefix_space_(add_prefix_space), regex_(use_regex ? std::make_unique<Regex>(kGpt2Pattern) : nullptr) {}
+      : add_prefix_space_(add_prefix_space), regex_(use_regex ? std::make_unique<Regex>(kGpt2Pattern, Regex::Dialect::kOniguruma) : nullptr) {}
 
   void split(std::vector<AlignedText>& pieces) const override {
     if (add_prefix_space_) {
@@ -271,7 +271,7 @@ std::unique_ptr<PreTokenizer> make_split(const json& spec) {
   const SplitBehavior behavior = parse_behavior(spec.at("behavior").get<std::string>());
   const bool invert = spec.value("invert", false);
   if (pattern.contains("Regex"))
-    return std::make_unique<RegexSplit>(std::make_unique<Regex>(pattern.at("Regex").get<std::string>()), "", behavior,
+    return std::make_unique<RegexSplit>(std::make_unique<Regex>(pattern.at("Regex").get<std::string>(), Regex::Dialect::kOniguruma, "tokenizer regex"), "", behavior,
                                         invert);
   if (pattern.contains("String"))
     return std::make_unique<RegexSplit>(nullptr, pattern.at("String").get<std::string>(), behavior, invert);
@@ -302,7 +302,7 @@ std::unique_ptr<PreTokenizer> make_pre_tokenizer(const json& spec) {
   if (type == "BertPreTokenizer") return std::make_unique<BertPreTokenizer>();
   if (type == "WhitespaceSplit") return std::make_unique<WhitespaceSplit>();
   if (type == "Whitespace")
-    return std::make_unique<RegexSplit>(std::make_unique<Regex>(R"(\w+|[^\w\s]+)"), "", SplitBehavior::kRemoved, true);
+    return std::make_unique<RegexSplit>(std::make_unique<Regex>(R"(\w+|[^\w\s]+)", Regex::Dialect::kOniguruma), "", SplitBehavior::kRemoved, true);
   if (type == "Punctuation")
     return std::make_unique<CharClassSplit>(unicode::is_punctuation, true,
                                             parse_behavior(spec.value("behavior", std::string("Isolated"))));

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <fstream>
 
+#include "core/file_input.h"
 #include "core/parallel.h"
 #include "semroute/error.h"
 #include "tokenizers/hf_tokenizer.h"
@@ -56,7 +57,69 @@ void check_text(std::string_view text) {
                        ErrorCode::kInvalidUtf8);
 }
 
+// Truncation without tokenizing the whole text. A long text is tokenized in a
+// window at the kept end (cut at whitespace where there is some); tokens far
+// enough from the cut are those of the whole text, so the window is accepted
+// once `need` tokens lie at least a quarter of a window from the cut, and
+// doubled otherwise. Memory follows the window, not the text.
+constexpr size_t kMinWindowBytes = 16 * 1024, kWindowBytesPerToken = 32;
+
+bool is_space(char c) { return c == ' ' || c == '\n' || c == '\t' || c == '\r'; }
+
+// A cut near `at` (moving toward `toward_start` ? the start : the end), on a
+// character boundary, preferably just after whitespace.
+size_t cut_near(std::string_view text, size_t at, size_t reach, bool toward_start) {
+  for (size_t step = 0; step < reach; ++step) {
+    const size_t i = toward_start ? at - step : at + step;
+    if (i == 0 || i >= text.size()) break;
+    if (is_space(text[i - 1]) && !is_space(text[i])) return i;
+  }
+  while (at < text.size() && (static_cast<unsigned char>(text[at]) & 0xC0) == 0x80) ++at;
+  return at;
+}
+
+void shift_offsets(Encoding& e, size_t by) {
+  for (auto& span : e.offsets) {
+    span.begin += static_cast<uint32_t>(by);
+    span.end += static_cast<uint32_t>(by);
+  }
+}
+
 }  // namespace
+
+std::optional<Encoding> Tokenizer::encode_window(std::string_view text, size_t need, bool at_start) const {
+  for (size_t window = std::max(kMinWindowBytes, need * kWindowBytesPerToken); window * 2 < text.size(); window *= 2) {
+    const size_t guard = window / 4;
+    if (at_start) {
+      const size_t cut = cut_near(text, window, guard, true);
+      Encoding e = encode_text(text.substr(0, cut));
+      if (e.size() >= need && e.offsets[need - 1].end + guard <= cut) return e;
+    } else {
+      const size_t cut = cut_near(text, text.size() - window, guard, false);
+      Encoding e = encode_text(text.substr(cut));
+      shift_offsets(e, cut);
+      if (e.size() >= need && e.offsets[e.size() - need].begin >= cut + guard) return e;
+    }
+  }
+  return std::nullopt;  // no window short of the whole text holds `need` tokens
+}
+
+Encoding Tokenizer::encode_truncated(std::string_view text, const EncodeOptions& options) const {
+  const size_t need = options.max_length;
+  if (need == 0 || text.size() <= 2 * std::max(kMinWindowBytes, need * kWindowBytesPerToken)) return encode_text(text);
+  const bool keep_start = options.truncation != Keep::kEnd, keep_end = options.truncation != Keep::kStart;
+  std::optional<Encoding> head = keep_start ? encode_window(text, need, true) : std::nullopt;
+  std::optional<Encoding> tail = keep_end ? encode_window(text, need, false) : std::nullopt;
+  if ((keep_start && !head) || (keep_end && !tail)) return encode_text(text);
+  if (!keep_end) return std::move(*head);
+  if (!keep_start) return std::move(*tail);
+  // Both ends: `finish` keeps the first half of the budget and the last half.
+  head->truncate((need + 1) / 2, Keep::kStart);
+  for (size_t i = tail->size() - std::min(tail->size(), need / 2); i < tail->size(); ++i)
+    head->push(tail->ids[i], tail->tokens[i], tail->offsets[i], tail->sequence_ids[i], tail->type_ids[i],
+               tail->special_tokens_mask[i] != 0);
+  return std::move(*head);
+}
 
 void Encoding::truncate(size_t n, Keep which) {
   keep(ids, n, which);
@@ -103,13 +166,13 @@ Encoding Tokenizer::finish(Encoding first, std::optional<Encoding> second, const
 
 Encoding Tokenizer::encode(std::string_view text, const EncodeOptions& options) const {
   check_text(text);
-  return finish(encode_text(text), std::nullopt, options);
+  return finish(encode_truncated(text, options), std::nullopt, options);
 }
 
 Encoding Tokenizer::encode_pair(std::string_view first, std::string_view second, const EncodeOptions& options) const {
   check_text(first);
   check_text(second);
-  return finish(encode_text(first), encode_text(second), options);
+  return finish(encode_truncated(first, options), encode_truncated(second, options), options);
 }
 
 std::vector<Encoding> Tokenizer::encode_batch(const std::vector<std::string_view>& texts, const EncodeOptions& options,
@@ -133,8 +196,8 @@ std::vector<Encoding> Tokenizer::encode_batch(const std::vector<std::string_view
 std::shared_ptr<const Tokenizer> load_tokenizer(const fs::path& path) {
   std::error_code ec;
   if (fs::is_directory(path, ec)) {
-    if (fs::exists(path / "tokenizer.json")) return load_hf_tokenizer(path / "tokenizer.json");
-    if (fs::exists(path / "tokenizer.model")) return load_sentencepiece_tokenizer(path / "tokenizer.model");
+    if (fs::exists(path / "tokenizer.json")) return load_hf_tokenizer(file_in_dir(path, "tokenizer.json"));
+    if (fs::exists(path / "tokenizer.model")) return load_sentencepiece_tokenizer(file_in_dir(path, "tokenizer.model"));
     throw LoadError(path.string() + ": no tokenizer.json or tokenizer.model", ErrorCode::kNotFound);
   }
   if (path.extension() == ".model") return load_sentencepiece_tokenizer(path);

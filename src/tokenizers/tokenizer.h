@@ -89,6 +89,9 @@ class Tokenizer {
   std::string pad_token_;
 
  private:
+  // encode_text, tokenizing only as much of a long text as truncation keeps.
+  Encoding encode_truncated(std::string_view text, const EncodeOptions& options) const;
+  std::optional<Encoding> encode_window(std::string_view text, size_t need, bool at_start) const;
   Encoding finish(Encoding first, std::optional<Encoding> second, const EncodeOptions& options) const;
 };
 

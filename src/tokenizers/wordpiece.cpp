@@ -1,6 +1,8 @@
 // WordPiece (BERT): greedy longest-match-first over the word, continuation
 // pieces carrying the `##` prefix; a word with an unmatchable remainder, or
 // longer than max_input_chars_per_word characters, becomes the unk token.
+#include <algorithm>
+
 #include "semroute/error.h"
 #include "tokenizers/models.h"
 #include "tokenizers/unicode.h"
@@ -15,7 +17,12 @@ class WordPieceModel final : public TokenizerModel {
   explicit WordPieceModel(const json& spec) {
     load_vocab(spec.at("vocab"));
     prefix_ = spec.value("continuing_subword_prefix", std::string("##"));
-    max_chars_ = spec.value("max_input_chars_per_word", 100);
+    if (prefix_.size() > 64) throw LoadError("tokenizer.json: WordPiece continuing_subword_prefix is longer than 64 bytes");
+    const json max_chars = spec.value("max_input_chars_per_word", json(100));
+    if (!max_chars.is_number_unsigned() || max_chars.get<uint64_t>() == 0 || max_chars.get<uint64_t>() > kMaxWordChars)
+      throw LoadError("tokenizer.json: WordPiece max_input_chars_per_word must be an integer in [1, " +
+                      std::to_string(kMaxWordChars) + "], got " + max_chars.dump());
+    max_chars_ = max_chars.get<size_t>();
     const std::string unk = spec.value("unk_token", std::string("[UNK]"));
     const auto id = token_to_id(unk);
     if (!id) throw LoadError("tokenizer.json: WordPiece unk_token '" + unk + "' is not in the vocabulary");
@@ -31,12 +38,15 @@ class WordPieceModel final : public TokenizerModel {
       unicode::decode(word, i, &len);
       i += len;
     }
-    if (chars > static_cast<size_t>(max_chars_)) return whole();
+    if (chars > max_chars_) return whole();
 
     const size_t first = out.size();
     std::string candidate;
     for (size_t start = 0; start < word.size();) {
-      size_t end = word.size();
+      // No piece is longer than the longest vocabulary entry: start there
+      // (on a character boundary), so a long word costs linear time.
+      size_t end = std::min(word.size(), start + longest_token_bytes());
+      while (end > start && end < word.size() && (static_cast<unsigned char>(word[end]) & 0xC0) == 0x80) --end;
       std::optional<int32_t> found;
       while (end > start) {
         candidate.assign(start > 0 ? prefix_ : "");
@@ -56,8 +66,9 @@ class WordPieceModel final : public TokenizerModel {
   }
 
  private:
+  static constexpr size_t kMaxWordChars = size_t{1} << 20;
   std::string prefix_;
-  int max_chars_ = 100;
+  size_t max_chars_ = 100;
   int32_t unk_id_ = 0;
 };
 

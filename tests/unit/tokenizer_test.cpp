@@ -196,7 +196,7 @@ TEST(Tokenizer, ExplainsBadFiles) {
   TempDir dir;
   expect_error([&] { load_tokenizer(dir.path()); }, ErrorCode::kNotFound, "no tokenizer.json or tokenizer.model");
   write_file(dir / "tokenizer.json", "{\"model\": ");
-  expect_error([&] { load_tokenizer(dir.path()); }, ErrorCode::kInvalidModel, "malformed tokenizer.json");
+  expect_error([&] { load_tokenizer(dir.path()); }, ErrorCode::kInvalidModel, "not valid JSON");
   write_file(dir / "tokenizer.json", R"({"model": {"type": "Unigram", "vocab": []}})");
   expect_error([&] { load_tokenizer(dir.path()); }, ErrorCode::kUnsupported, "model type 'Unigram'");
   write_file(dir / "tokenizer.json",

@@ -1,0 +1,47 @@
+#include "classifiers/yaml_input.h"
+
+#include "core/file_input.h"
+#include "semroute/error.h"
+
+namespace semroute {
+namespace {
+
+// Counts the nodes a full traversal would visit (aliases expanded); iterative
+// on an explicit stack, stopping at the first bound crossed.
+void check_bounds(const YAML::Node& root, const std::filesystem::path& path) {
+  std::vector<std::pair<YAML::Node, int>> stack{{root, 0}};
+  size_t visited = 0;
+  while (!stack.empty()) {
+    auto [node, depth] = stack.back();
+    stack.pop_back();
+    if (++visited > kMaxYamlNodes)
+      throw LoadError(path.string() + ": expands to more than " + std::to_string(kMaxYamlNodes) +
+                      " nodes (aliases included)");
+    if (depth > kMaxNestingDepth)
+      throw LoadError(path.string() + ": nested deeper than " + std::to_string(kMaxNestingDepth) + " levels");
+    if (node.IsSequence()) {
+      for (const auto& child : node) stack.emplace_back(child, depth + 1);
+    } else if (node.IsMap()) {
+      for (const auto& item : node) {
+        stack.emplace_back(item.first, depth + 1);
+        stack.emplace_back(item.second, depth + 1);
+      }
+    }
+  }
+}
+
+}  // namespace
+
+YAML::Node load_yaml_file(const std::filesystem::path& path) {
+  const std::string text = read_file(path);
+  YAML::Node root;
+  try {
+    root = YAML::Load(text);
+  } catch (const YAML::Exception& e) {
+    throw LoadError(path.string() + ": not valid YAML (" + e.what() + ")");
+  }
+  check_bounds(root, path);
+  return root;
+}
+
+}  // namespace semroute
