@@ -16,6 +16,10 @@ Args parse_args(int argc, char** argv, int first) {
   Args args;
   for (int i = first; i < argc; ++i) {
     const std::string arg = argv[i];
+    if (arg == "--") {  // the rest are texts, even when they start with '-'
+      args.positional.insert(args.positional.end(), argv + i + 1, argv + argc);
+      break;
+    }
     if (arg == "--json") {
       args.json = true;
     } else if (arg == "--adapter") {
@@ -54,6 +58,9 @@ Args parse_args(int argc, char** argv, int first) {
     } else if (arg == "--tasks") {
       if (i + 1 >= argc) throw InvalidInput("--tasks needs a comma-separated list");
       args.tasks = argv[++i];
+    } else if (arg == "--input") {
+      if (i + 1 >= argc) throw InvalidInput("--input needs a file (or - for stdin)");
+      args.input = argv[++i];
     } else if (arg == "--no-special") {
       args.no_special = true;
     } else if (arg == "--max-length") {
@@ -62,7 +69,7 @@ Args parse_args(int argc, char** argv, int first) {
       if (n <= 0) throw InvalidInput("--max-length must be a positive number");
       args.max_length = static_cast<size_t>(n);
     } else if (arg.size() > 1 && arg[0] == '-') {
-      throw InvalidInput("unknown option '" + arg + "' (see semroute --help)");
+      throw InvalidInput("unknown option '" + arg + "' (see semroute --help; put -- before a text that starts with -)");
     } else {
       args.positional.push_back(arg);
     }

@@ -15,58 +15,92 @@ std::vector<std::string_view> texts_of(const Args& args, const char* usage) {
   return std::vector<std::string_view>(args.positional.begin() + 1, args.positional.end());
 }
 
+std::vector<Classification> classify_texts(const SequenceClassifier& classifier, const Args& args,
+                                           const std::vector<std::string_view>& texts) {
+  if (args.pair.empty()) return classifier.classify(texts);
+  std::vector<TextPair> pairs;
+  for (auto t : texts) pairs.emplace_back(t, args.pair);
+  return classifier.classify_pairs(pairs);
+}
+
+nlohmann::json classification_json(std::string_view text, const Classification& r,
+                                   const std::vector<std::string>& labels) {
+  nlohmann::json probs = nlohmann::json::object();
+  for (size_t k = 0; k < labels.size(); ++k) probs[labels[k]] = r.probabilities[k];
+  return {{"text", text}, {"label", r.label}, {"class_id", r.class_id}, {"confidence", r.confidence},
+          {"probabilities", probs}};
+}
+
+nlohmann::json token_result_json(std::string_view text, const TokenClassification& r) {
+  nlohmann::json tokens = nlohmann::json::array(), entities = nlohmann::json::array();
+  for (const auto& t : r.tokens)
+    tokens.push_back({{"id", t.token_id}, {"token", t.token}, {"begin", t.offset.begin}, {"end", t.offset.end},
+                      {"label", t.label}, {"probability", t.probability}});
+  for (const auto& e : r.entities)
+    entities.push_back({{"type", e.type}, {"begin", e.begin}, {"end", e.end}, {"text", e.text}, {"score", e.score}});
+  return {{"text", text}, {"tokens", tokens}, {"entities", entities}};
+}
+
+// Each result as JSON, for --json and for streamed input.
+template <class Result, class ToJson>
+std::vector<nlohmann::json> to_json(const std::vector<std::string_view>& texts, const std::vector<Result>& results,
+                                    ToJson to_json_one) {
+  std::vector<nlohmann::json> out;
+  for (size_t i = 0; i < results.size(); ++i) out.push_back(to_json_one(texts[i], results[i]));
+  return out;
+}
+
+void print_results(const std::vector<nlohmann::json>& results) {
+  std::printf("%s\n", nlohmann::json({{"results", results}}).dump(2).c_str());
+}
+
 }  // namespace
 
 int run_classify(const Args& args) {
-  const auto texts = texts_of(args, "usage: semroute classify MODEL_DIR TEXT... [--pair TEXT] [--json]");
+  const char* usage = "usage: semroute classify MODEL_DIR TEXT... | --input FILE | - [--pair TEXT] [--json]";
+  if (args.positional.empty()) throw InvalidInput(usage);
   const auto classifier = SequenceClassifier::load(args.positional[0], task_options(args));
-  std::vector<Classification> results;
-  if (args.pair.empty()) {
-    results = classifier->classify(texts);
-  } else {
-    std::vector<TextPair> pairs;
-    for (auto t : texts) pairs.emplace_back(t, args.pair);
-    results = classifier->classify_pairs(pairs);
-  }
   const auto& labels = classifier->labels();
-  nlohmann::json out = nlohmann::json::array();
+  const auto answer = [&](const std::vector<std::string_view>& texts) {
+    return to_json(texts, classify_texts(*classifier, args, texts),
+                   [&](std::string_view t, const Classification& r) { return classification_json(t, r, labels); });
+  };
+  if (reads_input(args, 1)) return stream_texts(args, answer);
+  const auto texts = texts_of(args, usage);
+  if (args.json) {
+    print_results(answer(texts));
+    return 0;
+  }
+  const auto results = classify_texts(*classifier, args, texts);
   for (size_t i = 0; i < results.size(); ++i) {
     const auto& r = results[i];
-    nlohmann::json probs = nlohmann::json::object();
-    for (size_t k = 0; k < labels.size(); ++k) probs[labels[k]] = r.probabilities[k];
-    out.push_back({{"text", texts[i]}, {"label", r.label}, {"class_id", r.class_id}, {"confidence", r.confidence},
-                   {"probabilities", probs}});
-    if (!args.json) {
-      std::printf("%-12s %.4f  %s\n", r.label.c_str(), r.confidence, std::string(texts[i]).c_str());
-      for (size_t k = 0; k < labels.size(); ++k) std::printf("    %-12s %.4f\n", labels[k].c_str(), r.probabilities[k]);
-    }
+    std::printf("%-12s %.4f  %s\n", r.label.c_str(), r.confidence, std::string(texts[i]).c_str());
+    for (size_t k = 0; k < labels.size(); ++k) std::printf("    %-12s %.4f\n", labels[k].c_str(), r.probabilities[k]);
   }
-  if (args.json) std::printf("%s\n", nlohmann::json({{"results", out}}).dump(2).c_str());
   return 0;
 }
 
 int run_tokens(const Args& args) {
-  const auto texts = texts_of(args, "usage: semroute tokens MODEL_DIR TEXT... [--json]");
+  const char* usage = "usage: semroute tokens MODEL_DIR TEXT... | --input FILE | - [--json]";
+  if (args.positional.empty()) throw InvalidInput(usage);
   const auto classifier = TokenClassifier::load(args.positional[0], task_options(args));
-  const auto results = classifier->classify(texts);
-  nlohmann::json out = nlohmann::json::array();
-  for (size_t i = 0; i < results.size(); ++i) {
-    nlohmann::json tokens = nlohmann::json::array(), entities = nlohmann::json::array();
-    for (const auto& t : results[i].tokens)
-      tokens.push_back({{"id", t.token_id}, {"token", t.token}, {"begin", t.offset.begin}, {"end", t.offset.end},
-                        {"label", t.label}, {"probability", t.probability}});
-    for (const auto& e : results[i].entities)
-      entities.push_back({{"type", e.type}, {"begin", e.begin}, {"end", e.end}, {"text", e.text}, {"score", e.score}});
-    out.push_back({{"text", texts[i]}, {"tokens", tokens}, {"entities", entities}});
-    if (!args.json) {
-      std::printf("%s\n", std::string(texts[i]).c_str());
-      for (const auto& e : results[i].entities)
-        std::printf("  %-10s [%zu, %zu) %.4f  %s\n", e.type.c_str(), e.begin, e.end, e.score,
-                    nlohmann::json(e.text).dump().c_str());
-      if (results[i].entities.empty()) std::printf("  (no entities)\n");
-    }
+  const auto answer = [&](const std::vector<std::string_view>& texts) {
+    return to_json(texts, classifier->classify(texts), token_result_json);
+  };
+  if (reads_input(args, 1)) return stream_texts(args, answer);
+  const auto texts = texts_of(args, usage);
+  if (args.json) {
+    print_results(answer(texts));
+    return 0;
   }
-  if (args.json) std::printf("%s\n", nlohmann::json({{"results", out}}).dump(2).c_str());
+  const auto results = classifier->classify(texts);
+  for (size_t i = 0; i < results.size(); ++i) {
+    std::printf("%s\n", std::string(texts[i]).c_str());
+    for (const auto& e : results[i].entities)
+      std::printf("  %-10s [%zu, %zu) %.4f  %s\n", e.type.c_str(), e.begin, e.end, e.score,
+                  nlohmann::json(e.text).dump().c_str());
+    if (results[i].entities.empty()) std::printf("  (no entities)\n");
+  }
   return 0;
 }
 

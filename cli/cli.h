@@ -7,7 +7,9 @@
 
 #include "models/core_model.h"
 #include "tasks/task_model.h"
+#include <functional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace semroute::cli {
@@ -34,6 +36,7 @@ struct Args {
   std::string prompt;        // --prompt TEXT
   std::string device;        // --device cpu|cuda|cuda:N|auto
   std::string dtype;         // --dtype float32|float16|bfloat16|auto
+  std::string input;         // --input FILE ("-": stdin)
 };
 
 // Parses flags common to all subcommands; throws InvalidInput on unknown ones.
@@ -62,6 +65,16 @@ int run_unified(const Args& args);
 // Their own options (see train.cpp): the arguments after the command.
 int run_train(const std::vector<std::string>& argv);
 int run_trim_vocab(const std::vector<std::string>& argv);
+
+// One JSON answer per text, in order (classify, tokens, embed, unified).
+using TextAnswerer = std::function<std::vector<nlohmann::json>(const std::vector<std::string_view>&)>;
+// Whether the texts come from --input FILE or a lone "-" (stdin) at
+// positional[first_text] instead of the command line.
+bool reads_input(const Args& args, size_t first_text);
+// Answers the texts of --input / stdin (one per line, or JSONL with "text")
+// in batches, printing one JSON line per text ({"line": N, …} or
+// {"line": N, "error": …}). Exit code 0, or 1 when any line failed.
+int stream_texts(const Args& args, const TextAnswerer& answer);
 
 // "a,b,c" -> {"a", "b", "c"} (empty items dropped).
 std::vector<std::string> split_list(const std::string& csv);

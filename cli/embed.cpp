@@ -13,9 +13,10 @@
 namespace semroute::cli {
 
 int run_embed(const Args& args) {
-  if (args.positional.size() < 2)
-    throw InvalidInput("usage: semroute embed MODEL_DIR TEXT... [--pooling mean|cls|last] [--dim N] [--layer K] "
-                       "[--no-normalize] [--json]");
+  const char* usage =
+      "usage: semroute embed MODEL_DIR TEXT... | --input FILE | - [--pooling mean|cls|last] [--dim N] [--layer K] "
+      "[--no-normalize] [--json]";
+  if (args.positional.empty()) throw InvalidInput(usage);
   EmbedderOptions options{task_options(args)};
   if (!args.pooling.empty()) options.pooling = parse_pooling(args.pooling);
   options.dimension = args.dimension;
@@ -23,6 +24,18 @@ int run_embed(const Args& args) {
   if (args.no_normalize) options.normalize = false;
   options.prompt = args.prompt;
   const auto embedder = Embedder::load(args.positional[0], options);
+  if (reads_input(args, 1)) {
+    return stream_texts(args, [&](const std::vector<std::string_view>& texts) {
+      const at::Tensor e = embedder->embed(texts);
+      std::vector<nlohmann::json> out;
+      for (int64_t i = 0; i < e.size(0); ++i) {
+        const float* row = e.data_ptr<float>() + i * e.size(1);
+        out.push_back({{"text", texts[static_cast<size_t>(i)]}, {"embedding", std::vector<float>(row, row + e.size(1))}});
+      }
+      return out;
+    });
+  }
+  if (args.positional.size() < 2) throw InvalidInput(usage);
   const std::vector<std::string_view> texts(args.positional.begin() + 1, args.positional.end());
   const at::Tensor e = embedder->embed(texts);
   const int64_t dim = e.size(1);

@@ -65,9 +65,16 @@ options:
   --dtype T        float32 (default), bfloat16, float16 or auto
   --adapter DIR    a PEFT LoRA adapter for the model (classify, tokens, embed, forward),
                    merged into the weights at load; --unmerged keeps it beside them
+  --input FILE     classify / tokens / embed / unified: read the texts from FILE
+                   (or stdin for "-", also accepted in place of the texts), one per
+                   line or JSONL objects with a "text" field; answers are printed as
+                   JSONL, one object per text with its "line" (or an "error")
+  --               end of the options: every later argument is a text, even "-x"
   -h, --help  this help
 
-Errors go to stderr with exit code 1; bad usage exits with code 2.
+exit codes: 0 success; 1 an error (model, input, or any --input line that
+failed: see its "error" line); 2 bad usage (unknown option, missing argument).
+Errors go to stderr.
 )";
 
 }  // namespace

@@ -51,11 +51,25 @@ void print_answer(const TaskAnswer& a) {
 }  // namespace
 
 int run_unified(const Args& args) {
-  if (args.positional.size() < 2)
-    throw InvalidInput("usage: semroute unified CONFIG.yaml TEXT... [--tasks a,b] [--accuracy] [--json]");
+  const char* usage = "usage: semroute unified CONFIG.yaml TEXT... | --input FILE | - [--tasks a,b] [--accuracy] [--json]";
+  if (args.positional.empty()) throw InvalidInput(usage);
   const auto classifier = UnifiedClassifier::load(UnifiedConfig::from_yaml(args.positional[0]));
+  const UnifiedRequest request{split_list(args.tasks), args.accuracy};
+  if (reads_input(args, 1)) {
+    return stream_texts(args, [&](const std::vector<std::string_view>& texts) {
+      std::vector<nlohmann::json> out;
+      const auto results = classifier->classify(texts, request);
+      for (size_t i = 0; i < results.size(); ++i) {
+        nlohmann::json answers = nlohmann::json::array();
+        for (const auto& a : results[i].answers) answers.push_back(answer_json(a, classifier->labels(a.task)));
+        out.push_back({{"text", texts[i]}, {"tasks", answers}});
+      }
+      return out;
+    });
+  }
+  if (args.positional.size() < 2) throw InvalidInput(usage);
   const std::vector<std::string_view> texts(args.positional.begin() + 1, args.positional.end());
-  const auto results = classifier->classify(texts, {split_list(args.tasks), args.accuracy});
+  const auto results = classifier->classify(texts, request);
   nlohmann::json out = nlohmann::json::array();
   for (size_t i = 0; i < results.size(); ++i) {
     nlohmann::json answers = nlohmann::json::array();

@@ -1,0 +1,35 @@
+#!/usr/bin/env bash
+# CLI input conventions: `--` ends the options (texts may start with '-'),
+# `-` and `--input FILE` stream texts (plain lines or JSONL) to JSONL answers,
+# a bad line gets an error line of its own and exit code 1, usage errors 2.
+set -uo pipefail
+cli=$1 models=$2
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+fail() { echo "FAIL: $*"; exit 1; }
+
+out=$("$cli" classify "$models/domain" --json -- "-x is a negative number") || fail "-- did not end the options"
+grep -q '"text": "-x is a negative number"' <<<"$out" || fail "the text after -- was not classified: $out"
+"$cli" classify "$models/domain" "-x is a negative number" 2>"$tmp/err"
+[ $? -eq 2 ] || fail "an unknown option must exit 2"
+grep -q "put -- before a text" "$tmp/err" || fail "the error must say how to pass such a text"
+
+printf 'How do I sort a list in Python?\nWhat is the derivative of x^2?\n' | "$cli" classify "$models/domain" - >"$tmp/stdin.jsonl" ||
+  fail "stdin input failed"
+[ "$(wc -l <"$tmp/stdin.jsonl")" -eq 2 ] || fail "expected 2 JSON lines from stdin: $(cat "$tmp/stdin.jsonl")"
+grep -q '"line":2' "$tmp/stdin.jsonl" || fail "answers must carry their line numbers"
+
+{ printf '{"text": "Is a verbal contract binding?"}\n'; printf 'bad \xff byte\n'; printf '{"other": 1}\n'
+  for i in $(seq 1 70); do echo "text number $i"; done; } >"$tmp/in.txt"
+"$cli" tokens "$models/pii" --input "$tmp/in.txt" >"$tmp/tokens.jsonl"
+[ $? -eq 1 ] || fail "a file with bad lines must exit 1"
+[ "$(wc -l <"$tmp/tokens.jsonl")" -eq 73 ] || fail "expected one JSON line per input line (73)"
+[ "$(grep -c '"error"' "$tmp/tokens.jsonl")" -eq 2 ] || fail "expected 2 error lines"
+sed -n 2p "$tmp/tokens.jsonl" | grep -q '"line":2.*\|"error".*not valid UTF-8' || fail "line 2 must report invalid UTF-8"
+sed -n 73p "$tmp/tokens.jsonl" | grep -q '"line":73' || fail "the answers must keep the input order"
+
+printf 'first\nsecond\n' | "$cli" embed "$models/multitask/base" - | grep -c '"embedding"' | grep -qx 2 ||
+  fail "embed must stream one embedding per line"
+"$cli" classify "$models/domain" --input "$tmp/missing.txt" 2>/dev/null
+[ $? -eq 1 ] || fail "a missing --input file must exit 1"
+echo "text input: ok"
