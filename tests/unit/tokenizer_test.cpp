@@ -127,6 +127,33 @@ TEST_P(RealTokenizer, IsSafeToShareBetweenThreads) {
   EXPECT_EQ(mismatches.load(), 0);
 }
 
+// Truncating a long text tokenizes only windows at its kept end(s): the kept
+// tokens must be exactly those of the whole text's tokenization.
+TEST_P(RealTokenizer, TruncatesLongTextsAsTheWholeTextWould) {
+  std::string text;
+  for (int i = 0; text.size() < 400 * 1024; ++i) text += std::string(kMixed) + (i % 3 ? " " : "\n") + std::to_string(i);
+  EncodeOptions whole;
+  whole.add_special_tokens = false;
+  const Encoding full = tok().encode(text, whole);
+  ASSERT_GT(full.size(), 20000u);
+  for (const size_t n : {size_t{8}, size_t{512}, size_t{4001}}) {
+    for (const Keep keep : {Keep::kStart, Keep::kEnd, Keep::kStartAndEnd}) {
+      EncodeOptions cut = whole;
+      cut.max_length = n;
+      cut.truncation = keep;
+      Encoding expected = full;
+      expected.truncate(n, keep);
+      const Encoding got = tok().encode(text, cut);
+      ASSERT_EQ(got.ids, expected.ids) << "max_length " << n << ", keep " << static_cast<int>(keep);
+      ASSERT_EQ(got.tokens, expected.tokens);
+      for (size_t i = 0; i < got.size(); ++i) {
+        ASSERT_EQ(got.offsets[i].begin, expected.offsets[i].begin) << i;
+        ASSERT_EQ(got.offsets[i].end, expected.offsets[i].end) << i;
+      }
+    }
+  }
+}
+
 INSTANTIATE_TEST_SUITE_P(All, RealTokenizer, ::testing::Values("modernbert", "bert", "qwen3", "gemma3"),
                          [](const auto& info) { return info.param; });
 
