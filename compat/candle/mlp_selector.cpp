@@ -5,6 +5,9 @@
 #include <nlohmann/json.hpp>
 #include <stdexcept>
 
+#include "core/file_input.h"
+#include "semroute/error.h"
+
 namespace candle {
 namespace {
 
@@ -105,7 +108,7 @@ float MlpSelector::round(double v) const {
 std::unique_ptr<MlpSelector> MlpSelector::from_json(const std::string& text, MlpPrecision precision) {
   auto s = std::make_unique<MlpSelector>(precision);
   try {
-    const json j = json::parse(text);
+    const json j = semroute::parse_json(text, "MLP JSON");
     if (j.at("algorithm").get<std::string>() != "mlp") throw std::invalid_argument("algorithm is not \"mlp\"");
     s->trained_ = j.at("trained").get<bool>();
     s->model_names_ = j.at("model_names").get<std::vector<std::string>>();
@@ -116,6 +119,8 @@ std::unique_ptr<MlpSelector> MlpSelector::from_json(const std::string& text, Mlp
     for (const json& layer : j.at("layers")) s->layers_.push_back(parse_layer(layer));
   } catch (const json::exception& e) {
     throw std::invalid_argument(std::string("MLP JSON: ") + e.what());
+  } catch (const semroute::Error& e) {
+    throw std::invalid_argument(e.what());
   }
   // The widths must chain from the features to one output per model name.
   size_t width = s->feature_dim_;

@@ -1,16 +1,20 @@
 #include "models.h"
 
 #include <algorithm>
-#include <fstream>
 #include <nlohmann/json.hpp>
+
+#include "core/file_input.h"
 
 namespace candle {
 namespace {
 
+// Through semroute's untrusted-file checks (regular file, size, nesting).
 nlohmann::json read_json(const std::string& file) {
-  std::ifstream in(file);
-  if (!in) throw Failure("cannot read " + file);
-  return nlohmann::json::parse(in);
+  try {
+    return semroute::read_json_file(file);
+  } catch (const std::exception& e) {
+    throw Failure(e.what());
+  }
 }
 
 // The model's position limit from config.json; 0 when it does not say.

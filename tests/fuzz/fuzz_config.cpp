@@ -2,16 +2,16 @@
 // malformed or ill-typed input is a semroute::Error.
 #include <cstddef>
 #include <cstdint>
-#include <nlohmann/json.hpp>
+#include <string_view>
 
+#include "core/file_input.h"
 #include "models/configs.h"
 #include "semroute/error.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
-  const auto json = nlohmann::json::parse(data, data + size, nullptr, /*allow_exceptions=*/false);
-  if (json.is_discarded()) return 0;
   try {
-    const semroute::ConfigReader reader(json, "fuzz");
+    const semroute::ConfigReader reader(
+        semroute::parse_json(std::string_view(reinterpret_cast<const char*>(data), size), "fuzz"), "fuzz");
     semroute::ModernBertConfig::parse(reader);
     semroute::Qwen3Config::parse(reader);
     semroute::Gemma3TextConfig::parse(reader);
