@@ -13,6 +13,7 @@ packages=(
   libpcre2-dev libutf8proc-dev
   libgtest-dev libgmock-dev libbenchmark-dev
   golang-go
+  clang libclang-rt-14-dev       # scripts/fuzz.sh: libFuzzer with ASan + UBSan
 )
 
 sudo_cmd=()

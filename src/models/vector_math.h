@@ -43,7 +43,11 @@ inline float exp_nonpositive(float x) {
   p = p * r + 1.66666657e-1f;
   p = p * r + 5.0e-1f;
   p = p * r * r + r + 1.0f;
-  const int32_t bits = (static_cast<int32_t>(n) + 127) << 23;
+  // n is in [-126, 0] for every x <= 0; the clamp only keeps a NaN or an
+  // infinity (from broken weights) from an undefined conversion: the NaN
+  // still reaches the result through p.
+  const float k = n > 0.0f ? 0.0f : (n >= -126.0f ? n : -126.0f);
+  const int32_t bits = (static_cast<int32_t>(k) + 127) << 23;
   float scale;
   std::memcpy(&scale, &bits, sizeof scale);
   return p * scale;
