@@ -110,13 +110,23 @@ Outcome run_model_task(const semroute_model* model, const std::string& text) {
   }
 }
 
-Outcome run_model(const json& c, const fs::path& root) {
+// Load parameters from the case: one compute thread, and the tokenizer and
+// adapter paths it names (kept alive in `paths`).
+semroute_model_params case_params(const json& c, const fs::path& root, std::vector<std::string>& paths) {
   semroute_model_params params = semroute_model_default_params();
   params.threads = 1;
-  const std::string tokenizer = c.contains("tokenizer") ? (root / c["tokenizer"].get<std::string>()).string() : "";
-  const std::string adapter = c.contains("adapter") ? (root / c["adapter"].get<std::string>()).string() : "";
-  if (!tokenizer.empty()) params.tokenizer = tokenizer.c_str();
-  if (!adapter.empty()) params.adapter = adapter.c_str();
+  paths.reserve(2);
+  for (const char* key : {"tokenizer", "adapter"}) {
+    if (!c.contains(key)) continue;
+    paths.push_back((root / c[key].get<std::string>()).string());
+    (std::string(key) == "tokenizer" ? params.tokenizer : params.adapter) = paths.back().c_str();
+  }
+  return params;
+}
+
+Outcome run_model(const json& c, const fs::path& root) {
+  std::vector<std::string> paths;
+  semroute_model_params params = case_params(c, root, paths);
   params.merge_adapter = c.value("merge_adapter", 1);
   params.max_length = c.value("max_length", 0u);
   params.truncation = c.value("truncation", 0);
@@ -156,10 +166,8 @@ struct OneText {
 };
 
 Outcome run_engine(const json& c, const fs::path& root) {
-  semroute_model_params params = semroute_model_default_params();
-  params.threads = 1;
-  const std::string tokenizer = c.contains("tokenizer") ? (root / c["tokenizer"].get<std::string>()).string() : "";
-  if (!tokenizer.empty()) params.tokenizer = tokenizer.c_str();
+  std::vector<std::string> paths;
+  const semroute_model_params params = case_params(c, root, paths);
   std::vector<std::string> names, dirs;
   for (const auto& [name, dir] : c["adapters"].items()) {
     names.push_back(name);
@@ -194,10 +202,8 @@ Outcome run_unified(const json& c, const fs::path& root) {
 
 // Batch calls with the offsets (and count) the case gives, over its text.
 Outcome run_batch(const json& c, const fs::path& root) {
-  semroute_model_params params = semroute_model_default_params();
-  params.threads = 1;
-  const std::string tokenizer = (root / c["tokenizer"].get<std::string>()).string();
-  params.tokenizer = tokenizer.c_str();
+  std::vector<std::string> paths;
+  const semroute_model_params params = case_params(c, root, paths);
   semroute_model* model = nullptr;
   const std::string path = (root / c["path"].get<std::string>()).string();
   if (semroute_status* s = semroute_model_load(path.c_str(), &params, &model)) return from_status(s);
