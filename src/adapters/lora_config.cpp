@@ -6,6 +6,7 @@
 
 #include "core/config_reader.h"
 #include "core/file_input.h"
+#include "core/model_config.h"
 #include "core/regex.h"
 #include "semroute/error.h"
 
@@ -30,7 +31,7 @@ bool all_digits(const std::string& s) {
 }
 
 // The layer index PEFT reads from a module name for layers_to_transform.
-std::optional<int64_t> layer_index(const std::string& module, const std::vector<std::string>& patterns) {
+std::optional<int64_t> layer_index(const std::string& module, const std::vector<std::shared_ptr<const Regex>>& patterns) {
   if (patterns.empty()) {
     // PEFT's ".*\.[^.]*\.(\d+)\." with re.match: the greedy prefix takes the
     // last dotted number that has a dot before its predecessor and after it.
@@ -45,10 +46,8 @@ std::optional<int64_t> layer_index(const std::string& module, const std::vector<
       if (all_digits(parts[i]) && parts[i].size() < 18) return std::stoll(parts[i]);
     return std::nullopt;
   }
-  for (const auto& p : patterns) {
-    const Regex regex("^.*\\." + p + "\\.(\\d{1,17})\\.", Regex::Dialect::kPcre, "layers_pattern");
-    if (const auto index = regex.find_group(module, 1)) return std::stoll(*index);
-  }
+  for (const auto& p : patterns)
+    if (const auto index = p->find_group(module, 1)) return std::stoll(*index);
   return std::nullopt;
 }
 
@@ -107,17 +106,17 @@ LoraConfig LoraConfig::load(const std::filesystem::path& path) {
   } else {
     c.target_modules = string_list(r, "target_modules");
   }
-  if (r.has("layers_to_transform") && r.json().at("layers_to_transform").is_number()) {
-    c.layers_to_transform = {r.get_int("layers_to_transform", 0)};
-  } else if (r.has("layers_to_transform")) {
+  if (r.has("layers_to_transform")) {
     const auto& layers = r.json().at("layers_to_transform");
-    if (!layers.is_array()) throw LoadError(path.string() + ": 'layers_to_transform' must be an integer or a list");
-    for (size_t i = 0; i < layers.size(); ++i) {
-      if (!layers[i].is_number_unsigned()) throw LoadError(path.string() + ": 'layers_to_transform' must list layer indices");
-      c.layers_to_transform.push_back(layers[i].get<int64_t>());
+    for (const auto& layer : layers.is_array() ? layers : nlohmann::json::array({layers})) {
+      if (!layer.is_number_unsigned() || layer.get<uint64_t>() >= static_cast<uint64_t>(ModelConfig::kMaxLayers))
+        throw LoadError(path.string() + ": 'layers_to_transform' must be layer indices (an integer or a list)");
+      c.layers_to_transform.push_back(layer.get<int64_t>());
     }
   }
-  c.layers_pattern = string_list(r, "layers_pattern");
+  for (const auto& p : string_list(r, "layers_pattern"))
+    c.layers_pattern.push_back(std::make_shared<const Regex>("^.*\\." + p + "\\.(\\d{1,17})\\.", Regex::Dialect::kPcre,
+                                                             path.string() + ": 'layers_pattern'"));
   c.rank_pattern = module_patterns<int64_t>(r, "rank_pattern", 1, kMaxRank);
   c.alpha_pattern = module_patterns<double>(r, "alpha_pattern", -kMaxAlpha, kMaxAlpha);
   c.modules_to_save = string_list(r, "modules_to_save");
@@ -126,7 +125,6 @@ LoraConfig LoraConfig::load(const std::filesystem::path& path) {
   if (c.target_modules.empty() && !c.target_regex) throw LoadError(path.string() + ": no 'target_modules'");
   if (!c.layers_pattern.empty() && c.layers_to_transform.empty())
     throw LoadError(path.string() + ": 'layers_pattern' needs 'layers_to_transform'");
-  for (const auto& p : c.layers_pattern) Regex(p, Regex::Dialect::kPcre, path.string() + ": 'layers_pattern'");
   return c;
 }
 

@@ -27,7 +27,9 @@ struct LoraConfig {
   std::vector<std::string> target_modules;    // names: a module matches by equality or as a ".name" suffix
   std::shared_ptr<const Regex> target_regex;  // or one regex the whole module name must match
   std::vector<int64_t> layers_to_transform;   // empty: every layer
-  std::vector<std::string> layers_pattern;    // empty: PEFT's generic "<name>.<index>." rule
+  // "^.*\.<layers_pattern>\.(\d+)\." per layers_pattern entry; empty: PEFT's
+  // generic "<name>.<index>." rule.
+  std::vector<std::shared_ptr<const Regex>> layers_pattern;
   std::vector<ModulePattern<int64_t>> rank_pattern;  // in key order, as PEFT tries them
   std::vector<ModulePattern<double>> alpha_pattern;
   std::vector<std::string> modules_to_save;   // trained copies of whole modules (task heads)

@@ -158,7 +158,7 @@ at::Tensor Checkpoint::tensor(const std::string& name) const {
   const uint8_t* bytes = it->second.file->data(info);
   const size_t element = dtype_size(info.dtype);
   if (reinterpret_cast<uintptr_t>(bytes) % element == 0) {
-    // Zero-copy: the tensor keeps its file mapped for as long as it lives.
+    // Zero-copy: the tensor keeps the file's bytes alive for as long as it lives.
     std::shared_ptr<const SafetensorsFile> owner = it->second.file;
     return at::from_blob(const_cast<uint8_t*>(bytes), info.shape, [owner](void*) {}, options);
   }

@@ -29,7 +29,7 @@ class Checkpoint {
   const TensorInfo* find(const std::string& name) const;
   const std::vector<std::string>& files() const { return file_paths_; }
 
-  // A tensor viewing the mapped file without copying when its bytes are
+  // A tensor viewing the file's bytes in memory without copying when they are
   // aligned for its dtype (a copy otherwise). Throws LoadError (kNotFound) if
   // absent, Unsupported for dtypes libtorch lacks.
   at::Tensor tensor(const std::string& name) const;

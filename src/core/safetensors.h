@@ -50,7 +50,7 @@ constexpr size_t kMaxSafetensorsHeader = 100'000'000;
 // problem throws LoadError naming `source` and the offending tensor.
 SafetensorsHeader parse_safetensors(const uint8_t* data, size_t size, const std::string& source);
 
-// A validated, memory-mapped safetensors file.
+// A validated safetensors file, read into memory.
 class SafetensorsFile {
  public:
   static std::shared_ptr<const SafetensorsFile> open(const std::string& path);
@@ -59,7 +59,7 @@ class SafetensorsFile {
   const SafetensorsHeader& header() const { return header_; }
   const std::vector<TensorInfo>& tensors() const { return header_.tensors; }
   const TensorInfo* find(const std::string& name) const;
-  // First byte of the tensor inside the mapping (valid while this file lives).
+  // First byte of the tensor in memory (valid while this file lives).
   const uint8_t* data(const TensorInfo& info) const;
 
  private:
