@@ -30,10 +30,11 @@ int64_t copy_out(const std::string& s, char* out, size_t size) {
 
 extern "C" {
 
-__attribute__((visibility("default"))) srspm_model* srspm_load(const char* path, char* error, size_t error_size) {
+__attribute__((visibility("default"))) srspm_model* srspm_load(const char* data, size_t size, char* error,
+                                                               size_t error_size) {
   try {
     auto* model = new srspm_model;
-    const auto status = model->processor.Load(path);
+    const auto status = model->processor.LoadFromSerializedProto(std::string(data, size));
     if (!status.ok()) {
       copy_message(status.ToString(), error, error_size);
       delete model;

@@ -15,8 +15,10 @@ extern "C" {
 
 typedef struct srspm_model srspm_model;
 
-/* NULL on failure, with a message written to `error` (always terminated). */
-srspm_model* srspm_load(const char* path, char* error, size_t error_size);
+/* A model from the bytes of a .model file (the caller reads the file, so
+ * every file check of the library applies); NULL on failure, with a message
+ * written to `error` (always terminated). */
+srspm_model* srspm_load(const char* data, size_t size, char* error, size_t error_size);
 void srspm_free(srspm_model* model);
 
 /* Encodes `text`; writes up to `capacity` ids and byte offsets and returns the

@@ -5,6 +5,7 @@
 #include <cstdlib>
 #include <mutex>
 
+#include "core/file_input.h"
 #include "semroute/error.h"
 #include "tokenizers/post_processors.h"
 #include "tokenizers/sentencepiece_plugin.h"
@@ -190,8 +191,9 @@ class SentencePieceTokenizer final : public Tokenizer {
 
 std::shared_ptr<const Tokenizer> load_sentencepiece_tokenizer(const std::filesystem::path& model_file) {
   const Plugin& p = plugin();
+  const std::string bytes = read_file(model_file, kMaxTokenizerFileBytes);
   char error[512] = {};
-  srspm_model* model = p.load(model_file.c_str(), error, sizeof(error));
+  srspm_model* model = p.load(bytes.data(), bytes.size(), error, sizeof(error));
   if (model == nullptr) throw LoadError(model_file.string() + ": cannot load SentencePiece model: " + error);
   return std::make_shared<SentencePieceTokenizer>(p, model);
 }

@@ -275,6 +275,11 @@ def files(c):
             replace_file(os.path.join(dst, target), "")
         c.model_case(fam, f"empty-{target}", MB, NOT_FOUND_OR_LOAD, empty)
 
+    def spm_fifo(dst):  # a SentencePiece model is read by the library too, not by the plugin
+        os.remove(os.path.join(dst, "tokenizer.json"))
+        os.mkfifo(os.path.join(dst, "tokenizer.model"))
+    c.model_case(fam, "fifo-tokenizer.model", MB, NOT_FOUND_OR_LOAD, spm_fifo)
+
     def inside(dst):  # a symlink that stays in the folder is fine
         os.rename(os.path.join(dst, "config.json"), os.path.join(dst, "real-config.json"))
         os.symlink("real-config.json", os.path.join(dst, "config.json"))
