@@ -46,8 +46,10 @@ std::optional<int64_t> layer_index(const std::string& module, const std::vector<
       if (all_digits(parts[i]) && parts[i].size() < 18) return std::stoll(parts[i]);
     return std::nullopt;
   }
+  // Group 1 as PEFT reads it (a layers_pattern with groups of its own shifts it).
   for (const auto& p : patterns)
-    if (const auto index = p->find_group(module, 1)) return std::stoll(*index);
+    if (const auto index = p->find_group(module, 1); index && all_digits(*index) && index->size() < 18)
+      return std::stoll(*index);
   return std::nullopt;
 }
 

@@ -138,8 +138,10 @@ bool Regex::matches_whole(std::string_view text) const {
 }
 
 std::optional<std::string> Regex::find_group(std::string_view text, int group) const {
+  uint32_t groups = 0;
+  pcre2_pattern_info(code_->code, PCRE2_INFO_CAPTURECOUNT, &groups);
   Match match(code_->code);
-  if (!match_at(text, 0, 0, match)) return std::nullopt;
+  if (group < 0 || static_cast<uint32_t>(group) > groups || !match_at(text, 0, 0, match)) return std::nullopt;
   const PCRE2_SIZE* ovector = match.ovector();
   const PCRE2_SIZE begin = ovector[2 * group], end = ovector[2 * group + 1];
   if (begin == PCRE2_UNSET) return std::nullopt;

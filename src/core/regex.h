@@ -35,7 +35,8 @@ class Regex {
   void for_each_match(std::string_view text, const std::function<void(size_t, size_t)>& fn) const;
   // Whether the whole of `text` matches.
   bool matches_whole(std::string_view text) const;
-  // Capture group `group` of the first match, if there is a match.
+  // Capture group `group` of the first match, if there is a match and the
+  // pattern has that group.
   std::optional<std::string> find_group(std::string_view text, int group) const;
 
  private:

@@ -82,6 +82,7 @@ TEST(Regex, MatchesWholeNamesAndFindsGroups) {
   EXPECT_FALSE(target.matches_whole("model.layers.0.self_attn.q_proj.lora"));
   EXPECT_EQ(Regex("^.*\\.layers\\.(\\d+)\\.").find_group("model.layers.12.attn", 1), "12");
   EXPECT_FALSE(Regex("x(\\d+)").find_group("abc", 1).has_value());
+  EXPECT_FALSE(Regex("abc").find_group("abc", 1).has_value());  // no such group
 }
 
 }  // namespace
