@@ -6,11 +6,11 @@
 #include <c10/core/InferenceMode.h>
 
 #include <cstdio>
-#include <fstream>
 #include <map>
 
-#include "cli.h"
 #include "adapters/lora_adapter.h"
+#include "cli.h"
+#include "core/file_input.h"
 #include "models/model_factory.h"
 #include "semroute/error.h"
 #include "tasks/embedder.h"
@@ -78,11 +78,10 @@ std::map<std::string, at::Tensor> outputs(const CoreModel& model, const std::opt
 int run_forward(const Args& args) {
   if (args.positional.size() != 2)
     throw InvalidInput("usage: semroute forward MODEL_DIR CASES.json [--adapter DIR] [--json]");
-  std::ifstream file(args.positional[1]);
-  if (!file) throw InvalidInput(args.positional[1] + ": cannot open", ErrorCode::kNotFound);
+  const nlohmann::json file = read_json_file(args.positional[1], kMaxTokenizerFileBytes);
   nlohmann::json cases;
   try {
-    cases = nlohmann::json::parse(file).at("cases");
+    cases = file.at("cases");
   } catch (const nlohmann::json::exception& e) {
     throw InvalidInput(args.positional[1] + ": expected {\"cases\": [...]} (" + e.what() + ")");
   }

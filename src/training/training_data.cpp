@@ -7,6 +7,7 @@
 #include <random>
 #include <set>
 
+#include "core/file_input.h"
 #include "semroute/error.h"
 
 namespace semroute::training {
@@ -41,6 +42,7 @@ std::vector<LabeledSpan> read_spans(const json& row, size_t text_size, const std
 }
 
 Example read_row(const std::string& text_line, Objective kind, const std::filesystem::path& path, size_t line) {
+  check_json_nesting(text_line, path.string() + ":" + std::to_string(line));
   const json row = json::parse(text_line, nullptr, /*allow_exceptions=*/false);
   if (!row.is_object()) bad_line(path, line, "not a JSON object");
   const auto text = row.find("text");

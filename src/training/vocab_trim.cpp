@@ -1,11 +1,11 @@
 #include "training/vocab_trim.h"
 
 #include <algorithm>
-#include <fstream>
 #include <map>
 #include <set>
 #include <unordered_map>
 
+#include "core/file_input.h"
 #include "semroute/error.h"
 #include "tokenizers/tokenizer.h"
 
@@ -68,9 +68,7 @@ void remap_post_processor(json& node, const std::map<std::string, int64_t>& ids)
 
 json trim_vocabulary(const std::filesystem::path& tokenizer_json, const std::vector<std::string>& corpus, size_t size,
                      TrimReport* report) {
-  std::ifstream in(tokenizer_json);
-  if (!in) throw InvalidInput(tokenizer_json.string() + ": cannot open", ErrorCode::kNotFound);
-  json tok = json::parse(in, nullptr, false);
+  json tok = read_json_file(tokenizer_json, kMaxTokenizerFileBytes);
   if (!tok.is_object() || !tok.contains("model") || tok["model"].value("type", "") != "BPE")
     throw InvalidInput(tokenizer_json.string() + ": trimming needs a BPE tokenizer.json");
   json& model = tok["model"];
