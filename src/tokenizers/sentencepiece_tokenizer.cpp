@@ -190,8 +190,8 @@ class SentencePieceTokenizer final : public Tokenizer {
 }  // namespace
 
 std::shared_ptr<const Tokenizer> load_sentencepiece_tokenizer(const std::filesystem::path& model_file) {
+  const std::string bytes = read_file(model_file, kMaxTokenizerFileBytes);  // file checks first, in every build
   const Plugin& p = plugin();
-  const std::string bytes = read_file(model_file, kMaxTokenizerFileBytes);
   char error[512] = {};
   srspm_model* model = p.load(bytes.data(), bytes.size(), error, sizeof(error));
   if (model == nullptr) throw LoadError(model_file.string() + ": cannot load SentencePiece model: " + error);
