@@ -24,10 +24,11 @@ tiny256=$root/tests/data/tokenizers/tiny256/tokenizer.json
   --token-labels O,B-EMAIL_ADDRESS,I-EMAIL_ADDRESS,B-PERSON,I-PERSON >/dev/null
 "$cli" make-model tiny "$models/halu" --token-labels SUPPORTED,HALLUCINATED --seed 11 --tokenizer "$bpe" >/dev/null
 # The reference fixtures as published directories: the 256-token tokenizer beside them.
+# Copies, not symlinks: a model folder's files must lie inside it (see "Security model").
 published() {  # published FIXTURE NAME
   mkdir -p "$models/$2"
-  for f in "$root/tests/data/$1"/*; do ln -s "$f" "$models/$2/"; done
-  ln -s "$tiny256" "$models/$2/tokenizer.json"
+  cp -r "$root/tests/data/$1"/. "$models/$2/"
+  cp "$tiny256" "$models/$2/tokenizer.json"
 }
 published qwen3_embedding qwen3
 published embeddinggemma gemma
