@@ -64,6 +64,8 @@ void check_text(std::string_view text) {
 // doubled otherwise. Memory follows the window, not the text.
 constexpr size_t kMinWindowBytes = 16 * 1024, kWindowBytesPerToken = 32;
 
+size_t first_window(size_t need) { return std::max(kMinWindowBytes, need * kWindowBytesPerToken); }
+
 bool is_space(char c) { return c == ' ' || c == '\n' || c == '\t' || c == '\r'; }
 
 // A cut near `at` (moving toward `toward_start` ? the start : the end), on a
@@ -88,7 +90,7 @@ void shift_offsets(Encoding& e, size_t by) {
 }  // namespace
 
 std::optional<Encoding> Tokenizer::encode_window(std::string_view text, size_t need, bool at_start) const {
-  for (size_t window = std::max(kMinWindowBytes, need * kWindowBytesPerToken); window * 2 < text.size(); window *= 2) {
+  for (size_t window = first_window(need); window * 2 < text.size(); window *= 2) {
     const size_t guard = window / 4;
     if (at_start) {
       const size_t cut = cut_near(text, window, guard, true);
@@ -106,7 +108,7 @@ std::optional<Encoding> Tokenizer::encode_window(std::string_view text, size_t n
 
 Encoding Tokenizer::encode_truncated(std::string_view text, const EncodeOptions& options) const {
   const size_t need = options.max_length;
-  if (need == 0 || text.size() <= 2 * std::max(kMinWindowBytes, need * kWindowBytesPerToken)) return encode_text(text);
+  if (need == 0 || text.size() <= 2 * first_window(need)) return encode_text(text);
   const bool keep_start = options.truncation != Keep::kEnd, keep_end = options.truncation != Keep::kStart;
   std::optional<Encoding> head = keep_start ? encode_window(text, need, true) : std::nullopt;
   std::optional<Encoding> tail = keep_end ? encode_window(text, need, false) : std::nullopt;
