@@ -70,7 +70,7 @@ int main(int argc, char** argv) {
   }
   auto start = Clock::now();
   semroute::TaskOptions options;
-  options.load.dtype = semroute::parse_dtype_name(dtype, options.load.device);
+  options.load = semroute::parse_load_options("cpu", dtype);
   const auto classifier = semroute::SequenceClassifier::load(dir, options);
   const double load_s = seconds_since(start);
   const auto& config = dynamic_cast<const semroute::ModernBertEncoder&>(*classifier->task().encoder).modernbert_config();

@@ -35,9 +35,7 @@ semroute_model_params effective_params(const semroute_model_params* given) {
 std::string string_or(const char* s, const char* fallback) { return s != nullptr ? s : fallback; }
 
 LoadOptions load_options_of(const semroute_model_params& p) {
-  LoadOptions load;
-  load.device = parse_device(string_or(p.device, "cpu"));
-  load.dtype = parse_dtype_name(string_or(p.dtype, "float32"), load.device);
+  const LoadOptions load = parse_load_options(string_or(p.device, "cpu"), string_or(p.dtype, "float32"));
   if (p.threads < 0) throw InvalidInput("threads must be >= 0");
   ensure_runtime_initialized();
   if (p.threads > 0) set_compute_threads(p.threads);

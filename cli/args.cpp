@@ -86,10 +86,7 @@ std::vector<std::string> split_list(const std::string& csv) {
 }
 
 LoadOptions load_options(const Args& args) {
-  LoadOptions options;
-  options.device = parse_device(args.device.empty() ? "cpu" : args.device);
-  options.dtype = parse_dtype_name(args.dtype.empty() ? "float32" : args.dtype, options.device);
-  return options;
+  return parse_load_options(args.device.empty() ? "cpu" : args.device, args.dtype.empty() ? "float32" : args.dtype);
 }
 
 TaskOptions task_options(const Args& args) {

@@ -44,7 +44,7 @@ nlohmann::json describe(const ModelSource& source, const Args& args) {
     // Building the backend checks the complete expected tensor set and shapes.
     std::vector<std::string> unused;
     const auto model = load_core_model(source, load_options(args), &unused);
-    out["dtype"] = dtype_display_name(model->dtype());
+    out["dtype"] = model->precision_name();
     out["max_length"] = model->max_length();
     out["tensors_outside_encoder"] = unused;
   }

@@ -107,8 +107,7 @@ UnifiedConfig parse_config(const Fields& f, const YAML::Node& root) {
   const std::string device = root["device"] ? f.scalar<std::string>(root["device"], "device", "a device") : "cpu";
   const std::string dtype = root["dtype"] ? f.scalar<std::string>(root["dtype"], "dtype", "a dtype") : "float32";
   try {
-    c.pipeline.load.device = parse_device(device);
-    c.pipeline.load.dtype = parse_dtype_name(dtype, c.pipeline.load.device);
+    c.pipeline.load = parse_load_options(device, dtype);
   } catch (const Error& e) {
     f.fail(root["dtype"] ? "device/dtype" : "device", e.what());
   }

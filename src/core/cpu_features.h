@@ -21,8 +21,9 @@ struct CpuFeatures {
   bool amx_int8 = false;
   std::string cap;         // the SEMROUTE_MAX_CPU_ISA in force, or ""
 
-  // oneDNN packs and runs bf16 GEMMs natively only on AVX-512 cores.
-  bool native_bf16_gemm() const { return avx512; }
+  // bf16 GEMMs run natively with AVX-512 BF16 or AMX (oneDNN emulates them on
+  // plain AVX-512, ~3x slower than fp32, and has none on AVX2).
+  bool native_bf16_gemm() const { return avx512_bf16 || amx_bf16; }
   // "avx512_core_amx", "avx512_core_bf16", "avx512_core_vnni", "avx512_core", "avx2", "baseline".
   std::string isa() const;
   // "AMD EPYC 9R14 (avx512_core_bf16)": for logs and benchmark tables.

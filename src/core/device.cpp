@@ -2,6 +2,7 @@
 
 #include <ATen/Context.h>
 
+#include "core/cpu_features.h"
 #include "semroute/error.h"
 
 namespace semroute {
@@ -22,12 +23,23 @@ c10::Device parse_device(const std::string& name) {
   throw InvalidInput("unknown device '" + name + "' (use cpu, cuda, cuda:N or auto)");
 }
 
-c10::ScalarType parse_dtype_name(const std::string& name, c10::Device device) {
-  if (name.empty() || name == "auto") return device.is_cuda() ? c10::kHalf : c10::kFloat;
-  if (name == "float32" || name == "fp32" || name == "float") return c10::kFloat;
-  if (name == "float16" || name == "fp16" || name == "half") return c10::kHalf;
-  if (name == "bfloat16" || name == "bf16") return c10::kBFloat16;
-  throw InvalidInput("unknown dtype '" + name + "' (use float32, float16, bfloat16 or auto)");
+Precision parse_precision(const std::string& name, c10::Device device) {
+  if (name.empty() || name == "auto") {
+    if (device.is_cuda()) return {c10::kHalf};
+    return {cpu_features().native_bf16_gemm() ? c10::kBFloat16 : c10::kFloat};
+  }
+  if (name == "float32" || name == "fp32" || name == "float") return {c10::kFloat};
+  if (name == "float16" || name == "fp16" || name == "half") return {c10::kHalf};
+  if (name == "bfloat16" || name == "bf16") return {c10::kBFloat16};
+  if (name == "int8" || name == "qint8") {
+    if (!device.is_cpu()) throw Unsupported("dtype int8 runs on the CPU only");
+    return {c10::kFloat, true};
+  }
+  throw InvalidInput("unknown dtype '" + name + "' (use float32, float16, bfloat16, int8 or auto)");
+}
+
+std::string precision_name(const Precision& precision) {
+  return precision.int8 ? "int8" : dtype_display_name(precision.dtype);
 }
 
 std::string dtype_display_name(c10::ScalarType dtype) {

@@ -12,10 +12,22 @@ namespace semroute {
 // Throws Unsupported when CUDA is asked for but this libtorch has none.
 c10::Device parse_device(const std::string& name);
 
-// "float32"/"fp32", "float16"/"fp16", "bfloat16"/"bf16", or "auto" (fp32 on
-// CPU, fp16 on CUDA).
-c10::ScalarType parse_dtype_name(const std::string& name, c10::Device device);
+// What a dtype name asks for: the dtype of activations and float weights, and
+// whether linear weights are quantized to int8 (activations stay float32).
+struct Precision {
+  c10::ScalarType dtype = c10::kFloat;
+  bool int8 = false;
+};
+
+// "float32"/"fp32", "float16"/"fp16", "bfloat16"/"bf16", "int8", or "auto":
+// the fastest float path the device runs natively (fp16 on CUDA; bf16 on a
+// CPU with a native bf16 GEMM, AVX-512 BF16 or AMX; else fp32). int8 is lossy
+// and never chosen by "auto". Throws InvalidInput / Unsupported (int8 off
+// the CPU).
+Precision parse_precision(const std::string& name, c10::Device device);
 std::string dtype_display_name(c10::ScalarType dtype);
+// "int8", or the dtype's display name.
+std::string precision_name(const Precision& precision);
 
 bool cuda_available();
 

@@ -42,6 +42,11 @@ class WeightMap {
   // applies to the checkpoint's tensors only.
   void set_overlay(const Checkpoint& overlay, std::string prefix);
 
+  // Whether linear layers built from these weights quantize them to int8
+  // (dynamic quantization, LoadOptions::int8); task heads load their own.
+  void set_int8_linears(bool on) { int8_linears_ = on; }
+  bool int8_linears() const { return int8_linears_; }
+
   // Throws LoadError listing every missing or mis-shaped tensor.
   void check() const;
   // Checkpoint tensors nobody asked for (sorted).
@@ -60,6 +65,7 @@ class WeightMap {
   const Checkpoint* overlay_ = nullptr;
   std::string overlay_prefix_;
   std::set<std::string> overlay_modules_;  // modules the overlay holds
+  bool int8_linears_ = false;
 };
 
 }  // namespace semroute

@@ -5,6 +5,7 @@
 #include <ATen/ops/min.h>
 #include <c10/core/InferenceMode.h>
 
+#include "core/device.h"
 #include "models/model_factory.h"
 #include "semroute/error.h"
 
@@ -81,6 +82,19 @@ int64_t CoreModel::layers_to_run(const ForwardOptions& options, int64_t total) {
     throw InvalidInput("cannot stop after layer " + std::to_string(options.layers) + ": the model has " +
                        std::to_string(total) + " layers");
   return options.layers == 0 ? total : options.layers;
+}
+
+}  // namespace semroute
+
+namespace semroute {
+
+LoadOptions parse_load_options(const std::string& device, const std::string& dtype) {
+  LoadOptions options;
+  options.device = parse_device(device);
+  const Precision precision = parse_precision(dtype, options.device);
+  options.dtype = precision.dtype;
+  options.int8 = precision.int8;
+  return options;
 }
 
 }  // namespace semroute

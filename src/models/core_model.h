@@ -20,6 +20,7 @@
 #include <string>
 #include <vector>
 
+#include "core/device.h"
 #include "core/model_config.h"
 #include "models/packed_sequences.h"
 
@@ -36,7 +37,13 @@ struct ModelInputs {
 struct LoadOptions {
   c10::Device device = c10::Device(c10::kCPU);
   c10::ScalarType dtype = c10::kFloat;
+  // Linear layers of the encoder quantized to int8 (dynamic quantization:
+  // activations per row at run time); dtype stays float32. CPU only.
+  bool int8 = false;
 };
+
+// LoadOptions from user-facing names: parse_device() and parse_precision().
+LoadOptions parse_load_options(const std::string& device, const std::string& dtype);
 
 class LinearDeltas;  // models/layers.h
 
@@ -110,6 +117,8 @@ class CoreModel {
   const ModelConfig& config() const { return config_; }
   c10::Device device() const { return options_.device; }
   c10::ScalarType dtype() const { return options_.dtype; }
+  // "int8" for int8 linear layers, else the dtype's name.
+  std::string precision_name() const { return semroute::precision_name({options_.dtype, options_.int8}); }
   int64_t hidden_size() const { return config_.hidden_size; }
   // Longest sequence the model accepts (its position limit).
   // Longest input in tokens: the positions the config declares, at most

@@ -36,15 +36,15 @@ std::string module_name(const WeightMap& weights, const std::string& name) {
 Linear Linear::load(WeightMap& weights, const std::string& name, int64_t in, int64_t out, bool bias) {
   at::Tensor weight = weights.get(name + ".weight", {out, in});
   at::Tensor b = bias ? weights.get(name + ".bias", {out}) : at::Tensor();
-  return from(std::move(weight), std::move(b), module_name(weights, name));
+  return from(std::move(weight), std::move(b), module_name(weights, name), weights.int8_linears());
 }
 
-Linear Linear::from(at::Tensor weight, at::Tensor bias, std::string module) {
+Linear Linear::from(at::Tensor weight, at::Tensor bias, std::string module, bool int8) {
   Linear linear;
   // An undefined weight is a missing tensor the WeightMap reports after loading.
   linear.out_features_ = weight.defined() ? weight.size(0) : 0;
   linear.module_ = std::move(module);
-  linear.packed_ = PackedGemm::pack(weight, bias);
+  linear.packed_ = PackedGemm::pack(weight, bias, int8);
   if (linear.packed_ == nullptr) {
     linear.weight_ = std::move(weight);
     linear.bias_ = std::move(bias);
@@ -67,7 +67,7 @@ FusedLinear FusedLinear::load(WeightMap& weights, const std::vector<std::string>
       std::any_of(stacked_biases.begin(), stacked_biases.end(), missing))
     return fused;  // the WeightMap reports what is missing once loading ends
   fused.stacked_ = Linear::from(at::cat(stacked_weights, 0), bias ? at::cat(stacked_biases, 0) : at::Tensor(),
-                                fused.modules_.front());
+                                fused.modules_.front(), weights.int8_linears());
   return fused;
 }
 

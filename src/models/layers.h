@@ -36,8 +36,8 @@ class Linear {
   int64_t out_features() const { return out_features_; }
   // The checkpoint name of this layer (its weight tensor without ".weight").
   const std::string& module() const { return module_; }
-  // From tensors already loaded (packed on the CPU).
-  static Linear from(at::Tensor weight, at::Tensor bias, std::string module);
+  // From tensors already loaded (packed on the CPU; quantized with `int8`).
+  static Linear from(at::Tensor weight, at::Tensor bias, std::string module, bool int8 = false);
 
  private:
   // On the CPU the weight lives packed (PackedGemm) and weight_/bias_ are

@@ -87,6 +87,7 @@ std::shared_ptr<const CoreModel> load_core_model(const ModelSource& source, cons
   WeightMap weights(source.checkpoint, backend->weight_prefixes,
                     at::TensorOptions().dtype(options.dtype).device(options.device));
   if (patch) weights.set_patch(patch);
+  weights.set_int8_linears(options.int8);
   std::unique_ptr<CoreModel> built = backend->build(source, weights, options);
   weights.check();
   built->set_backend(backend);

@@ -1,32 +1,39 @@
 #include "models/packed_gemm.h"
 
 #include <ATen/Parallel.h>
+#include <ATen/TensorOperators.h>
 #include <ATen/ops/empty.h>
+#include <ATen/ops/zeros.h>
 
 #include <dnnl.hpp>
 
+#include <algorithm>
 #include <cstdlib>
 #include <cstring>
+#include <limits>
+#include <map>
 #include <mutex>
 #include <optional>
 #include <string>
+#include <tuple>
 
 #include "core/cpu_features.h"
 #include "core/log.h"
+#include "models/int8_rows.h"
 #include "semroute/error.h"
 
 namespace semroute {
 namespace {
 
 using dnnl::memory;
+using Type = memory::data_type;
 
 const dnnl::engine& cpu_engine() {
   static const dnnl::engine engine = [] {
 #if defined(__SANITIZE_THREAD__)
     // oneDNN hands cached primitives from one thread to another through
     // synchronization ThreadSanitizer cannot see (libdnnl is not
-    // instrumented). Without the cache each call builds its own primitive,
-    // and what TSan reports is about our code.
+    // instrumented); ours are published under our own mutex instead.
     dnnl::set_primitive_cache_capacity(0);
 #endif
     return dnnl::engine(dnnl::engine::kind::cpu, 0);
@@ -34,48 +41,229 @@ const dnnl::engine& cpu_engine() {
   return engine;
 }
 
-std::optional<memory::data_type> data_type_of(c10::ScalarType type) {
-  if (type == at::kFloat) return memory::data_type::f32;
-  if (type == at::kBFloat16) return memory::data_type::bf16;
+std::optional<Type> data_type_of(c10::ScalarType type) {
+  if (type == at::kFloat) return Type::f32;
+  if (type == at::kBFloat16) return Type::bf16;
   return std::nullopt;
 }
 
-// oneDNN chooses the weight layout per problem; the one it picks for this
-// many rows is checked at load to serve every row count.
-constexpr int64_t kPackRows = 64;
+// One matmul problem: x [rows, in] (src) times the packed weight -> [rows, out] (dst).
+struct Problem {
+  int64_t in = 0, out = 0;
+  Type src = Type::f32, weight = Type::f32, dst = Type::f32;
+  bool bias = false;
+  bool operator<(const Problem& o) const {
+    return std::tie(in, out, src, weight, dst, bias) < std::tie(o.in, o.out, o.src, o.weight, o.dst, o.bias);
+  }
+};
+
+// rows = DNNL_RUNTIME_DIM_VAL describes a primitive that takes any row count at run time.
+dnnl::matmul::primitive_desc describe(const Problem& p, int64_t rows, const memory::desc& weights) {
+  const memory::desc src({rows, p.in}, p.src, memory::format_tag::ab), dst({rows, p.out}, p.dst, memory::format_tag::ab);
+  dnnl::primitive_attr attr;
+  // Scratch memory per call, not the library's shared one: calls may run concurrently.
+  attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
+  const memory::desc bias({1, p.out}, p.dst, memory::format_tag::ab);
+  const auto desc = p.bias ? dnnl::matmul::desc(src, weights, bias, dst) : dnnl::matmul::desc(src, weights, dst);
+  return dnnl::matmul::primitive_desc(desc, attr, cpu_engine());
+}
+
+constexpr int64_t kAnyRows = DNNL_RUNTIME_DIM_VAL;
+
+std::vector<int64_t> make_row_ladder() {
+  std::vector<int64_t> rows;
+  for (int64_t r = 1; r <= 32; ++r) rows.push_back(r);
+  for (int64_t r = 36; r <= 64; r += 4) rows.push_back(r);
+  for (int64_t low = 64; low < 4096; low *= 2)
+    for (int64_t step = low / (low < 512 ? 8 : 4), r = low + step; r <= 2 * low; r += step) rows.push_back(r);
+  return rows;
+}
+
+// The primitives of one problem, made once and shared by every layer of that
+// shape. Where oneDNN's implementation takes the row count at run time at no
+// cost (its GEMM-based kernels, used on AVX2), one primitive serves every
+// count; where it specializes its kernels per count (brgemm on AVX-512, up
+// to 35 % faster than its run-time-count variant at small counts), there is
+// one per rung of the ladder.
+class Primitives {
+ public:
+  struct Rung {
+    int64_t rows;  // kAnyRows for the run-time-count primitive
+    dnnl::matmul matmul;
+    size_t scratch_bytes;
+  };
+
+  explicit Primitives(const Problem& p) {
+    const memory::desc any({p.in, p.out}, p.weight, memory::format_tag::any);
+    const auto any_rows = describe(p, kAnyRows, any);
+    if (std::string(any_rows.impl_info_str()).rfind("gemm", 0) == 0) {
+      weights_ = any_rows.weights_desc();
+      rungs_.push_back(rung(any_rows, kAnyRows));
+      return;
+    }
+    // oneDNN chooses the weight layout per problem; the one it picks for 64
+    // rows must serve every rung (a rung it refuses is left out).
+    weights_ = describe(p, 64, any).weights_desc();
+    for (int64_t rows : PackedGemm::row_ladder()) {
+      try {
+        rungs_.push_back(rung(describe(p, rows, weights_), rows));
+      } catch (const dnnl::error&) {
+      }
+    }
+    if (rungs_.empty()) throw dnnl::error(dnnl_unimplemented, "no matmul for any row count");
+  }
+
+  const memory::desc& weights_desc() const { return weights_; }
+  // The most rows one call takes.
+  int64_t chunk_rows() const {
+    return rungs_.back().rows == kAnyRows ? std::numeric_limits<int64_t>::max() : rungs_.back().rows;
+  }
+  // The rung for `rows` <= chunk_rows().
+  const Rung& rung_for(int64_t rows) const {
+    if (rungs_.front().rows == kAnyRows) return rungs_.front();
+    return *std::lower_bound(rungs_.begin(), rungs_.end(), rows,
+                             [](const Rung& r, int64_t n) { return r.rows < n; });
+  }
+  // The rows the buffers of `rows` input rows need (padded to rungs).
+  int64_t padded_rows(int64_t rows) const {
+    if (rungs_.front().rows == kAnyRows) return rows;
+    const int64_t chunk = chunk_rows();
+    return rows / chunk * chunk + (rows % chunk == 0 ? 0 : rung_for(rows % chunk).rows);
+  }
+
+ private:
+  static Rung rung(const dnnl::matmul::primitive_desc& pd, int64_t rows) {
+    return Rung{rows, dnnl::matmul(pd), pd.scratchpad_desc().get_size()};
+  }
+
+  memory::desc weights_;
+  std::vector<Rung> rungs_;  // ascending rows
+};
+
+// Process-wide: layers (and models) of one shape share their primitives; the
+// entry goes when the last packed weight using it does.
+std::shared_ptr<const Primitives> primitives_for(const Problem& p) {
+  static std::mutex mutex;
+  static std::map<Problem, std::weak_ptr<const Primitives>> known;
+  const std::lock_guard<std::mutex> lock(mutex);
+  if (auto found = known[p].lock()) return found;
+  auto made = std::make_shared<const Primitives>(p);
+  known[p] = made;
+  for (auto it = known.begin(); it != known.end();) it = it->second.expired() ? known.erase(it) : std::next(it);
+  return made;
+}
+
+// int32 accumulators hold sum(255 · 127) over `in` products, twice (the zero
+// point's share is subtracted in int32), for in <= 32768.
+constexpr int64_t kMaxInt8Inputs = 32768;
+
+// Reorders a row-major [out, in] weight (Wᵀ [in, out] with strides (1, in)) into `layout`.
+memory reorder_weight(const at::Tensor& dense, Type type, const memory::desc& layout) {
+  const auto& engine = cpu_engine();
+  const int64_t in = dense.size(1), out = dense.size(0);
+  memory plain(memory::desc({in, out}, type, memory::dims{1, in}), engine, dense.data_ptr());
+  memory packed(layout, engine);
+  dnnl::stream stream(engine);
+  dnnl::reorder(plain, packed).execute(stream, plain, packed);
+  stream.wait();
+  return packed;
+}
 
 }  // namespace
 
 struct PackedGemm::State {
-  int64_t in = 0, out = 0;
+  Problem problem;
   c10::ScalarType dtype = at::kFloat;    // of inputs and outputs
-  c10::ScalarType compute = at::kFloat;  // of the packed weight and the product
-  memory::data_type type = memory::data_type::f32;
-  memory::desc weight_desc;  // the packed layout of Wᵀ [in, out]
+  c10::ScalarType compute = at::kFloat;  // of the packed weight and the product (kChar: int8)
+  std::shared_ptr<const Primitives> primitives;
   memory weight;
-  memory bias;  // [1, out], empty without bias
+  memory bias;                // [1, out] for float products; empty without bias
+  at::Tensor int8_bias;       // fp32 [out], added after scaling (int8)
+  at::Tensor weight_scale;    // fp32 [out] (int8)
+  at::Tensor weight_sum;      // int32 [out]: sum of each channel's int8 weights (int8)
 
-  // The matmul for `rows` input rows against the packed weight (or, while
-  // packing, against whatever layout oneDNN prefers).
-  dnnl::matmul::primitive_desc describe(int64_t rows, const memory::desc& weights) const {
-    const memory::desc src({rows, in}, type, memory::format_tag::ab), dst({rows, out}, type, memory::format_tag::ab);
-    dnnl::primitive_attr attr;
-    // Scratch memory per call, not the library's shared one: calls may run concurrently.
-    attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
-    const auto desc = bias ? dnnl::matmul::desc(src, weights, bias.get_desc(), dst) : dnnl::matmul::desc(src, weights, dst);
-    return dnnl::matmul::primitive_desc(desc, attr, cpu_engine());
-  }
+  // Runs the product for `rows` rows (a multiple of chunks), src and dst
+  // holding primitives->padded_rows(rows) rows.
+  void multiply(int64_t rows, const void* src, void* dst) const;
+  at::Tensor multiply_float(const at::Tensor& a) const;
+  at::Tensor multiply_int8(const at::Tensor& a) const;
+  void pack_float(const at::Tensor& weight, const at::Tensor& bias, Type type);
+  void pack_int8(const at::Tensor& weight, const at::Tensor& bias);
 };
+
+void PackedGemm::State::multiply(int64_t rows, const void* src, void* dst) const {
+  const Problem& p = problem;
+  const auto& engine = cpu_engine();
+  const size_t src_row = p.in * memory::data_type_size(p.src), dst_row = p.out * memory::data_type_size(p.dst);
+  const int64_t chunk = primitives->chunk_rows();
+  for (int64_t done = 0; done < rows; done += chunk) {
+    const auto& rung = primitives->rung_for(std::min(chunk, rows - done));
+    const int64_t n = rung.rows == kAnyRows ? rows - done : rung.rows;
+    const at::Tensor scratch = at::empty({static_cast<int64_t>(rung.scratch_bytes)}, at::kByte);
+    auto* in = const_cast<char*>(static_cast<const char*>(src)) + done * src_row;
+    auto* out = static_cast<char*>(dst) + done * dst_row;
+    memory a({{n, p.in}, p.src, memory::format_tag::ab}, engine, in);
+    memory c({{n, p.out}, p.dst, memory::format_tag::ab}, engine, out);
+    memory pad({{static_cast<int64_t>(rung.scratch_bytes)}, Type::u8, memory::format_tag::a}, engine,
+               scratch.data_ptr());
+    std::unordered_map<int, memory> args{
+        {DNNL_ARG_SRC, a}, {DNNL_ARG_WEIGHTS, weight}, {DNNL_ARG_DST, c}, {DNNL_ARG_SCRATCHPAD, pad}};
+    if (bias) args.emplace(DNNL_ARG_BIAS, bias);
+    dnnl::stream stream(engine);
+    rung.matmul.execute(stream, args);
+    stream.wait();
+  }
+}
+
+at::Tensor PackedGemm::State::multiply_float(const at::Tensor& a) const {
+  const int64_t rows = a.size(0), padded = primitives->padded_rows(rows);
+  at::Tensor src = a;
+  if (padded != rows) {
+    src = at::zeros({padded, problem.in}, a.options());
+    src.narrow(0, 0, rows).copy_(a);
+  }
+  at::Tensor y = at::empty({padded, problem.out}, a.options());
+  multiply(rows, src.data_ptr(), y.data_ptr());
+  return y.narrow(0, 0, rows);
+}
+
+at::Tensor PackedGemm::State::multiply_int8(const at::Tensor& a) const {
+  const int64_t rows = a.size(0), padded = primitives->padded_rows(rows);
+  at::Tensor q = at::empty({padded, problem.in}, at::kByte);
+  at::Tensor scale = at::empty({rows}, at::kFloat), zero = at::empty({rows}, at::kInt);
+  int8::quantize_rows(a.data_ptr<float>(), problem.in, rows, problem.in, PackedGemm::activation_levels(),
+                      q.data_ptr<uint8_t>(), scale.data_ptr<float>(), zero.data_ptr<int32_t>());
+  if (padded != rows) q.narrow(0, rows, padded - rows).zero_();
+  at::Tensor acc = at::empty({padded, problem.out}, at::kInt);
+  multiply(rows, q.data_ptr(), acc.data_ptr());
+  at::Tensor y = at::empty({rows, problem.out}, at::kFloat);
+  int8::dequantize_rows(acc.data_ptr<int32_t>(), rows, problem.out, scale.data_ptr<float>(), zero.data_ptr<int32_t>(),
+                        weight_scale.data_ptr<float>(), weight_sum.data_ptr<int32_t>(),
+                        int8_bias.defined() ? int8_bias.data_ptr<float>() : nullptr, y.data_ptr<float>());
+  return y;
+}
 
 PackedGemm::PackedGemm(std::unique_ptr<State> state) : state_(std::move(state)) {}
 PackedGemm::~PackedGemm() = default;
 
 bool PackedGemm::native_bf16() {
   // Both must agree: the CPU (under our cap) and the oneDNN in this process
-  // (under its own, ONEDNN_MAX_CPU_ISA).
+  // (under its own, ONEDNN_MAX_CPU_ISA). AVX-512 without BF16 instructions
+  // runs oneDNN's bf16 ~3x slower than fp32.
   static const bool native = cpu_features().native_bf16_gemm() &&
-                             dnnl::get_effective_cpu_isa() >= dnnl::cpu_isa::avx512_core;
+                             (static_cast<int>(dnnl::get_effective_cpu_isa()) & dnnl_cpu_isa_avx512_core_bf16) ==
+                                 dnnl_cpu_isa_avx512_core_bf16;
   return native;
+}
+
+int PackedGemm::activation_levels() {
+  static const int levels = [] {
+    const int isa = static_cast<int>(dnnl::get_effective_cpu_isa());
+    const bool vnni = (isa & dnnl_cpu_isa_avx512_core_vnni) == dnnl_cpu_isa_avx512_core_vnni ||
+                      (isa & dnnl_cpu_isa_avx2_vnni) == dnnl_cpu_isa_avx2_vnni;
+    return vnni ? 255 : 127;
+  }();
+  return levels;
 }
 
 bool PackedGemm::enabled() {
@@ -86,6 +274,11 @@ bool PackedGemm::enabled() {
   return on;
 }
 
+const std::vector<int64_t>& PackedGemm::row_ladder() {
+  static const std::vector<int64_t> ladder = make_row_ladder();
+  return ladder;
+}
+
 namespace {
 
 // Where the CPU has no bf16 GEMM, a bf16 weight is packed as fp32.
@@ -94,8 +287,8 @@ bool widen_bf16(c10::ScalarType type) {
   static std::once_flag warned;
   std::call_once(warned, [] {
     log_at(LogLevel::kWarning,
-           "{} has no native bf16 GEMM: bf16 weights are widened to fp32 at load (libtorch's emulated bf16 is "
-           "slower than fp32), so bf16 saves no time or memory here; prefer float32 on this CPU",
+           "{} has no native bf16 GEMM: bf16 weights are widened to fp32 at load (an emulated bf16 GEMM is "
+           "slower than fp32), so bf16 saves no time or memory here; prefer float32 or auto on this CPU",
            cpu_features().describe());
   });
   return true;
@@ -103,75 +296,78 @@ bool widen_bf16(c10::ScalarType type) {
 
 }  // namespace
 
-std::unique_ptr<PackedGemm> PackedGemm::pack(const at::Tensor& given_weight, const at::Tensor& given_bias) {
+void PackedGemm::State::pack_float(const at::Tensor& weight, const at::Tensor& bias, Type type) {
+  State& s = *this;
+  s.problem = Problem{weight.size(1), weight.size(0), type, type, type, bias.defined()};
+  s.primitives = primitives_for(s.problem);
+  if (bias.defined()) {
+    s.bias = memory(memory::desc({1, s.problem.out}, type, memory::format_tag::ab), cpu_engine());
+    std::memcpy(s.bias.get_data_handle(), bias.contiguous().data_ptr(), bias.nbytes());
+  }
+  s.weight = reorder_weight(weight.contiguous(), type, s.primitives->weights_desc());
+}
+
+// Symmetric per output channel: w ≈ weight_scale[n] · q[n][k], q in [-127, 127].
+void PackedGemm::State::pack_int8(const at::Tensor& weight, const at::Tensor& bias) {
+  State& s = *this;
+  const at::Tensor w = weight.to(at::kFloat).contiguous();
+  at::Tensor scale = w.abs().amax(1) / 127.0;
+  scale.masked_fill_(scale == 0, 1.0);
+  const at::Tensor q = (w / scale.unsqueeze(1)).round().clamp(-127, 127).to(at::kChar).contiguous();
+  s.problem = Problem{w.size(1), w.size(0), Type::u8, Type::s8, Type::s32, false};
+  s.primitives = primitives_for(s.problem);
+  s.weight_scale = scale.contiguous();
+  s.weight_sum = q.sum(1, false, at::kInt).contiguous();
+  if (bias.defined()) s.int8_bias = bias.to(at::kFloat).contiguous();
+  s.weight = reorder_weight(q, Type::s8, s.primitives->weights_desc());
+}
+
+std::unique_ptr<PackedGemm> PackedGemm::pack(const at::Tensor& given_weight, const at::Tensor& given_bias, bool int8) {
   if (!enabled() || !given_weight.defined() || !given_weight.device().is_cpu() || given_weight.dim() != 2)
     return nullptr;
   if (given_bias.defined() && given_bias.scalar_type() != given_weight.scalar_type()) return nullptr;
-  const bool widen = widen_bf16(given_weight.scalar_type());
-  const at::Tensor weight = widen ? given_weight.to(at::kFloat) : given_weight;
-  const at::Tensor bias = widen && given_bias.defined() ? given_bias.to(at::kFloat) : given_bias;
-  const auto type = data_type_of(weight.scalar_type());
+  const auto type = data_type_of(given_weight.scalar_type());
   if (!type) return nullptr;
   auto state = std::make_unique<State>();
-  state->in = weight.size(1);
-  state->out = weight.size(0);
   state->dtype = given_weight.scalar_type();
-  state->compute = weight.scalar_type();
-  state->type = *type;
   try {
-    const auto& engine = cpu_engine();
-    if (bias.defined()) {
-      state->bias = memory(memory::desc({1, state->out}, *type, memory::format_tag::ab), engine);
-      std::memcpy(state->bias.get_data_handle(), bias.contiguous().data_ptr(), bias.nbytes());
+    if (int8 && given_weight.size(1) <= kMaxInt8Inputs) {
+      state->compute = at::kChar;
+      state->pack_int8(given_weight, given_bias);
+    } else {
+      const bool widen = widen_bf16(given_weight.scalar_type());
+      state->compute = widen ? at::kFloat : given_weight.scalar_type();
+      state->pack_float(widen ? given_weight.to(at::kFloat) : given_weight,
+                 widen && given_bias.defined() ? given_bias.to(at::kFloat) : given_bias, widen ? Type::f32 : *type);
     }
-    const memory::desc any({state->in, state->out}, *type, memory::format_tag::any);
-    state->weight_desc = state->describe(kPackRows, any).weights_desc();
-    // W is [out, in] row-major, i.e. Wᵀ [in, out] with strides (1, in).
-    const at::Tensor dense = weight.contiguous();
-    memory plain(memory::desc({state->in, state->out}, *type, memory::dims{1, state->in}), engine, dense.data_ptr());
-    state->weight = memory(state->weight_desc, engine);
-    dnnl::stream stream(engine);
-    dnnl::reorder(plain, state->weight).execute(stream, plain, state->weight);
-    stream.wait();
-    for (int64_t rows : {int64_t{1}, int64_t{7}, int64_t{4096}}) state->describe(rows, state->weight_desc);
   } catch (const dnnl::error&) {
     return nullptr;  // no implementation for this shape or CPU: stay dense
   }
   return std::unique_ptr<PackedGemm>(new PackedGemm(std::move(state)));
 }
 
-int64_t PackedGemm::in_features() const { return state_->in; }
-int64_t PackedGemm::out_features() const { return state_->out; }
+int64_t PackedGemm::in_features() const { return state_->problem.in; }
+int64_t PackedGemm::out_features() const { return state_->problem.out; }
 c10::ScalarType PackedGemm::compute_dtype() const { return state_->compute; }
 
 at::Tensor PackedGemm::operator()(const at::Tensor& x) const {
   const State& s = *state_;
-  if (x.size(-1) != s.in) throw InternalError("packed linear: input has " + std::to_string(x.size(-1)) +
-                                              " features, the weight expects " + std::to_string(s.in));
-  const at::Tensor a = x.reshape({-1, s.in}).to(s.compute).contiguous();
+  if (x.size(-1) != s.problem.in)
+    throw InternalError("packed linear: input has " + std::to_string(x.size(-1)) + " features, the weight expects " +
+                        std::to_string(s.problem.in));
+  const bool int8 = s.compute == at::kChar;
+  const at::Tensor a = x.reshape({-1, s.problem.in}).to(int8 ? at::kFloat : s.compute).contiguous();
   std::vector<int64_t> sizes = x.sizes().vec();
-  sizes.back() = s.out;
-  at::Tensor y = at::empty({a.size(0), s.out}, a.options());
-  if (a.size(0) == 0) return y.to(s.dtype).view(sizes);
+  sizes.back() = s.problem.out;
+  if (a.size(0) == 0) return at::empty(sizes, x.options());
   // oneDNN runs on this thread's OpenMP team: give it libtorch's thread count.
   at::internal::lazy_init_num_threads();
   try {
-    const auto desc = s.describe(a.size(0), s.weight_desc);
-    const at::Tensor scratch = at::empty({static_cast<int64_t>(desc.scratchpad_desc().get_size())}, at::kByte);
-    const auto& engine = cpu_engine();
-    memory src(desc.src_desc(), engine, a.data_ptr()), dst(desc.dst_desc(), engine, y.data_ptr()),
-        pad(desc.scratchpad_desc(), engine, scratch.data_ptr());
-    std::unordered_map<int, memory> args{
-        {DNNL_ARG_SRC, src}, {DNNL_ARG_WEIGHTS, s.weight}, {DNNL_ARG_DST, dst}, {DNNL_ARG_SCRATCHPAD, pad}};
-    if (s.bias) args.emplace(DNNL_ARG_BIAS, s.bias);
-    dnnl::stream stream(engine);
-    // Primitives come from oneDNN's process-wide cache after the first call per row count.
-    dnnl::matmul(desc).execute(stream, args);
-    stream.wait();
+    const at::Tensor y = int8 ? s.multiply_int8(a) : s.multiply_float(a);
+    return y.to(s.dtype).view(sizes);
   } catch (const dnnl::error& e) {
     throw InternalError(std::string("oneDNN matmul failed: ") + e.what());
   }
-  return y.to(s.dtype).view(sizes);
 }
 
 }  // namespace semroute

@@ -2,9 +2,19 @@
 // oneDNN's blocked layout. Unlike BLAS (which repacks W on every call), the
 // packed weight keeps short inputs (16-64 tokens, the router's common case)
 // near the machine's peak, and bf16 weights run on AMX / AVX-512 BF16 where
-// the CPU has them. Where it has no bf16 GEMM (AVX2), bf16 weights are
-// widened to fp32 at load and outputs rounded back: libtorch's emulated bf16
-// GEMM is slower than fp32.
+// the CPU has them. Where it has no bf16 GEMM, bf16 weights are widened to
+// fp32 at load and outputs rounded back: an emulated bf16 GEMM is slower
+// than fp32.
+//
+// int8 (dynamic quantization): the weight is quantized per output channel
+// (symmetric, 127 levels) and packed at load; at run time each input row is
+// quantized with its own scale and zero point, the product runs as a u8 x s8
+// GEMM (VNNI / AMX where present) and is scaled back to fp32 in one pass.
+//
+// The matmul primitives are made at load for a ladder of row counts (rows
+// are padded up to the next rung), so the first call at a new length costs
+// what later ones do and the number of primitives is bounded; layers of the
+// same shape share them.
 #pragma once
 
 #include <ATen/core/Tensor.h>
@@ -15,11 +25,11 @@ namespace semroute {
 
 class PackedGemm {
  public:
-  // Packs `weight` [out, in] (and `bias` [out], optional). Returns null when
-  // this weight cannot be packed here (not on the CPU, a dtype other than
-  // float32 / bfloat16, or oneDNN refuses the shape): the caller keeps the
-  // dense weight then.
-  static std::unique_ptr<PackedGemm> pack(const at::Tensor& weight, const at::Tensor& bias);
+  // Packs `weight` [out, in] (and `bias` [out], optional); with `int8`,
+  // quantizes a float32 weight. Returns null when this weight cannot be
+  // packed here (not on the CPU, a dtype other than float32 / bfloat16, or
+  // oneDNN refuses the shape): the caller keeps the dense weight then.
+  static std::unique_ptr<PackedGemm> pack(const at::Tensor& weight, const at::Tensor& bias, bool int8 = false);
   ~PackedGemm();
 
   // x [..., in] in the weight's dtype -> [..., out]. Safe to call from many
@@ -27,17 +37,28 @@ class PackedGemm {
   at::Tensor operator()(const at::Tensor& x) const;
   int64_t in_features() const;
   int64_t out_features() const;
-  // The dtype the product is computed in (float32 for bf16 weights on a CPU
-  // without a bf16 GEMM).
+  // The dtype the product is computed in: float32 (also for bf16 weights on a
+  // CPU without a bf16 GEMM), bfloat16, or char (int8).
   c10::ScalarType compute_dtype() const;
+  bool quantized() const { return compute_dtype() == at::kChar; }
 
-  // Whether bf16 weights run as bf16 GEMMs here (AVX-512 and oneDNN allowed
-  // to use it); else they are widened to fp32.
+  // Whether bf16 weights run as bf16 GEMMs here (AVX-512 BF16 or AMX, and
+  // oneDNN allowed to use them); else they are widened to fp32.
   static bool native_bf16();
+  // Quantized activations use all 8 bits where oneDNN's int8 GEMM has VNNI
+  // (or AMX); without it, pairs of u8 x s8 products are added in 16 bits
+  // (vpmaddubsw) and activations keep 7 bits so that the sum cannot saturate.
+  static int activation_levels();
 
   // Whether the weights of this process are packed (SEMROUTE_PACKED_GEMM=0
   // turns packing off, for comparisons).
   static bool enabled();
+
+  // The row counts primitives are made for, ascending (exposed for tests):
+  // every count up to 32, then steps of 4 to 64, then 8 rungs per doubling
+  // to 512 and 4 per doubling to 4096 (padding adds at most 1/8 of the work
+  // below 512 rows, 1/4 above). Longer inputs run in chunks of 4096.
+  static const std::vector<int64_t>& row_ladder();
 
  private:
   struct State;

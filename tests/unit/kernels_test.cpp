@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <limits>
 #include <cstdlib>
 #include <cstdio>
 #include <string>
@@ -285,6 +286,86 @@ TEST(RmsNormKernel, EqualsTheEagerFormula) {
     const at::Tensor wide = at::cat({x, x}, -1);
     EXPECT_LT(max_abs_error(norm(wide.narrow(-1, 0, dim)), expected), 2e-5) << dim;
   }
+}
+
+}  // namespace
+}  // namespace semroute
+
+namespace semroute {
+namespace {
+
+TEST(PackedGemm, RowLadderIsBoundedAndAscending) {
+  const auto& ladder = PackedGemm::row_ladder();
+  ASSERT_FALSE(ladder.empty());
+  EXPECT_EQ(ladder.front(), 1);
+  EXPECT_EQ(ladder.back(), 4096);
+  EXPECT_LT(ladder.size(), 80u);
+  for (size_t i = 1; i < ladder.size(); ++i) {
+    EXPECT_LT(ladder[i - 1], ladder[i]);
+    // A padded input never does more than 1/8 (1/4 past 512 rows) extra work.
+    if (ladder[i - 1] >= 32) EXPECT_LE(ladder[i] - ladder[i - 1], ladder[i - 1] / (ladder[i - 1] < 512 ? 8 : 4));
+  }
+}
+
+// Row counts on and between the rungs and past the longest one (chunks).
+TEST(PackedGemm, EveryRowCountOnAndBetweenRungs) {
+  c10::InferenceMode guard;
+  at::manual_seed(5);
+  const at::Tensor w = at::randn({40, 24}), b = at::randn({40});
+  const auto packed = PackedGemm::pack(w, b);
+  ASSERT_NE(packed, nullptr);
+  for (int64_t rows : {2, 17, 63, 65, 513, 4095, 4096, 4097, 9000}) {
+    const at::Tensor x = at::randn({rows, 24});
+    EXPECT_LT(max_abs_error((*packed)(x), at::linear(x, w, b)), 1e-4) << rows << " rows";
+  }
+}
+
+// Dynamic int8: per-channel weights, per-row activations; the error is that
+// of 8-bit (7-bit without VNNI) rounding, relative to the rows' ranges.
+TEST(PackedGemm, Int8CloseToFloat) {
+  c10::InferenceMode guard;
+  at::manual_seed(7);
+  const at::Tensor w = at::randn({96, 256}) * 0.05, b = at::randn({96});
+  const auto packed = PackedGemm::pack(w, b, true);
+  ASSERT_NE(packed, nullptr);
+  EXPECT_TRUE(packed->quantized());
+  // Skewed rows (as after GELU), a zero row and a constant row.
+  at::Tensor x = at::gelu(at::randn({70, 256}) * 2);
+  x[3].zero_();
+  x[4].fill_(0.5);
+  for (int64_t rows : {1, 9, 70}) {
+    const at::Tensor xs = x.narrow(0, 0, rows);
+    const at::Tensor y = (*packed)(xs), expected = at::linear(xs, w, b);
+    EXPECT_EQ(y.scalar_type(), at::kFloat);
+    // Relative to the largest output: ~1/255 of a row's range per activation.
+    const double error = max_abs_error(y, expected) / expected.abs().max().item<double>();
+    const double cosine = at::cosine_similarity(y.flatten(), expected.flatten(), 0).item<double>();
+    std::printf("    int8 (%d levels) vs fp32, %lld rows: max abs error %.3g of the largest output, cosine %.6f\n",
+                PackedGemm::activation_levels(), static_cast<long long>(rows), error, cosine);
+    EXPECT_LT(error, PackedGemm::activation_levels() == 255 ? 0.015 : 0.03);
+    EXPECT_GT(cosine, 0.9999);
+  }
+  EXPECT_LT(max_abs_error((*packed)(x[3].unsqueeze(0)), b.unsqueeze(0)), 1e-6);  // a zero row is exact
+  // A NaN or infinite input gives a NaN row, never a finite guess.
+  at::Tensor broken = x.narrow(0, 0, 3).clone();
+  broken[1][5] = std::numeric_limits<float>::infinity();
+  broken[2][7] = std::numeric_limits<float>::quiet_NaN();
+  const at::Tensor out = (*packed)(broken);
+  EXPECT_TRUE(out[0].isfinite().all().item<bool>());
+  EXPECT_FALSE(out[1].isfinite().any().item<bool>());
+  EXPECT_FALSE(out[2].isfinite().any().item<bool>());
+}
+
+TEST(PackedGemm, Int8WithoutBiasAndFromBfloat16) {
+  c10::InferenceMode guard;
+  const at::Tensor w = at::randn({33, 17}), x = at::randn({5, 17});
+  const auto packed = PackedGemm::pack(w, at::Tensor(), true);
+  ASSERT_NE(packed, nullptr);
+  const at::Tensor expected = at::linear(x, w);
+  EXPECT_LT(max_abs_error((*packed)(x), expected) / expected.abs().max().item<double>(), 0.03);
+  const auto from_bf16 = PackedGemm::pack(w.to(at::kBFloat16), at::Tensor(), true);
+  ASSERT_NE(from_bf16, nullptr);
+  EXPECT_EQ((*from_bf16)(x.to(at::kBFloat16)).scalar_type(), at::kBFloat16);
 }
 
 }  // namespace

@@ -1,6 +1,7 @@
 // The compute runtime: thread count and the BLAS check.
 #include <gtest/gtest.h>
 
+#include "core/cpu_features.h"
 #include "core/device.h"
 #include "core/runtime.h"
 #include "test_util.h"
@@ -25,10 +26,17 @@ TEST(Runtime, FindsAFastBlas) {
 
 TEST(Device, ParsesNamesAndRefusesWhatThisBuildLacks) {
   EXPECT_TRUE(parse_device("cpu").is_cpu());
-  EXPECT_EQ(parse_dtype_name("bf16", parse_device("cpu")), c10::kBFloat16);
-  EXPECT_EQ(parse_dtype_name("auto", parse_device("cpu")), c10::kFloat);
+  EXPECT_EQ(parse_precision("bf16", parse_device("cpu")).dtype, c10::kBFloat16);
+  // auto: bf16 only where the CPU's bf16 GEMM is native, never int8.
+  const Precision automatic = parse_precision("auto", parse_device("cpu"));
+  EXPECT_EQ(automatic.dtype, cpu_features().native_bf16_gemm() ? c10::kBFloat16 : c10::kFloat);
+  EXPECT_FALSE(automatic.int8);
+  const Precision int8 = parse_precision("int8", parse_device("cpu"));
+  EXPECT_TRUE(int8.int8);
+  EXPECT_EQ(int8.dtype, c10::kFloat);
+  EXPECT_EQ(precision_name(int8), "int8");
   test::expect_error([] { parse_device("tpu"); }, ErrorCode::kInvalidArgument, "unknown device");
-  test::expect_error([] { parse_dtype_name("fp8", parse_device("cpu")); }, ErrorCode::kInvalidArgument, "unknown dtype");
+  test::expect_error([] { parse_precision("fp8", parse_device("cpu")); }, ErrorCode::kInvalidArgument, "unknown dtype");
   if (!cuda_available()) test::expect_error([] { parse_device("cuda:0"); }, ErrorCode::kUnsupported, "no CUDA");
 }
 
