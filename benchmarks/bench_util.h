@@ -111,11 +111,12 @@ void trace_once(const std::string& prefix, int64_t tokens, int64_t batch, Fn run
 // price of everything else (attention, norms, activations, glue).
 class GemmReplay {
  public:
-  GemmReplay(const std::vector<std::pair<int64_t, int64_t>>& shapes, int64_t layers, c10::ScalarType dtype)
+  GemmReplay(const std::vector<std::pair<int64_t, int64_t>>& shapes, int64_t layers, c10::ScalarType dtype,
+             bool int8 = false)
       : dtype_(dtype) {
     for (int64_t layer = 0; layer < layers; ++layer)
       for (const auto& [in, out] : shapes)
-        weights_.push_back(semroute::PackedGemm::pack(at::randn({out, in}).to(dtype), {}));
+        weights_.push_back(semroute::PackedGemm::pack(at::randn({out, in}).to(dtype), {}, int8));
   }
   double median_seconds_for(int64_t rows) const {
     std::vector<at::Tensor> inputs;

@@ -79,7 +79,7 @@ int main(int argc, char** argv) {
               preset.c_str(), dtype.c_str(), threads, load_s, peak);
   const int64_t h = config.base.hidden_size, inter = config.base.intermediate_size;
   const GemmReplay replay({{h, 3 * h}, {h, h}, {h, 2 * inter}, {inter, h}}, config.base.num_hidden_layers,
-                          options.load.dtype);
+                          options.load.dtype, options.load.int8);
   std::printf("%6s %6s %10s %10s %8s %10s %8s %12s %10s\n", "tokens", "batch", "ms", "floor ms", "ratio", "gemm ms",
               "vs gemm", "tokens/s", "GFLOP/s");
   c10::InferenceMode guard;

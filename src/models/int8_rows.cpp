@@ -21,19 +21,16 @@ inline float clamp_levels(float v, float hi) {
 }
 
 inline void quantize_row_body(const float* x, int64_t k, int levels, uint8_t* q, float* scale, int32_t* zero) {
-  float lo = 0.0f, hi = 0.0f, probe = 0.0f;  // the range always holds 0, so 0 is exact
-  for (int64_t i = 0; i < k; ++i) {
-    lo = x[i] < lo ? x[i] : lo;
-    hi = x[i] > hi ? x[i] : hi;
-    probe += x[i] * 0.0f;  // NaN once any x is NaN or infinite
-  }
+  float lo, hi;  // the range always holds 0, so 0 is exact
+  bool finite;
+  vec::range_with_zero(x, k, &lo, &hi, &finite);
   const float top = static_cast<float>(levels);
   float s = (hi - lo) / top;
   if (s == 0.0f) s = 1.0f;  // an all-zero row
   const float inv = 1.0f / s;
   const float z = round_small(clamp_levels(-lo * inv, top));
   for (int64_t i = 0; i < k; ++i) q[i] = static_cast<uint8_t>(round_small(clamp_levels(x[i] * inv + z, top)));
-  *scale = probe == 0.0f ? s : std::numeric_limits<float>::quiet_NaN();
+  *scale = finite ? s : std::numeric_limits<float>::quiet_NaN();
   *zero = static_cast<int32_t>(z);
 }
 
@@ -55,8 +52,8 @@ SEMROUTE_ISA_DISPATCH(dequantize_row, dequantize_row_body,
                        const int32_t* weight_sum, const float* bias, float* y),
                       (acc, n, scale, zero, weight_scale, weight_sum, bias, y))
 
-// Rows per task: about 64 K elements, so small inputs stay on one thread.
-int64_t grain(int64_t width) { return std::max<int64_t>(1, 65536 / std::max<int64_t>(width, 1)); }
+// Rows per task: about 16 K elements, so that tiny inputs stay on one thread.
+int64_t grain(int64_t width) { return std::max<int64_t>(1, 16384 / std::max<int64_t>(width, 1)); }
 
 }  // namespace
 

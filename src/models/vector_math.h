@@ -95,6 +95,32 @@ inline float max(const float* x, int64_t n) {
   return best;
 }
 
+// The smallest and largest of 0 and x[0..n), and whether every x is finite
+// (a NaN or an infinity makes x · 0 NaN).
+inline void range_with_zero(const float* x, int64_t n, float* lo, float* hi, bool* finite) {
+  float low[kLanes] = {}, high[kLanes] = {}, probe[kLanes] = {};
+  const int64_t whole = n / kLanes * kLanes;
+  for (int64_t j = 0; j < whole; j += kLanes)
+    for (int64_t l = 0; l < kLanes; ++l) {
+      low[l] = x[j + l] < low[l] ? x[j + l] : low[l];
+      high[l] = x[j + l] > high[l] ? x[j + l] : high[l];
+      probe[l] += x[j + l] * 0.0f;
+    }
+  for (int64_t j = whole; j < n; ++j) {
+    low[0] = x[j] < low[0] ? x[j] : low[0];
+    high[0] = x[j] > high[0] ? x[j] : high[0];
+    probe[0] += x[j] * 0.0f;
+  }
+  float total = 0;
+  *lo = low[0], *hi = high[0];
+  for (int64_t l = 0; l < kLanes; ++l) {
+    *lo = low[l] < *lo ? low[l] : *lo;
+    *hi = high[l] > *hi ? high[l] : *hi;
+    total += probe[l];
+  }
+  *finite = total == 0.0f;
+}
+
 // Σ x[j]·x[j] when `squares`, else Σ x[j].
 inline float sum(const float* x, int64_t n, bool squares = false) {
   float lanes[kLanes] = {};
