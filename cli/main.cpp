@@ -1,4 +1,6 @@
 // semroute: command-line access to the library (inspect, run, check models).
+// Built as the module libsemroute_cli.so that the `semroute` launcher
+// (launcher.cpp) loads for every command but `version`.
 #include <cstdio>
 #include <cstring>
 #include <exception>
@@ -79,7 +81,7 @@ Errors go to stderr.
 
 }  // namespace
 
-int main(int argc, char** argv) {
+extern "C" __attribute__((visibility("default"))) int semroute_cli_main(int argc, char** argv) {
   using namespace semroute;
   if (argc < 2 || std::strcmp(argv[1], "-h") == 0 || std::strcmp(argv[1], "--help") == 0) {
     std::fputs(kUsage, argc < 2 ? stderr : stdout);

@@ -63,15 +63,18 @@ int compute_threads() { return at::get_num_threads(); }
 
 void prepare_calling_thread() { at::internal::lazy_init_num_threads(); }
 
-BlasReport check_blas() {
+BlasReport check_blas(bool timed) {
   BlasReport report;
   report.library = loaded_blas_library();
   // Debian installs the reference BLAS under .../blas/, OpenBLAS under .../openblas-*/.
   report.reference_blas = report.library.find("/blas/") != std::string::npos &&
                           report.library.find("openblas") == std::string::npos;
-  report.gflops = time_gemm_gflops();
-  // The reference BLAS runs ~2.5 GFLOP/s; OpenBLAS ~50-100 even on a busy core.
-  report.slow = report.reference_blas || report.gflops < 5.0;
+  // A known library is judged by its name, at no cost to the caller; an
+  // unknown one by a timed product (~1 ms). The reference BLAS runs
+  // ~2.5 GFLOP/s; OpenBLAS ~50-100 even on a busy core.
+  const bool known = report.reference_blas || report.library.find("openblas") != std::string::npos;
+  if (!known || timed) report.gflops = time_gemm_gflops();
+  report.slow = report.reference_blas || (report.gflops > 0 && report.gflops < 5.0);
   return report;
 }
 

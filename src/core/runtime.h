@@ -23,12 +23,13 @@ int usable_cpus();
 
 struct BlasReport {
   std::string library;  // resolved path of the loaded libblas, or "" if unknown
-  double gflops = 0;    // fp32 GEMM rate measured on one 256^3 product
+  double gflops = 0;    // fp32 GEMM rate measured on one 256^3 product (0: not timed)
   bool reference_blas = false;  // the netlib reference implementation is loaded
   bool slow = false;            // reference BLAS or a rate below 5 GFLOP/s
 };
 
-// Inspects the loaded BLAS and times a small GEMM (~1 ms with OpenBLAS).
-BlasReport check_blas();
+// Inspects the loaded BLAS; times a small GEMM (~1 ms with OpenBLAS) only
+// when the library is not known by name, or when `timed`.
+BlasReport check_blas(bool timed = false);
 
 }  // namespace semroute

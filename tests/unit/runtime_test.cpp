@@ -17,9 +17,11 @@ TEST(Runtime, SetsTheThreadCountExplicitly) {
 }
 
 TEST(Runtime, FindsAFastBlas) {
-  const BlasReport blas = check_blas();
+  const BlasReport blas = check_blas(true);
   EXPECT_FALSE(blas.library.empty());
   EXPECT_GT(blas.gflops, 0.0);
+  // Known by name, it is not timed: the check costs the caller nothing.
+  EXPECT_EQ(check_blas().gflops, 0.0) << blas.library;
   // The install script selects OpenBLAS; the reference BLAS would make every model ~40x slower.
   EXPECT_FALSE(blas.reference_blas) << "libtorch is using the reference BLAS: " << blas.library;
 }
