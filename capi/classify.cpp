@@ -58,10 +58,10 @@ semroute_status* semroute_classify_batch(const semroute_model* model, const char
                                          size_t count, semroute_classifications** out) {
   if (out != nullptr) *out = nullptr;
   return guarded([&] {
-    const auto& classifier = sequence_classifier(model, "semroute_classify");
+    sequence_classifier(model, "semroute_classify");
     require(out, "out");
     const auto views = batch_views(texts, offsets, count, "texts");
-    *out = classifications(views.empty() ? std::vector<semroute::Classification>() : classifier.classify(views));
+    *out = classifications(views.empty() ? std::vector<semroute::Classification>() : model->classify(views));
   });
 }
 
@@ -120,10 +120,10 @@ semroute_status* semroute_token_classify_batch(const semroute_model* model, cons
                                                semroute_token_results** out) {
   if (out != nullptr) *out = nullptr;
   return guarded([&] {
-    const auto& classifier = token_classifier(model, "semroute_token_classify");
+    token_classifier(model, "semroute_token_classify");
     require(out, "out");
     const auto views = batch_views(texts, offsets, count, "texts");
-    *out = token_results(views.empty() ? std::vector<semroute::TokenClassification>() : classifier.classify(views));
+    *out = token_results(views.empty() ? std::vector<semroute::TokenClassification>() : model->classify_tokens(views));
   });
 }
 

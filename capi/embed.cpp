@@ -39,8 +39,8 @@ semroute_status* semroute_embed(const semroute_model* model, const char* text, s
 semroute_status* semroute_embed_batch(const semroute_model* model, const char* texts, const uint64_t* offsets,
                                       size_t count, float* out, size_t capacity) {
   return guarded([&] {
-    const auto& embedder = embedder_of(model, "semroute_embed");
-    copy_rows(embedder.embed_rows(batch_views(texts, offsets, count, "texts")), out, capacity);
+    embedder_of(model, "semroute_embed");
+    copy_rows(model->embed_rows(batch_views(texts, offsets, count, "texts")), out, capacity);
   });
 }
 
@@ -73,7 +73,7 @@ semroute_status* semroute_similarity(const semroute_model* model, const char* a,
   return guarded([&] {
     const auto& embedder = embedder_of(model, "semroute_similarity");
     require(out_similarity, "out_similarity");
-    const std::vector<float> e = embedder.embed_rows({text_view(a, a_length, "a"), text_view(b, b_length, "b")});
+    const std::vector<float> e = model->embed_rows({text_view(a, a_length, "a"), text_view(b, b_length, "b")});
     const int64_t dim = embedder.dimension();
     *out_similarity = semroute::cosine_similarity(e.data(), e.data() + dim, dim);
   });
@@ -93,7 +93,7 @@ semroute_status* semroute_top_k(const semroute_model* model, const char* query, 
     }
     std::vector<std::string_view> texts = batch_views(candidates, offsets, count, "candidates");
     texts.insert(texts.begin(), text_view(query, query_length, "query"));
-    const std::vector<float> e = embedder.embed_rows(texts);
+    const std::vector<float> e = model->embed_rows(texts);
     const int64_t dim = embedder.dimension();
     semroute::VectorIndex index(dim);
     for (size_t i = 1; i <= count; ++i) index.add(e.data() + i * static_cast<size_t>(dim), dim);

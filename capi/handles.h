@@ -11,6 +11,7 @@
 #include "semroute/error.h"
 #include "semroute/semroute.h"
 #include "classifiers/unified_classifier.h"
+#include "tasks/batcher.h"
 #include "tasks/multitask_engine.h"
 #include "tasks/embedder.h"
 #include "tasks/sequence_classifier.h"
@@ -29,6 +30,15 @@ struct semroute_model {
   std::shared_ptr<const semroute::SequenceClassifier> sequence;
   std::shared_ptr<const semroute::TokenClassifier> token;
   std::shared_ptr<const semroute::Embedder> embedder;
+  // With dynamic batching (max_batch > 1), the pipeline's calls go through one of these.
+  std::unique_ptr<const semroute::Batcher<semroute::Classification>> sequence_batcher;
+  std::unique_ptr<const semroute::Batcher<semroute::TokenClassification>> token_batcher;
+  std::unique_ptr<const semroute::Batcher<std::vector<float>>> embed_batcher;
+
+  std::vector<semroute::Classification> classify(const std::vector<std::string_view>& texts) const;
+  std::vector<semroute::TokenClassification> classify_tokens(const std::vector<std::string_view>& texts) const;
+  // Embeddings with the handle's defaults, row after row.
+  std::vector<float> embed_rows(const std::vector<std::string_view>& texts) const;
 
   const semroute::Tokenizer& tokenizer() const;
   const semroute::EncodeOptions& encode_options() const;

@@ -93,6 +93,28 @@ semroute_task task_of(int32_t requested, const std::string& architecture) {
   return *kind == TaskKind::kSequence ? SEMROUTE_TASK_SEQUENCE_CLASSIFICATION : SEMROUTE_TASK_TOKEN_CLASSIFICATION;
 }
 
+void add_batcher(semroute_model& model, const BatchingOptions& batching) {
+  check_batching(batching);
+  if (!batching.enabled()) return;
+  if (auto sequence = model.sequence) {
+    model.sequence_batcher = std::make_unique<Batcher<Classification>>(
+        [sequence](const std::vector<std::string_view>& texts) { return sequence->classify(texts); }, batching);
+  } else if (auto token = model.token) {
+    model.token_batcher = std::make_unique<Batcher<TokenClassification>>(
+        [token](const std::vector<std::string_view>& texts) { return token->classify(texts); }, batching);
+  } else if (auto embedder = model.embedder) {
+    model.embed_batcher = std::make_unique<Batcher<std::vector<float>>>(
+        [embedder](const std::vector<std::string_view>& texts) {
+          const std::vector<float> rows = embedder->embed_rows(texts);
+          const size_t dim = rows.size() / texts.size();
+          std::vector<std::vector<float>> out;
+          for (size_t i = 0; i < texts.size(); ++i) out.emplace_back(rows.begin() + i * dim, rows.begin() + (i + 1) * dim);
+          return out;
+        },
+        batching);
+  }
+}
+
 std::unique_ptr<semroute_model> load_model(const std::filesystem::path& dir, const semroute_model_params& p) {
   const ConfigReader config = read_model_config(dir);
   auto model = std::make_unique<semroute_model>();
@@ -116,6 +138,7 @@ std::unique_ptr<semroute_model> load_model(const std::filesystem::path& dir, con
   } else {
     model->token = TokenClassifier::load(dir, task_options);
   }
+  add_batcher(*model, BatchingOptions{p.max_batch, p.max_wait_us});
   return model;
 }
 
@@ -178,6 +201,22 @@ std::vector<std::string_view> batch_views(const char* texts, const uint64_t* off
 }
 
 }  // namespace semroute::capi
+
+std::vector<semroute::Classification> semroute_model::classify(const std::vector<std::string_view>& texts) const {
+  return sequence_batcher ? (*sequence_batcher)(texts) : sequence->classify(texts);
+}
+
+std::vector<semroute::TokenClassification> semroute_model::classify_tokens(
+    const std::vector<std::string_view>& texts) const {
+  return token_batcher ? (*token_batcher)(texts) : token->classify(texts);
+}
+
+std::vector<float> semroute_model::embed_rows(const std::vector<std::string_view>& texts) const {
+  if (!embed_batcher) return embedder->embed_rows(texts);
+  std::vector<float> rows;
+  for (const auto& row : (*embed_batcher)(texts)) rows.insert(rows.end(), row.begin(), row.end());
+  return rows;
+}
 
 const semroute::Tokenizer& semroute_model::tokenizer() const {
   if (sequence) return *sequence->task().tokenizer;

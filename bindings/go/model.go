@@ -12,6 +12,7 @@ import "C"
 import (
 	"context"
 	"sync"
+	"time"
 	"unsafe"
 )
 
@@ -91,9 +92,13 @@ func Load(dir string, opts *Options) (*Model, error) {
 	if opts.UnmergedAdapter {
 		params.merge_adapter = 0
 	}
-	if opts.Threads < 0 || opts.MaxLength < 0 || opts.Dimension < 0 || opts.Layer < 0 {
-		return nil, &Error{Code: CodeInvalidArgument, Message: "Threads, MaxLength, Dimension and Layer must be >= 0"}
+	if opts.Threads < 0 || opts.MaxLength < 0 || opts.Dimension < 0 || opts.Layer < 0 || opts.MaxBatch < 0 ||
+		opts.MaxWait < 0 || opts.MaxBatch > 1<<20 || opts.MaxWait > time.Second {
+		return nil, &Error{Code: CodeInvalidArgument,
+			Message: "Threads, MaxLength, Dimension, Layer, MaxBatch and MaxWait must be >= 0 (MaxWait <= 1s)"}
 	}
+	params.max_batch = C.uint32_t(opts.MaxBatch)
+	params.max_wait_us = C.uint32_t(opts.MaxWait / time.Microsecond)
 
 	path := C.CString(dir)
 	defer C.free(unsafe.Pointer(path))

@@ -10,10 +10,12 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strconv"
 	"strings"
 	"sync"
 	"testing"
+	"time"
 )
 
 // The models and the CLI's answers for them come from scripts/test-go.sh.
@@ -268,6 +270,45 @@ func TestOneModelManyGoroutines(t *testing.T) {
 	close(errs)
 	for err := range errs {
 		t.Error(err)
+	}
+}
+
+// Goroutines sending one text each through a model with dynamic batching get
+// exactly the answers of a model without it.
+func TestBatchingEqualsUnbatched(t *testing.T) {
+	plain := load(t, "intent", nil)
+	batched := load(t, "intent", &Options{MaxBatch: 8, MaxWait: 2 * time.Millisecond})
+	texts := []string{"integrate x^2", "a binding contract", "cell biology", "hello", "the court ruled", "dna"}
+	want := make([]Classification, len(texts))
+	for i, text := range texts {
+		var err error
+		if want[i], err = plain.Classify(text); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var wg sync.WaitGroup
+	errs := make(chan error, 16)
+	for g := 0; g < 16; g++ {
+		wg.Add(1)
+		go func(g int) {
+			defer wg.Done()
+			for i := 0; i < 20; i++ {
+				k := (g + i) % len(texts)
+				got, err := batched.Classify(texts[k])
+				if err != nil || !reflect.DeepEqual(got, want[k]) {
+					errs <- fmt.Errorf("goroutine %d call %d: %+v, %v; want %+v", g, i, got, err, want[k])
+					return
+				}
+			}
+		}(g)
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Error(err)
+	}
+	if _, err := Load(filepath.Join(modelsDir, "intent"), &Options{MaxBatch: 8, MaxWait: 2 * time.Second}); err == nil {
+		t.Error("MaxWait of 2 s accepted")
 	}
 }
 

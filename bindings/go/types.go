@@ -1,5 +1,7 @@
 package semroute
 
+import "time"
+
 // Task is what a model is loaded for.
 type Task int
 
@@ -36,7 +38,7 @@ const (
 type Options struct {
 	Task       Task
 	Device     string     // "cpu" (default), "cuda", "cuda:1"
-	DType      string     // "float32" (default), "bfloat16", "float16"
+	DType      string     // "float32" (default), "bfloat16", "float16", "int8", "auto"
 	Threads    int        // > 0 sets the process-wide compute thread count
 	MaxLength  int        // tokens, special tokens included; 0 = the model's limit
 	Truncation Truncation //
@@ -52,6 +54,13 @@ type Options struct {
 	// LoRA.
 	Adapter         string // a PEFT LoRA adapter directory for the model
 	UnmergedAdapter bool   // add it at run time instead of folding it into the weights at load
+
+	// Dynamic batching: concurrent calls on the model (goroutines sending one
+	// text each) are coalesced into one forward of up to MaxBatch texts,
+	// collected for at most MaxWait after the first arrives; answers equal
+	// unbatched ones. MaxBatch <= 1 = off.
+	MaxBatch int
+	MaxWait  time.Duration
 }
 
 // Info describes a loaded model.

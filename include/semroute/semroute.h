@@ -122,7 +122,8 @@ typedef struct semroute_model_params {
   uint32_t struct_size;  /* sizeof(semroute_model_params) */
   int32_t task;          /* semroute_task */
   const char* device;    /* "cpu", "cuda", "cuda:1"; NULL = "cpu" */
-  const char* dtype;     /* "float32", "bfloat16", "float16"; NULL = "float32" */
+  const char* dtype;     /* "float32", "bfloat16", "float16", "int8" (linear layers quantized),
+                            "auto" (bf16 where the CPU's GEMM is native, else float32); NULL = "float32" */
   int32_t threads;       /* > 0: set the process-wide compute thread count; 0 = keep
                             (initially SEMROUTE_NUM_THREADS or every usable CPU) */
   uint32_t max_length;   /* longest input in tokens, special tokens included; 0 = the model's limit */
@@ -137,6 +138,12 @@ typedef struct semroute_model_params {
   /* LoRA. */
   const char* adapter;   /* a PEFT LoRA adapter directory for the model; NULL = none */
   int32_t merge_adapter; /* 1 = fold it into the weights at load (default), 0 = add it at run time */
+  /* Dynamic batching: concurrent calls on this handle are coalesced into one
+   * forward of up to max_batch texts, collected for at most max_wait_us after
+   * the first arrives; answers equal unbatched ones. Batched forwards of all
+   * handles take turns on one process-wide compute lane. max_batch <= 1 = off. */
+  uint32_t max_batch;
+  uint32_t max_wait_us;
 } semroute_model_params;
 
 /* Defaults: auto task, CPU, float32, model limits, keep start, normalized. */

@@ -1,0 +1,158 @@
+// Dynamic batching: concurrent calls (a router's goroutines sending one
+// prompt each) are coalesced into one forward pass of up to `max_batch`
+// texts, collected for at most `max_wait_us` after the first one arrives.
+// A forward is unpadded (each text attends only to itself), so every text's
+// answer is the one it gets alone.
+//
+// Each batcher has one dispatcher thread, and the forwards of every batcher
+// in the process take turns on one compute lane (compute_lane()): one
+// OpenMP team of the process-wide thread count runs them, instead of one
+// team per calling thread competing for the same cores. While a batch
+// computes, the next one collects, so the batch size follows the load.
+#pragma once
+
+#include <chrono>
+#include <condition_variable>
+#include <cstdint>
+#include <deque>
+#include <exception>
+#include <functional>
+#include <mutex>
+#include <string_view>
+#include <thread>
+#include <vector>
+
+namespace semroute {
+
+struct BatchingOptions {
+  int64_t max_batch = 0;    // texts per forward; <= 1: no batching
+  int64_t max_wait_us = 0;  // how long the first text of a batch may wait for others
+  bool enabled() const { return max_batch > 1; }
+};
+
+// Throws InvalidInput for a negative or absurd setting (max_batch > 4096,
+// max_wait_us > 1 s).
+void check_batching(const BatchingOptions& options);
+
+// The process-wide lane batched forwards take turns on.
+std::mutex& compute_lane();
+// Gives the dispatcher thread the process's compute settings.
+void prepare_dispatcher_thread();
+
+template <class Answer>
+class Batcher {
+ public:
+  // `run` answers a list of texts, one answer per text, in order.
+  using Run = std::function<std::vector<Answer>(const std::vector<std::string_view>&)>;
+
+  Batcher(Run run, BatchingOptions options) : run_(std::move(run)), options_(options) {
+    check_batching(options_);
+    dispatcher_ = std::thread([this] { dispatch(); });
+  }
+  ~Batcher() {
+    {
+      const std::lock_guard<std::mutex> lock(mutex_);
+      stopping_ = true;
+    }
+    arrived_.notify_all();
+    dispatcher_.join();
+  }
+  Batcher(const Batcher&) = delete;
+  Batcher& operator=(const Batcher&) = delete;
+
+  // Answers `texts` (blocking) as run(texts) would; errors are the caller's own.
+  std::vector<Answer> operator()(const std::vector<std::string_view>& texts) const {
+    if (texts.empty()) return {};
+    Request request{&texts, Clock::now(), {}, {}, false};
+    std::unique_lock<std::mutex> lock(mutex_);
+    queue_.push_back(&request);
+    queued_texts_ += static_cast<int64_t>(texts.size());
+    arrived_.notify_all();
+    answered_.wait(lock, [&] { return request.done; });
+    if (request.error) std::rethrow_exception(request.error);
+    return std::move(request.answers);
+  }
+
+ private:
+  using Clock = std::chrono::steady_clock;
+  struct Request {
+    const std::vector<std::string_view>* texts;
+    Clock::time_point arrived;
+    std::vector<Answer> answers;
+    std::exception_ptr error;
+    bool done = false;
+  };
+
+  void dispatch() {
+    prepare_dispatcher_thread();
+    std::unique_lock<std::mutex> lock(mutex_);
+    for (;;) {
+      arrived_.wait(lock, [&] { return stopping_ || !queue_.empty(); });
+      if (queue_.empty()) return;  // stopping, nothing left
+      const auto deadline = queue_.front()->arrived + std::chrono::microseconds(options_.max_wait_us);
+      arrived_.wait_until(lock, deadline, [&] { return stopping_ || queued_texts_ >= options_.max_batch; });
+      std::vector<Request*> batch = take_batch();
+      lock.unlock();
+      {
+        const std::lock_guard<std::mutex> lane(compute_lane());
+        answer(batch);
+      }
+      lock.lock();
+      for (Request* r : batch) r->done = true;
+      answered_.notify_all();
+    }
+  }
+
+  // Whole requests from the front, up to max_batch texts (at least one request).
+  std::vector<Request*> take_batch() {
+    std::vector<Request*> batch;
+    int64_t texts = 0;
+    while (!queue_.empty()) {
+      const auto n = static_cast<int64_t>(queue_.front()->texts->size());
+      if (!batch.empty() && texts + n > options_.max_batch) break;
+      batch.push_back(queue_.front());
+      queue_.pop_front();
+      texts += n;
+    }
+    queued_texts_ -= texts;
+    return batch;
+  }
+
+  // One forward for the batch; if it fails, each request alone, so that a
+  // bad text fails only its own call.
+  void answer(const std::vector<Request*>& batch) {
+    if (batch.size() > 1) {
+      try {
+        std::vector<std::string_view> texts;
+        for (const Request* r : batch) texts.insert(texts.end(), r->texts->begin(), r->texts->end());
+        std::vector<Answer> answers = run_(texts);
+        size_t next = 0;
+        for (Request* r : batch) {
+          for (size_t i = 0; i < r->texts->size(); ++i) r->answers.push_back(std::move(answers[next++]));
+        }
+        return;
+      } catch (...) {
+        for (Request* r : batch) r->answers.clear();
+      }
+    }
+    for (Request* r : batch) {
+      try {
+        r->answers = run_(*r->texts);
+      } catch (...) {
+        r->error = std::current_exception();
+      }
+    }
+  }
+
+  Run run_;
+  BatchingOptions options_;
+  // Calling is const (a handle shared by threads); the queue is what changes.
+  mutable std::mutex mutex_;
+  mutable std::condition_variable arrived_, answered_;
+  mutable std::deque<Request*> queue_;
+  mutable int64_t queued_texts_ = 0;
+  bool stopping_ = false;
+  std::thread dispatcher_;
+};
+
+}  // namespace semroute

@@ -1,0 +1,187 @@
+// Dynamic batching: concurrent single-text calls through the C API with
+// max_batch > 1 give exactly the answers of unbatched calls (classification,
+// token classification, embeddings); a bad text fails only its own call; the
+// Batcher coalesces (counted) and rejects absurd settings.
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <cstring>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "models/random_model.h"
+#include "semroute/semroute.h"
+#include "tasks/batcher.h"
+#include "test_util.h"
+
+namespace semroute {
+namespace {
+
+using ModelPtr = std::unique_ptr<semroute_model, decltype(&semroute_model_free)>;
+
+ModelPtr load(const std::string& dir, uint32_t max_batch, uint32_t max_wait_us,
+              semroute_task task = SEMROUTE_TASK_AUTO) {
+  semroute_model_params params = semroute_model_default_params();
+  params.task = task;
+  params.max_batch = max_batch;
+  params.max_wait_us = max_wait_us;
+  semroute_model* model = nullptr;
+  semroute_status* status = semroute_model_load(dir.c_str(), &params, &model);
+  EXPECT_EQ(status, nullptr) << semroute_status_message(status);
+  semroute_status_free(status);
+  return ModelPtr(model, &semroute_model_free);
+}
+
+std::vector<std::string> texts() {
+  std::vector<std::string> out;
+  for (int i = 0; i < 48; ++i) {
+    std::string text = "question " + std::to_string(i) + ":";
+    for (int w = 0; w < i % 13 + 1; ++w) text += " word" + std::to_string((i * 7 + w) % 29);
+    out.push_back(text);
+  }
+  return out;
+}
+
+// One answer per text as bytes: label, probabilities / vector, exactly.
+using Answer = std::vector<float>;
+
+Answer classify(const semroute_model* model, const std::string& text) {
+  semroute_classifications* out = nullptr;
+  semroute_status* status = semroute_classify(model, text.data(), text.size(), &out);
+  if (status != nullptr) {
+    ADD_FAILURE() << semroute_status_message(status);
+    semroute_status_free(status);
+    return {};
+  }
+  size_t n = 0;
+  const float* p = semroute_classifications_probabilities(out, 0, &n);
+  Answer answer(p, p + n);
+  answer.push_back(static_cast<float>(semroute_classifications_class_id(out, 0)));
+  semroute_classifications_free(out);
+  return answer;
+}
+
+Answer embed(const semroute_model* model, const std::string& text) {
+  Answer row(semroute_model_embedding_dim(model));
+  semroute_status* status = semroute_embed(model, text.data(), text.size(), row.data(), row.size());
+  if (status != nullptr) ADD_FAILURE() << semroute_status_message(status);
+  semroute_status_free(status);
+  return row;
+}
+
+Answer token_labels(const semroute_model* model, const std::string& text) {
+  semroute_token_results* out = nullptr;
+  semroute_status* status = semroute_token_classify(model, text.data(), text.size(), &out);
+  if (status != nullptr) {
+    ADD_FAILURE() << semroute_status_message(status);
+    semroute_status_free(status);
+    return {};
+  }
+  size_t n = 0;
+  const semroute_token_label* const* tokens = semroute_token_results_tokens(out, 0, &n);
+  Answer answer;
+  for (size_t i = 0; i < n; ++i) answer.insert(answer.end(), {static_cast<float>(tokens[i]->label_id), tokens[i]->probability});
+  semroute_token_results_free(out);
+  return answer;
+}
+
+// 16 threads each send every third text, one call per text, at the same time.
+template <class Call>
+void expect_batched_equals_unbatched(const std::string& dir, Call call, semroute_task task = SEMROUTE_TASK_AUTO) {
+  const auto plain = load(dir, 0, 0, task), batched = load(dir, 8, 2000, task);
+  const auto all = texts();
+  std::vector<Answer> expected;
+  for (const auto& text : all) expected.push_back(call(plain.get(), text));
+  std::vector<std::vector<Answer>> got(16, std::vector<Answer>(all.size()));
+  std::vector<std::thread> threads;
+  for (size_t t = 0; t < got.size(); ++t)
+    threads.emplace_back([&, t] {
+      for (size_t i = t % 3; i < all.size(); i += 3) got[t][i] = call(batched.get(), all[i]);
+    });
+  for (auto& thread : threads) thread.join();
+  for (size_t t = 0; t < got.size(); ++t)
+    for (size_t i = t % 3; i < all.size(); i += 3) {
+      ASSERT_FALSE(got[t][i].empty());
+      EXPECT_EQ(got[t][i], expected[i]) << dir << ": text " << i << " from thread " << t;
+    }
+}
+
+class Batching : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    dir_ = new test::TempDir();
+    RandomModelSpec spec;
+    spec.tokenizer = test::data_dir() / "tokenizers/modernbert/tokenizer.json";
+    spec.labels = {"math", "law", "other"};
+    write_random_modernbert(spec, *dir_ / "intent");
+    spec.token_task = true;
+    spec.labels = {"O", "B-EMAIL", "I-EMAIL"};
+    write_random_modernbert(spec, *dir_ / "pii");
+  }
+  static void TearDownTestSuite() { delete dir_; }
+  static std::string path(const char* name) { return (*dir_ / name).string(); }
+  static test::TempDir* dir_;
+};
+
+test::TempDir* Batching::dir_ = nullptr;
+
+TEST_F(Batching, ClassificationEqualsUnbatched) { expect_batched_equals_unbatched(path("intent"), classify); }
+TEST_F(Batching, TokenClassificationEqualsUnbatched) { expect_batched_equals_unbatched(path("pii"), token_labels); }
+TEST_F(Batching, EmbeddingsEqualUnbatched) {
+  // An embedding handle on the same checkpoint (pooling of the encoder).
+  expect_batched_equals_unbatched(path("intent"), embed, SEMROUTE_TASK_EMBEDDING);
+}
+
+TEST_F(Batching, ABadTextFailsOnlyItsOwnCall) {
+  const auto batched = load(path("intent"), 8, 20000);
+  std::atomic<int> failed{0}, answered{0};
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 8; ++t)
+    threads.emplace_back([&, t] {
+      const std::string text = t == 3 ? std::string("bad \xff\xfe utf-8") : "a good text " + std::to_string(t);
+      semroute_classifications* out = nullptr;
+      semroute_status* status = semroute_classify(batched.get(), text.data(), text.size(), &out);
+      (status == nullptr ? answered : failed)++;
+      semroute_status_free(status);
+      semroute_classifications_free(out);
+    });
+  for (auto& thread : threads) thread.join();
+  EXPECT_EQ(failed.load(), 1);
+  EXPECT_EQ(answered.load(), 7);
+}
+
+TEST(Batcher, CoalescesConcurrentCalls) {
+  std::atomic<int> runs{0};
+  Batcher<int> batcher(
+      [&](const std::vector<std::string_view>& texts) {
+        ++runs;
+        std::vector<int> sizes;
+        for (auto t : texts) sizes.push_back(static_cast<int>(t.size()));
+        return sizes;
+      },
+      BatchingOptions{16, 200000});
+  std::vector<std::thread> threads;
+  std::vector<int> got(16, -1);
+  const std::vector<std::string> words = [] {
+    std::vector<std::string> w;
+    for (int i = 0; i < 16; ++i) w.push_back(std::string(i + 1, 'x'));
+    return w;
+  }();
+  for (int t = 0; t < 16; ++t)
+    threads.emplace_back([&, t] { got[t] = batcher({words[t]}).at(0); });
+  for (auto& thread : threads) thread.join();
+  for (int t = 0; t < 16; ++t) EXPECT_EQ(got[t], t + 1);
+  // 16 callers within 200 ms fill one batch of 16 (a slow machine may split it).
+  EXPECT_LE(runs.load(), 4);
+  EXPECT_TRUE(batcher(std::vector<std::string_view>{}).empty());
+}
+
+TEST(Batcher, RefusesAbsurdSettings) {
+  test::expect_error([] { check_batching({5000, 0}); }, ErrorCode::kInvalidArgument, "max_batch");
+  test::expect_error([] { check_batching({8, -1}); }, ErrorCode::kInvalidArgument, "max_wait_us");
+  test::expect_error([] { check_batching({8, 2000000}); }, ErrorCode::kInvalidArgument, "max_wait_us");
+}
+
+}  // namespace
+}  // namespace semroute
