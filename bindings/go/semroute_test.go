@@ -250,16 +250,26 @@ func TestOneModelManyGoroutines(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	classifyConcurrently(t, m, texts, want, 50, func(got, want Classification) bool {
+		return got.Label == want.Label && near(float64(got.Confidence), float64(want.Confidence))
+	})
+}
+
+// classifyConcurrently has 16 goroutines classify texts[(g+i) % len] `calls`
+// times each and reports every answer that is not `same` as want.
+func classifyConcurrently(t *testing.T, m *Model, texts []string, want []Classification, calls int,
+	same func(got, want Classification) bool) {
+	t.Helper()
 	var wg sync.WaitGroup
 	errs := make(chan error, 16)
 	for g := 0; g < 16; g++ {
 		wg.Add(1)
 		go func(g int) {
 			defer wg.Done()
-			for i := 0; i < 50; i++ {
+			for i := 0; i < calls; i++ {
 				k := (g + i) % len(texts)
 				got, err := m.Classify(texts[k])
-				if err != nil || got.Label != want[k].Label || !near(float64(got.Confidence), float64(want[k].Confidence)) {
+				if err != nil || !same(got, want[k]) {
 					errs <- fmt.Errorf("goroutine %d call %d: %+v, %v; want %+v", g, i, got, err, want[k])
 					return
 				}
@@ -286,27 +296,9 @@ func TestBatchingEqualsUnbatched(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	var wg sync.WaitGroup
-	errs := make(chan error, 16)
-	for g := 0; g < 16; g++ {
-		wg.Add(1)
-		go func(g int) {
-			defer wg.Done()
-			for i := 0; i < 20; i++ {
-				k := (g + i) % len(texts)
-				got, err := batched.Classify(texts[k])
-				if err != nil || !reflect.DeepEqual(got, want[k]) {
-					errs <- fmt.Errorf("goroutine %d call %d: %+v, %v; want %+v", g, i, got, err, want[k])
-					return
-				}
-			}
-		}(g)
-	}
-	wg.Wait()
-	close(errs)
-	for err := range errs {
-		t.Error(err)
-	}
+	classifyConcurrently(t, batched, texts, want, 20, func(got, want Classification) bool {
+		return reflect.DeepEqual(got, want)
+	})
 	if _, err := Load(filepath.Join(modelsDir, "intent"), &Options{MaxBatch: 8, MaxWait: 2 * time.Second}); err == nil {
 		t.Error("MaxWait of 2 s accepted")
 	}

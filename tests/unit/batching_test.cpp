@@ -111,13 +111,7 @@ class Batching : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {
     dir_ = new test::TempDir();
-    RandomModelSpec spec;
-    spec.tokenizer = test::data_dir() / "tokenizers/modernbert/tokenizer.json";
-    spec.labels = {"math", "law", "other"};
-    write_random_modernbert(spec, *dir_ / "intent");
-    spec.token_task = true;
-    spec.labels = {"O", "B-EMAIL", "I-EMAIL"};
-    write_random_modernbert(spec, *dir_ / "pii");
+    test::write_intent_and_pii_models(dir_->path());
   }
   static void TearDownTestSuite() { delete dir_; }
   static std::string path(const char* name) { return (*dir_ / name).string(); }

@@ -24,14 +24,7 @@ class CApi : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {
     dir_ = new test::TempDir();
-    RandomModelSpec spec;
-    spec.tokenizer = test::data_dir() / "tokenizers/modernbert/tokenizer.json";
-    spec.labels = {"math", "law", "other"};
-    write_random_modernbert(spec, *dir_ / "intent");
-    spec.token_task = true;
-    spec.labels = {"O", "B-EMAIL", "I-EMAIL", "B-PERSON", "I-PERSON"};
-    spec.seed = 7;
-    write_random_modernbert(spec, *dir_ / "pii");
+    test::write_intent_and_pii_models(dir_->path());
   }
   static void TearDownTestSuite() { delete dir_; }
 

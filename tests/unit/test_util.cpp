@@ -1,5 +1,7 @@
 #include "test_util.h"
 
+#include "models/random_model.h"
+
 #include <cstring>
 #include <random>
 
@@ -43,6 +45,17 @@ std::string safetensors_f32(const std::vector<F32Tensor>& tensors) {
   // Pad the header with spaces so the data buffer starts 8-byte aligned, as writers do.
   while ((8 + header.size()) % 8 != 0) header += ' ';
   return safetensors_image(header, data);
+}
+
+void write_intent_and_pii_models(const std::filesystem::path& dir) {
+  RandomModelSpec spec;
+  spec.tokenizer = data_dir() / "tokenizers/modernbert/tokenizer.json";
+  spec.labels = {"math", "law", "other"};
+  write_random_modernbert(spec, dir / "intent");
+  spec.token_task = true;
+  spec.labels = {"O", "B-EMAIL", "I-EMAIL", "B-PERSON", "I-PERSON"};
+  spec.seed = 7;
+  write_random_modernbert(spec, dir / "pii");
 }
 
 }  // namespace semroute::test

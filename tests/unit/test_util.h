@@ -62,4 +62,9 @@ void expect_error(Fn&& fn, ErrorCode code, const std::string& needle) {
   }
 }
 
+// Tiny random ModernBERT checkpoints with the real tokenizer: dir/intent
+// (sequence classifier: math, law, other) and dir/pii (token classifier:
+// O, B-/I-EMAIL, B-/I-PERSON).
+void write_intent_and_pii_models(const std::filesystem::path& dir);
+
 }  // namespace semroute::test
