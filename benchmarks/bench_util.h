@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <filesystem>
 #include <cstdint>
 #include <sstream>
 #include <memory>
@@ -14,7 +15,9 @@
 #include <utility>
 #include <vector>
 
+#include "core/cpu_features.h"
 #include "models/packed_gemm.h"
+#include "models/random_model.h"
 
 namespace semroute::bench {
 
@@ -76,6 +79,17 @@ inline double peak_gemm_gflops() {
   double best = best_of_ten([&] { at::linear(x, w); });
   if (packed != nullptr) best = std::min(best, best_of_ten([&] { (*packed)(x); }));
   return 2.0 * 512 * 768 * 2304 / best / 1e9;
+}
+
+// A random-weight ModernBERT sequence classifier of `preset` size with the
+// real tokenizer in `dir` (written once, kept between runs).
+inline void write_classification_model(const std::string& preset, const std::filesystem::path& dir) {
+  if (std::filesystem::exists(dir / "model.safetensors")) return;
+  semroute::RandomModelSpec spec;
+  spec.preset = preset;
+  spec.labels = {"math", "law", "biology", "other"};
+  spec.tokenizer = std::filesystem::path(SEMROUTE_SOURCE_DIR) / "tests/data/tokenizers/modernbert/tokenizer.json";
+  semroute::write_random_modernbert(spec, dir);
 }
 
 // Median seconds of `run` over at least 3 and at most 20 runs (~3 s budget),

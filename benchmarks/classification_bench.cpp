@@ -61,13 +61,7 @@ int main(int argc, char** argv) {
   semroute::ensure_runtime_initialized();
   semroute::set_compute_threads(threads);
   const auto dir = std::filesystem::temp_directory_path() / ("semroute-bench-" + preset);
-  if (!std::filesystem::exists(dir / "model.safetensors")) {
-    semroute::RandomModelSpec spec;
-    spec.preset = preset;
-    spec.labels = {"math", "law", "biology", "other"};
-    spec.tokenizer = std::filesystem::path(SEMROUTE_SOURCE_DIR) / "tests/data/tokenizers/modernbert/tokenizer.json";
-    semroute::write_random_modernbert(spec, dir);
-  }
+  write_classification_model(preset, dir);
   auto start = Clock::now();
   semroute::TaskOptions options;
   options.load = semroute::parse_load_options("cpu", dtype);
@@ -75,8 +69,8 @@ int main(int argc, char** argv) {
   const double load_s = seconds_since(start);
   const auto& config = dynamic_cast<const semroute::ModernBertEncoder&>(*classifier->task().encoder).modernbert_config();
   const double peak = peak_gemm_gflops();
-  std::printf("preset %s, %s, %d threads, load %.2f s, peak fp32 GEMM %.1f GFLOP/s (floor = fp32 FLOPs / this)\n",
-              preset.c_str(), dtype.c_str(), threads, load_s, peak);
+  std::printf("%s; preset %s, %s, %d threads, load %.2f s, peak fp32 GEMM %.1f GFLOP/s (floor = fp32 FLOPs / this)\n",
+              semroute::cpu_features().describe().c_str(), preset.c_str(), dtype.c_str(), threads, load_s, peak);
   const int64_t h = config.base.hidden_size, inter = config.base.intermediate_size;
   const GemmReplay replay({{h, 3 * h}, {h, h}, {h, 2 * inter}, {inter, h}}, config.base.num_hidden_layers,
                           options.load.dtype, options.load.int8);

@@ -79,8 +79,8 @@ int main(int argc, char** argv) {
   const auto embedder = semroute::Embedder::load(dir, options);
   const double load_s = seconds_since(start);
   const double params = linear_params(dir);
-  std::printf("preset %s, %d threads, load %.2f s, %.1f M linear parameters\n", preset.c_str(), threads, load_s,
-              params / 1e6);
+  std::printf("%s; preset %s, %d threads, load %.2f s, %.1f M linear parameters\n",
+              semroute::cpu_features().describe().c_str(), preset.c_str(), threads, load_s, params / 1e6);
   std::printf("%6s %6s %10s %10s %8s %12s %10s\n", "tokens", "batch", "ms", "floor ms", "ratio", "tokens/s", "GFLOP/s");
   c10::InferenceMode guard;
   for (int64_t batch : batches) {

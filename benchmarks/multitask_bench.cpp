@@ -86,8 +86,8 @@ int main(int argc, char** argv) {
   const auto top_merged = merged_models(base, top_specs), all_merged = merged_models(base, all_specs);
   const std::vector<size_t> every = {0, 1, 2};
 
-  std::printf("%s, %d threads, %d tasks, r=%lld; top: adapters on layers %lld-%lld of %lld\n", args.preset.c_str(),
-              args.threads, kTasks, static_cast<long long>(kRank), static_cast<long long>(layers - kTopLayers),
+  std::printf("%s; %s, %d threads, %d tasks, r=%lld; top: adapters on layers %lld-%lld of %lld\n",
+              semroute::cpu_features().describe().c_str(), args.preset.c_str(), args.threads, kTasks, static_cast<long long>(kRank), static_cast<long long>(layers - kTopLayers),
               static_cast<long long>(layers - 1), static_cast<long long>(layers));
   std::printf("%6s %5s %9s | %9s %7s %9s %9s | %9s %7s %9s\n", "tokens", "batch", "single", "top:eng", "/single",
               "expected", "/separate", "all:eng", "/single", "/separate");

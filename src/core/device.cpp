@@ -26,7 +26,7 @@ c10::Device parse_device(const std::string& name) {
 Precision parse_precision(const std::string& name, c10::Device device) {
   if (name.empty() || name == "auto") {
     if (device.is_cuda()) return {c10::kHalf};
-    return {cpu_features().native_bf16_gemm() ? c10::kBFloat16 : c10::kFloat};
+    return {cpu_features().amx_bf16 ? c10::kBFloat16 : c10::kFloat};
   }
   if (name == "float32" || name == "fp32" || name == "float") return {c10::kFloat};
   if (name == "float16" || name == "fp16" || name == "half") return {c10::kHalf};

@@ -20,10 +20,11 @@ struct Precision {
 };
 
 // "float32"/"fp32", "float16"/"fp16", "bfloat16"/"bf16", "int8", or "auto":
-// the fastest float path the device runs natively (fp16 on CUDA; bf16 on a
-// CPU with a native bf16 GEMM, AVX-512 BF16 or AMX; else fp32). int8 is lossy
-// and never chosen by "auto". Throws InvalidInput / Unsupported (int8 off
-// the CPU).
+// the fastest float path the device runs natively: fp16 on CUDA; bf16 on a
+// CPU with AMX; else fp32. With AVX-512 BF16 alone, bf16 GEMMs are native but
+// a whole forward is no faster than fp32 (0.9-1.1x, benchmarks/speed_bench),
+// so auto keeps fp32 there. int8 changes answers slightly and is never chosen
+// by "auto". Throws InvalidInput / Unsupported (int8 off the CPU).
 Precision parse_precision(const std::string& name, c10::Device device);
 std::string dtype_display_name(c10::ScalarType dtype);
 // "int8", or the dtype's display name.

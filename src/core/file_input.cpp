@@ -135,6 +135,9 @@ std::shared_ptr<const FileBytes> FileBytes::read(const std::string& path) {
     void* pages = ::mmap(nullptr, file.size(), PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     if (pages == MAP_FAILED) throw Error(ErrorCode::kOutOfMemory, path + ": cannot allocate " + std::to_string(file.size()) + " bytes");
     data = static_cast<uint8_t*>(pages);
+    // Huge pages where the kernel allows them: 512x fewer page faults while
+    // the file is read in (the larger part of a load on virtual machines).
+    ::madvise(pages, file.size(), MADV_HUGEPAGE);
     try {
       file.read_all(data);
     } catch (...) {

@@ -58,7 +58,7 @@ at::Tensor WeightMap::fetch(const std::string& name, at::IntArrayRef shape, bool
                           shape_string(shape));
       return {};
     }
-    return t.is_floating_point() ? t.to(options_) : t.to(options_.device());
+    return owned(t.is_floating_point() ? t.to(options_) : t.to(options_.device()), t);
   }
   const std::string full = resolve(name);
   if (full.empty()) {
@@ -78,7 +78,14 @@ at::Tensor WeightMap::fetch(const std::string& name, at::IntArrayRef shape, bool
     return {};
   }
   if (patch_) t = patch_(full, t);
-  return t.to(options_);
+  return owned(t.to(options_), t);
+}
+
+// A tensor the model keeps must not be a view of the checkpoint's bytes: one
+// kept view (an embedding table) would hold the whole file in memory beside
+// the packed copies of the linear layers.
+at::Tensor WeightMap::owned(const at::Tensor& converted, const at::Tensor& read) {
+  return converted.is_same(read) ? converted.clone() : converted;
 }
 
 at::Tensor WeightMap::get(const std::string& name, at::IntArrayRef shape) { return fetch(name, shape, true); }

@@ -55,6 +55,7 @@ class WeightMap {
  private:
   std::string resolve(const std::string& name) const;
   at::Tensor fetch(const std::string& name, at::IntArrayRef shape, bool required);
+  static at::Tensor owned(const at::Tensor& converted, const at::Tensor& read);
 
   const Checkpoint& checkpoint_;
   std::vector<std::string> prefixes_;

@@ -29,9 +29,9 @@ TEST(Runtime, FindsAFastBlas) {
 TEST(Device, ParsesNamesAndRefusesWhatThisBuildLacks) {
   EXPECT_TRUE(parse_device("cpu").is_cpu());
   EXPECT_EQ(parse_precision("bf16", parse_device("cpu")).dtype, c10::kBFloat16);
-  // auto: bf16 only where the CPU's bf16 GEMM is native, never int8.
+  // auto: bf16 only where AMX makes it faster than fp32, never the emulated one, never int8.
   const Precision automatic = parse_precision("auto", parse_device("cpu"));
-  EXPECT_EQ(automatic.dtype, cpu_features().native_bf16_gemm() ? c10::kBFloat16 : c10::kFloat);
+  EXPECT_EQ(automatic.dtype, cpu_features().amx_bf16 ? c10::kBFloat16 : c10::kFloat);
   EXPECT_FALSE(automatic.int8);
   const Precision int8 = parse_precision("int8", parse_device("cpu"));
   EXPECT_TRUE(int8.int8);
