@@ -58,7 +58,7 @@ type Options struct {
 	// Dynamic batching: concurrent calls on the model (goroutines sending one
 	// text each) are coalesced into one forward of up to MaxBatch texts,
 	// collected for at most MaxWait after the first arrives; answers equal
-	// unbatched ones. MaxBatch <= 1 = off.
+	// unbatched ones (to float rounding). MaxBatch <= 1 = off.
 	MaxBatch int
 	MaxWait  time.Duration
 }

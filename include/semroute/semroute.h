@@ -140,7 +140,7 @@ typedef struct semroute_model_params {
   int32_t merge_adapter; /* 1 = fold it into the weights at load (default), 0 = add it at run time */
   /* Dynamic batching: concurrent calls on this handle are coalesced into one
    * forward of up to max_batch texts, collected for at most max_wait_us after
-   * the first arrives; answers equal unbatched ones. Batched forwards of all
+   * the first arrives; answers equal unbatched ones (to float rounding). Batched forwards of all
    * handles take turns on one process-wide compute lane. max_batch <= 1 = off. */
   uint32_t max_batch;
   uint32_t max_wait_us;

@@ -2,7 +2,9 @@
 // prompt each) are coalesced into one forward pass of up to `max_batch`
 // texts, collected for at most `max_wait_us` after the first one arrives.
 // A forward is unpadded (each text attends only to itself), so every text's
-// answer is the one it gets alone.
+// answer is the one it gets alone: bitwise where oneDNN's kernels are made
+// per row count (AVX-512), to float rounding (~1e-7) where its GEMM splits a
+// sum by the row count (AVX2).
 //
 // Each batcher has one dispatcher thread, and the forwards of every batcher
 // in the process take turns on one compute lane (compute_lane()): one

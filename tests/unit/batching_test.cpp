@@ -1,10 +1,12 @@
 // Dynamic batching: concurrent single-text calls through the C API with
-// max_batch > 1 give exactly the answers of unbatched calls (classification,
+// max_batch > 1 give the answers of unbatched calls (classification,
 // token classification, embeddings); a bad text fails only its own call; the
 // Batcher coalesces (counted) and rejects absurd settings.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <atomic>
+#include <cmath>
 #include <cstring>
 #include <string>
 #include <thread>
@@ -102,8 +104,13 @@ void expect_batched_equals_unbatched(const std::string& dir, Call call, semroute
   for (auto& thread : threads) thread.join();
   for (size_t t = 0; t < got.size(); ++t)
     for (size_t i = t % 3; i < all.size(); i += 3) {
-      ASSERT_FALSE(got[t][i].empty());
-      EXPECT_EQ(got[t][i], expected[i]) << dir << ": text " << i << " from thread " << t;
+      ASSERT_EQ(got[t][i].size(), expected[i].size());
+      float worst = 0;
+      for (size_t k = 0; k < expected[i].size(); ++k) worst = std::max(worst, std::abs(got[t][i][k] - expected[i][k]));
+      // Bitwise equal where oneDNN's kernels are chosen per row count (AVX-512);
+      // its GEMM-based kernels (AVX2) may split a product's sum differently
+      // for another row count: float rounding, far below any answer.
+      EXPECT_LE(worst, 1e-5f) << dir << ": text " << i << " from thread " << t;
     }
 }
 
