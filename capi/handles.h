@@ -89,10 +89,15 @@ struct semroute_token_results {
 
 struct semroute_engine {
   std::shared_ptr<const semroute::MultiTaskEngine> engine;
+  // With dynamic batching: calls asking for the same tasks are coalesced.
+  std::unique_ptr<const semroute::KeyedBatcher<std::vector<std::string>, semroute::UnifiedResult>> batcher;
 };
 
 struct semroute_unified {
   std::shared_ptr<const semroute::UnifiedClassifier> unified;
+  // With dynamic batching (max_batch in the YAML): per (tasks, prefer_accuracy).
+  std::unique_ptr<const semroute::KeyedBatcher<std::pair<std::vector<std::string>, bool>, semroute::UnifiedResult>>
+      batcher;
 };
 
 struct semroute_task_results {

@@ -67,6 +67,16 @@ std::vector<semroute::UnifiedResult> engine_answers(const std::vector<semroute::
   return out;
 }
 
+// The engine's answers for `names` on `texts`, timed.
+std::vector<semroute::UnifiedResult> engine_answers_for(const semroute::MultiTaskEngine& engine,
+                                                        const std::vector<std::string_view>& texts,
+                                                        const std::vector<std::string>& names) {
+  const auto start = std::chrono::steady_clock::now();
+  const auto results = engine.classify(texts, names);
+  const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+  return engine_answers(results, texts.size(), ms);
+}
+
 // The stride of the caller's task array: its struct_size.
 size_t task_stride(const semroute_engine_task* tasks) {
   // The first struct_size-versioned semroute_engine_task is the smallest an array may hold.
@@ -120,11 +130,23 @@ semroute_status* semroute_engine_load(const char* base, const semroute_engine_ta
     require(base, "base");
     require(out_engine, "out_engine");
     if (count > 0) require(tasks, "tasks");
-    const semroute::EngineOptions options{pipeline_options_of(effective_params(params))};
+    const semroute_model_params p = effective_params(params);
+    const semroute::EngineOptions options{pipeline_options_of(p)};
+    const semroute::BatchingOptions batching{p.max_batch, p.max_wait_us};
+    semroute::check_batching(batching);
     std::vector<semroute::EngineTaskSpec> specs;
     const size_t stride = count > 0 ? task_stride(tasks) : 0;
     for (size_t i = 0; i < count; ++i) specs.push_back(engine_task(tasks, stride, i));
-    *out_engine = new semroute_engine{semroute::MultiTaskEngine::load(base, specs, options)};
+    auto handle = std::make_unique<semroute_engine>();
+    handle->engine = semroute::MultiTaskEngine::load(base, specs, options);
+    if (batching.enabled()) {
+      handle->batcher = std::make_unique<semroute::KeyedBatcher<std::vector<std::string>, semroute::UnifiedResult>>(
+          [engine = handle->engine](const std::vector<std::string>& names, const std::vector<std::string_view>& texts) {
+            return engine_answers_for(*engine, texts, names);
+          },
+          batching);
+    }
+    *out_engine = handle.release();
   });
 }
 
@@ -139,10 +161,8 @@ semroute_status* semroute_engine_classify(const semroute_engine* engine, const c
     require(out, "out");
     const auto views = batch_views(texts, offsets, count, "texts");
     const auto names = task_names(tasks, task_offsets, task_count);
-    const auto start = std::chrono::steady_clock::now();
-    const auto results = engine->engine->classify(views, names);
-    const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
-    *out = task_results(engine_answers(results, views.size(), ms));
+    *out = task_results(engine->batcher && !views.empty() ? (*engine->batcher)(names, views)
+                                                          : engine_answers_for(*engine->engine, views, names));
   });
 }
 
@@ -152,7 +172,17 @@ semroute_status* semroute_unified_load(const char* config_path, semroute_unified
     require(config_path, "config_path");
     require(out_unified, "out_unified");
     const auto config = semroute::UnifiedConfig::from_yaml(config_path);
-    *out_unified = new semroute_unified{semroute::UnifiedClassifier::load(config)};
+    auto handle = std::make_unique<semroute_unified>();
+    handle->unified = semroute::UnifiedClassifier::load(config);
+    if (config.batching.enabled()) {
+      using Key = std::pair<std::vector<std::string>, bool>;
+      handle->batcher = std::make_unique<semroute::KeyedBatcher<Key, semroute::UnifiedResult>>(
+          [unified = handle->unified](const Key& key, const std::vector<std::string_view>& texts) {
+            return unified->classify(texts, semroute::UnifiedRequest{key.first, key.second});
+          },
+          config.batching);
+    }
+    *out_unified = handle.release();
   });
 }
 
@@ -168,8 +198,13 @@ semroute_status* semroute_unified_classify(const semroute_unified* unified, cons
     require(out, "out");
     const auto views = batch_views(texts, offsets, count, "texts");
     semroute::UnifiedRequest request{task_names(tasks, task_offsets, task_count), prefer_accuracy != 0};
-    *out = task_results(views.empty() ? std::vector<semroute::UnifiedResult>()
-                                      : unified->unified->classify(views, request));
+    if (views.empty()) {
+      *out = task_results({});
+    } else if (unified->batcher) {
+      *out = task_results((*unified->batcher)({request.tasks, request.prefer_accuracy}, views));
+    } else {
+      *out = task_results(unified->unified->classify(views, request));
+    }
   });
 }
 

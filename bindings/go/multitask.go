@@ -10,6 +10,7 @@ import "C"
 
 import (
 	"context"
+	"time"
 	"unsafe"
 )
 
@@ -21,7 +22,9 @@ type Engine struct {
 }
 
 // LoadEngine loads base and the task adapters. opts (may be nil) supplies
-// the device, dtype, threads, max length, truncation and tokenizer.
+// the device, dtype, threads, max length, truncation, tokenizer and dynamic
+// batching (MaxBatch, MaxWait: concurrent calls asking for the same tasks
+// are coalesced).
 func LoadEngine(base string, tasks []EngineTask, opts *Options) (*Engine, error) {
 	if len(tasks) == 0 {
 		return nil, &Error{Code: CodeInvalidArgument, Message: "an engine needs at least one task"}
@@ -56,6 +59,11 @@ func LoadEngine(base string, tasks []EngineTask, opts *Options) (*Engine, error)
 		params.threads = C.int32_t(opts.Threads)
 		params.max_length = C.uint32_t(opts.MaxLength)
 		params.truncation = C.int32_t(opts.Truncation)
+		if opts.MaxBatch < 0 || opts.MaxBatch > 1<<20 || opts.MaxWait < 0 || opts.MaxWait > time.Second {
+			return nil, &Error{Code: CodeInvalidArgument, Message: "MaxBatch and MaxWait must be >= 0 (MaxWait <= 1s)"}
+		}
+		params.max_batch = C.uint32_t(opts.MaxBatch)
+		params.max_wait_us = C.uint32_t(opts.MaxWait / time.Microsecond)
 	}
 	var handle *C.semroute_engine
 	status := C.semroute_engine_load(cstr(base), &specs[0], C.size_t(len(specs)), &params, &handle)

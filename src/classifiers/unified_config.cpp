@@ -90,7 +90,7 @@ UnifiedTaskConfig parse_task(const Fields& f, const std::string& name, const YAM
 UnifiedConfig parse_config(const Fields& f, const YAML::Node& root) {
   if (!root.IsMap()) f.fail("(top level)", "expected a map");
   f.only(root, "", {"base_model", "tokenizer", "max_length", "truncation", "device", "dtype", "policy",
-                    "latency_budget_ms", "tasks"});
+                    "latency_budget_ms", "max_batch", "max_wait_us", "tasks"});
   UnifiedConfig c;
   if (root["base_model"]) c.base_model = f.path(root["base_model"], "base_model");
   if (root["tokenizer"]) c.pipeline.tokenizer = f.path(root["tokenizer"], "tokenizer");
@@ -126,6 +126,14 @@ UnifiedConfig parse_config(const Fields& f, const YAML::Node& root) {
   if (root["latency_budget_ms"]) {
     c.latency_budget_ms = f.scalar<double>(root["latency_budget_ms"], "latency_budget_ms", "milliseconds");
     if (c.latency_budget_ms < 0) f.fail("latency_budget_ms", "must not be negative");
+  }
+  for (const auto& [key, value] : {std::pair{"max_batch", &c.batching.max_batch},
+                                   std::pair{"max_wait_us", &c.batching.max_wait_us}})
+    if (root[key]) *value = f.scalar<int64_t>(root[key], key, "a count");
+  try {
+    check_batching(c.batching);
+  } catch (const Error& e) {
+    f.fail("max_batch/max_wait_us", e.what());
   }
   const YAML::Node tasks = root["tasks"];
   if (!tasks || !tasks.IsMap() || tasks.size() == 0) f.fail("tasks", "expected a map of one or more tasks");

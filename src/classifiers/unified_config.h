@@ -4,9 +4,11 @@
 //   tokenizer: models/modernbert-base      # optional (default: beside each model)
 //   max_length: 512                        # optional, tokens
 //   truncation: start | end | both         # optional, which tokens survive
-//   device: cpu                            # optional; dtype: float32 too
+//   device: cpu                            # optional; dtype: float32 | int8 | auto … too
 //   policy: auto | always_lora | always_traditional
 //   latency_budget_ms: 20                  # optional (auto policy)
+//   max_batch: 16                          # optional: coalesce concurrent calls (and
+//   max_wait_us: 2000                      #   wait at most this long for a batch)
 //   tasks:
 //     intent:   {kind: sequence, model: models/intent, adapter: adapters/intent}
 //     pii:      {kind: token, adapter: adapters/pii}
@@ -23,6 +25,7 @@
 #include <vector>
 
 #include "models/core_model.h"
+#include "tasks/batcher.h"
 #include "tasks/task_head.h"
 #include "tasks/task_model.h"
 #include "tokenizers/tokenizer.h"
@@ -46,6 +49,7 @@ struct UnifiedConfig {
   PipelineOptions pipeline;  // tokenizer, max_length, truncation, device, dtype
   PathPolicy policy = PathPolicy::kAuto;
   double latency_budget_ms = 0;  // 0: none
+  BatchingOptions batching;      // max_batch, max_wait_us: concurrent calls coalesced (tasks/batcher.h)
   std::vector<UnifiedTaskConfig> tasks;
 
   static UnifiedConfig from_yaml(const std::filesystem::path& path);

@@ -19,6 +19,8 @@
 #include <deque>
 #include <exception>
 #include <functional>
+#include <map>
+#include <memory>
 #include <mutex>
 #include <string_view>
 #include <thread>
@@ -155,6 +157,40 @@ class Batcher {
   mutable int64_t queued_texts_ = 0;
   bool stopping_ = false;
   std::thread dispatcher_;
+};
+
+// Batchers per kind of request (the tasks a call asks for): a call is
+// coalesced only with calls asking the same. Made on first use, at most
+// kMaxKinds kinds per handle; calls of further kinds run unbatched.
+template <class Key, class Answer>
+class KeyedBatcher {
+ public:
+  using Run = std::function<std::vector<Answer>(const Key&, const std::vector<std::string_view>&)>;
+  static constexpr size_t kMaxKinds = 16;
+
+  KeyedBatcher(Run run, BatchingOptions options) : run_(std::move(run)), options_(options) { check_batching(options_); }
+
+  std::vector<Answer> operator()(const Key& key, const std::vector<std::string_view>& texts) const {
+    const Batcher<Answer>* batcher = nullptr;
+    {
+      const std::lock_guard<std::mutex> lock(mutex_);
+      auto it = batchers_.find(key);
+      if (it == batchers_.end() && batchers_.size() < kMaxKinds) {
+        const Run run = run_;
+        auto made = std::make_unique<Batcher<Answer>>(
+            [run, key](const std::vector<std::string_view>& batch) { return run(key, batch); }, options_);
+        it = batchers_.emplace(key, std::move(made)).first;
+      }
+      if (it != batchers_.end()) batcher = it->second.get();
+    }
+    return batcher != nullptr ? (*batcher)(texts) : run_(key, texts);
+  }
+
+ private:
+  Run run_;
+  BatchingOptions options_;
+  mutable std::mutex mutex_;
+  mutable std::map<Key, std::unique_ptr<Batcher<Answer>>> batchers_;
 };
 
 }  // namespace semroute

@@ -9,6 +9,7 @@
 #include <cmath>
 #include <cstring>
 #include <string>
+#include <functional>
 #include <thread>
 #include <vector>
 
@@ -182,6 +183,116 @@ TEST(Batcher, RefusesAbsurdSettings) {
   test::expect_error([] { check_batching({5000, 0}); }, ErrorCode::kInvalidArgument, "max_batch");
   test::expect_error([] { check_batching({8, -1}); }, ErrorCode::kInvalidArgument, "max_wait_us");
   test::expect_error([] { check_batching({8, 2000000}); }, ErrorCode::kInvalidArgument, "max_wait_us");
+}
+
+}  // namespace
+}  // namespace semroute
+
+namespace semroute {
+namespace {
+
+// Labels and confidences of every answer of text 0, as numbers.
+std::vector<float> task_answers(semroute_task_results* results) {
+  std::vector<float> out;
+  size_t n = 0;
+  const semroute_task_answer* const* answers = semroute_task_results_answers(results, 0, &n);
+  for (size_t i = 0; i < n; ++i) out.insert(out.end(), {static_cast<float>(answers[i]->class_id), answers[i]->confidence});
+  semroute_task_results_free(results);
+  return out;
+}
+
+// 12 threads, each text asked for two kinds of task lists (coalesced only with their own kind).
+template <class Call>
+void expect_tasks_batched_equal(Call plain, Call batched) {
+  const auto all = texts();
+  const std::vector<std::vector<std::string>> kinds = {{"domain"}, {}};
+  std::vector<std::thread> threads;
+  std::atomic<int> compared{0};
+  for (int t = 0; t < 12; ++t)
+    threads.emplace_back([&, t] {
+      for (size_t i = t; i < all.size(); i += 12) {
+        const auto& kind = kinds[i % 2];
+        const auto expected = plain(all[i], kind), got = batched(all[i], kind);
+        ASSERT_EQ(got.size(), expected.size());
+        for (size_t k = 0; k < got.size(); ++k) EXPECT_NEAR(got[k], expected[k], 1e-5) << all[i];
+        ++compared;
+      }
+    });
+  for (auto& thread : threads) thread.join();
+  EXPECT_EQ(compared.load(), static_cast<int>(all.size()));
+}
+
+// A text and task names as the C API's buffers.
+struct Request {
+  explicit Request(const std::string& text, const std::vector<std::string>& tasks) : text(text) {
+    offsets = {0, text.size()};
+    task_offsets.push_back(0);
+    for (const auto& t : tasks) {
+      names += t;
+      task_offsets.push_back(names.size());
+    }
+  }
+  std::string text, names;
+  std::vector<uint64_t> offsets, task_offsets;
+  size_t task_count() const { return task_offsets.size() - 1; }
+};
+
+TEST(BatchingTasks, UnifiedHandlesEqualUnbatched) {
+  const auto models = test::data_dir().parent_path().parent_path() / "models";
+  test::TempDir dir;
+  const std::string tasks = "tasks:\n  domain: {kind: sequence, model: " + (models / "domain").string() + "}\n" +
+                            "  security: {kind: sequence, model: " + (models / "jailbreak").string() +
+                            ", positive_labels: [jailbreak]}\n";
+  test::write_file(dir / "plain.yaml", tasks);
+  test::write_file(dir / "batched.yaml", "max_batch: 8\nmax_wait_us: 2000\n" + tasks);
+  semroute_unified *plain = nullptr, *batched = nullptr;
+  ASSERT_EQ(semroute_unified_load((dir / "plain.yaml").c_str(), &plain), nullptr);
+  ASSERT_EQ(semroute_unified_load((dir / "batched.yaml").c_str(), &batched), nullptr);
+  const auto call = [](const semroute_unified* u) {
+    return [u](const std::string& text, const std::vector<std::string>& tasks) {
+      const Request r(text, tasks);
+      semroute_task_results* out = nullptr;
+      semroute_status* status = semroute_unified_classify(u, r.text.data(), r.offsets.data(), 1, r.names.data(),
+                                                          r.task_offsets.data(), r.task_count(), 0, &out);
+      EXPECT_EQ(status, nullptr) << semroute_status_message(status);
+      semroute_status_free(status);
+      return task_answers(out);
+    };
+  };
+  expect_tasks_batched_equal(std::function(call(plain)), std::function(call(batched)));
+  semroute_unified_free(plain);
+  semroute_unified_free(batched);
+  test::write_file(dir / "bad.yaml", "max_batch: 100000\n" + tasks);
+  semroute_unified* bad = nullptr;
+  semroute_status* status = semroute_unified_load((dir / "bad.yaml").c_str(), &bad);
+  EXPECT_NE(std::strstr(semroute_status_message(status), "max_batch"), nullptr) << semroute_status_message(status);
+  semroute_status_free(status);
+}
+
+TEST(BatchingTasks, EngineHandlesEqualUnbatched) {
+  const auto models = test::data_dir().parent_path().parent_path() / "models" / "multitask";
+  const std::string domain = (models / "domain").string();
+  semroute_engine_task task{sizeof(semroute_engine_task), "domain", domain.c_str(), SEMROUTE_TASK_AUTO};
+  semroute_model_params params = semroute_model_default_params();
+  semroute_engine *plain = nullptr, *batched = nullptr;
+  ASSERT_EQ(semroute_engine_load((models / "base").c_str(), &task, 1, &params, &plain), nullptr);
+  params.max_batch = 8;
+  params.max_wait_us = 2000;
+  ASSERT_EQ(semroute_engine_load((models / "base").c_str(), &task, 1, &params, &batched), nullptr);
+  const auto call = [](const semroute_engine* e) {
+    return [e](const std::string& text, const std::vector<std::string>& tasks) {
+      const Request r(text, tasks);
+      semroute_task_results* out = nullptr;
+      semroute_status* status = semroute_engine_classify(e, r.text.data(), r.offsets.data(), 1, r.names.data(),
+                                                         r.task_offsets.data(), r.task_count(), &out);
+      EXPECT_EQ(status, nullptr) << semroute_status_message(status);
+      semroute_status_free(status);
+      return task_answers(out);
+    };
+  };
+  expect_tasks_batched_equal(std::function(call(plain)), std::function(call(batched)));
+  semroute_engine_free(plain);
+  semroute_engine_free(batched);
 }
 
 }  // namespace
