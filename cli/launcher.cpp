@@ -23,11 +23,18 @@ std::filesystem::path executable_dir() {
 
 }  // namespace
 
+#if defined(SEMROUTE_CLI_LINKED)
+extern "C" int semroute_cli_main(int argc, char** argv);
+#endif
+
 int main(int argc, char** argv) {
   if (argc == 2 && (std::strcmp(argv[1], "version") == 0 || std::strcmp(argv[1], "--version") == 0)) {
     std::printf("semroute %s\n", SEMROUTE_VERSION_STRING);
     return 0;
   }
+#if defined(SEMROUTE_CLI_LINKED)
+  return semroute_cli_main(argc, argv);  // sanitizer builds (cli/CMakeLists.txt)
+#else
   const auto dir = executable_dir();
   std::string tried;
   for (const auto& path : {dir / "libsemroute_cli.so", dir / ".." / "lib" / "semroute" / "libsemroute_cli.so"}) {
@@ -46,4 +53,5 @@ int main(int argc, char** argv) {
   }
   std::fprintf(stderr, "semroute: cannot load the commands module libsemroute_cli.so:%s\n", tried.c_str());
   return 1;
+#endif
 }
