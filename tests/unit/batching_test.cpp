@@ -115,18 +115,7 @@ void expect_batched_equals_unbatched(const std::string& dir, Call call, semroute
     }
 }
 
-class Batching : public ::testing::Test {
- protected:
-  static void SetUpTestSuite() {
-    dir_ = new test::TempDir();
-    test::write_intent_and_pii_models(dir_->path());
-  }
-  static void TearDownTestSuite() { delete dir_; }
-  static std::string path(const char* name) { return (*dir_ / name).string(); }
-  static test::TempDir* dir_;
-};
-
-test::TempDir* Batching::dir_ = nullptr;
+using Batching = test::IntentAndPiiModels;
 
 TEST_F(Batching, ClassificationEqualsUnbatched) { expect_batched_equals_unbatched(path("intent"), classify); }
 TEST_F(Batching, TokenClassificationEqualsUnbatched) { expect_batched_equals_unbatched(path("pii"), token_labels); }

@@ -20,16 +20,8 @@ namespace {
 using ModelPtr = std::unique_ptr<semroute_model, decltype(&semroute_model_free)>;
 
 // Tiny random ModernBERT checkpoints with the real tokenizer, written once.
-class CApi : public ::testing::Test {
+class CApi : public test::IntentAndPiiModels {
  protected:
-  static void SetUpTestSuite() {
-    dir_ = new test::TempDir();
-    test::write_intent_and_pii_models(dir_->path());
-  }
-  static void TearDownTestSuite() { delete dir_; }
-
-  static std::string path(const char* name) { return (*dir_ / name).string(); }
-
   // Loads or fails the test; task as given.
   static ModelPtr load(const char* name, semroute_task task = SEMROUTE_TASK_AUTO) {
     semroute_model_params params = semroute_model_default_params();
@@ -40,11 +32,7 @@ class CApi : public ::testing::Test {
     semroute_status_free(status);
     return ModelPtr(model, &semroute_model_free);
   }
-
-  static test::TempDir* dir_;
 };
-
-test::TempDir* CApi::dir_ = nullptr;
 
 // Expects `status` to carry `code`, then frees it.
 void expect_code(semroute_status* status, semroute_code code, const char* needle = "") {

@@ -58,4 +58,18 @@ void write_intent_and_pii_models(const std::filesystem::path& dir) {
   write_random_modernbert(spec, dir / "pii");
 }
 
+TempDir* IntentAndPiiModels::dir_ = nullptr;
+
+void IntentAndPiiModels::SetUpTestSuite() {
+  dir_ = new TempDir();
+  write_intent_and_pii_models(dir_->path());
+}
+
+void IntentAndPiiModels::TearDownTestSuite() {
+  delete dir_;
+  dir_ = nullptr;
+}
+
+std::string IntentAndPiiModels::path(const char* name) { return (*dir_ / name).string(); }
+
 }  // namespace semroute::test

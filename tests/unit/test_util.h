@@ -67,4 +67,15 @@ void expect_error(Fn&& fn, ErrorCode code, const std::string& needle) {
 // O, B-/I-EMAIL, B-/I-PERSON).
 void write_intent_and_pii_models(const std::filesystem::path& dir);
 
+// A test suite over those two models, written once per suite: path("intent"), path("pii").
+class IntentAndPiiModels : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite();
+  static void TearDownTestSuite();
+  static std::string path(const char* name);
+
+ private:
+  static TempDir* dir_;
+};
+
 }  // namespace semroute::test
