@@ -1,6 +1,5 @@
 #include "core/checkpoint.h"
 
-#include <ATen/ops/empty.h>
 #include <ATen/ops/from_blob.h>
 #include <c10/core/ScalarType.h>
 
@@ -10,6 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/file_input.h"
+#include "core/weight_memory.h"
 #include "semroute/error.h"
 
 namespace semroute {
@@ -17,6 +17,13 @@ namespace fs = std::filesystem;
 namespace {
 
 using json = nlohmann::json;
+
+// An uninitialized tensor of `nbytes` (core/weight_memory.h).
+at::Tensor empty_weight(at::IntArrayRef shape, const at::TensorOptions& options, size_t nbytes) {
+  std::shared_ptr<void> pages = allocate_weight_memory(nbytes);
+  void* data = pages.get();
+  return at::from_blob(data, shape, [pages = std::move(pages)](void*) {}, options);
+}
 
 DType from_scalar_type(c10::ScalarType t) {
   switch (t) {
@@ -155,16 +162,9 @@ at::Tensor Checkpoint::tensor(const std::string& name) const {
   if (it == entries_.end()) throw LoadError("tensor '" + name + "' not found in the checkpoint", ErrorCode::kNotFound);
   const TensorInfo& info = *it->second.info;
   const auto options = at::TensorOptions().dtype(to_scalar_type(info.dtype));
-  const uint8_t* bytes = it->second.file->data(info);
-  const size_t element = dtype_size(info.dtype);
-  if (reinterpret_cast<uintptr_t>(bytes) % element == 0) {
-    // Zero-copy: the tensor keeps the file's bytes alive for as long as it lives.
-    std::shared_ptr<const SafetensorsFile> owner = it->second.file;
-    return at::from_blob(const_cast<uint8_t*>(bytes), info.shape, [owner](void*) {}, options);
-  }
-  at::Tensor copy = at::empty(info.shape, options);
-  if (info.nbytes() > 0) std::memcpy(copy.data_ptr(), bytes, info.nbytes());
-  return copy;
+  at::Tensor tensor = empty_weight(info.shape, options, info.nbytes());
+  if (info.nbytes() > 0) it->second.file->read(info, tensor.data_ptr());
+  return tensor;
 }
 
 }  // namespace semroute

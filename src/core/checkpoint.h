@@ -29,9 +29,9 @@ class Checkpoint {
   const TensorInfo* find(const std::string& name) const;
   const std::vector<std::string>& files() const { return file_paths_; }
 
-  // A tensor viewing the file's bytes in memory without copying when they are
-  // aligned for its dtype (a copy otherwise). Throws LoadError (kNotFound) if
-  // absent, Unsupported for dtypes libtorch lacks.
+  // The tensor, read from its file into memory of its own (each call reads
+  // again). Throws LoadError (kNotFound) if absent, Unsupported for dtypes
+  // libtorch lacks.
   at::Tensor tensor(const std::string& name) const;
 
  private:

@@ -42,26 +42,28 @@ nlohmann::json read_json_file(const std::filesystem::path& path, size_t max_byte
 // in the repository's blobs folder. Throws LoadError.
 std::filesystem::path file_in_dir(const std::filesystem::path& dir, const std::string& name);
 
-// A whole file read into memory (not mapped: a file truncated or rewritten
-// on disk while a model is loaded cannot fault the process).
-class FileBytes {
+// A regular file held open for reads at given offsets (a model's weights:
+// each tensor is read into memory of its own when a model asks for it, so a
+// load never holds the file and the model side by side, and a file that
+// shrinks or is rewritten on disk gives an error, never a fault).
+class OpenFile {
  public:
   // Throws LoadError (kNotFound if it does not exist).
-  static std::shared_ptr<const FileBytes> read(const std::string& path);
-  ~FileBytes();
-  FileBytes(const FileBytes&) = delete;
-  FileBytes& operator=(const FileBytes&) = delete;
+  explicit OpenFile(const std::string& path, size_t max_bytes = SIZE_MAX);
+  ~OpenFile();
+  OpenFile(const OpenFile&) = delete;
+  OpenFile& operator=(const OpenFile&) = delete;
 
-  const uint8_t* data() const { return data_; }
   size_t size() const { return size_; }
   const std::string& path() const { return path_; }
+  // Reads exactly `n` bytes at `offset` (thread-safe); a file that has
+  // shrunk meanwhile throws LoadError.
+  void read_at(size_t offset, void* out, size_t n) const;
 
  private:
-  FileBytes(std::string path, uint8_t* data, size_t size) : path_(std::move(path)), data_(data), size_(size) {}
-
   std::string path_;
-  uint8_t* data_;
-  size_t size_;
+  int fd_ = -1;
+  size_t size_ = 0;
 };
 
 }  // namespace semroute

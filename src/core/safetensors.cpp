@@ -142,6 +142,36 @@ void check_layout(std::vector<TensorInfo>& tensors, size_t buffer_size, const st
                      " trailing bytes that no tensor covers");
 }
 
+// The JSON header's length from the first 8 bytes of a file of `size` bytes.
+size_t header_length(const uint8_t* data, size_t size, const std::string& source) {
+  if (size < 8) fail(source, "file is " + std::to_string(size) + " bytes, shorter than the 8-byte header length");
+  const uint64_t header_len = read_u64_le(data);
+  if (header_len > kMaxSafetensorsHeader)
+    fail(source, "header length " + std::to_string(header_len) + " exceeds the limit of " +
+                     std::to_string(kMaxSafetensorsHeader) + " bytes");
+  if (header_len > size - 8)
+    fail(source, "header length " + std::to_string(header_len) + " is larger than the file (" +
+                     std::to_string(size) + " bytes)");
+  return static_cast<size_t>(header_len);
+}
+
+// Parses the header's JSON (`header_len` bytes) of a file of `size` bytes.
+SafetensorsHeader parse_header(const uint8_t* json_bytes, size_t header_len, size_t size, const std::string& source) {
+  if (header_len == 0 || json_bytes[0] != '{') fail(source, "header does not start with '{'");
+  const json header = parse_header_json(reinterpret_cast<const char*>(json_bytes), header_len, source);
+  SafetensorsHeader result;
+  result.data_offset = 8 + header_len;
+  for (const auto& [name, value] : header.items()) {
+    if (name == "__metadata__") {
+      result.metadata = parse_metadata(value, source);
+    } else {
+      result.tensors.push_back(parse_tensor(name, value, source));
+    }
+  }
+  check_layout(result.tensors, size - result.data_offset, source);
+  return result;
+}
+
 }  // namespace
 
 size_t dtype_size(DType dtype) { return entry(dtype).size; }
@@ -160,38 +190,25 @@ int64_t TensorInfo::numel() const {
 }
 
 SafetensorsHeader parse_safetensors(const uint8_t* data, size_t size, const std::string& source) {
-  if (size < 8) fail(source, "file is " + std::to_string(size) + " bytes, shorter than the 8-byte header length");
-  const uint64_t header_len = read_u64_le(data);
-  if (header_len > kMaxSafetensorsHeader)
-    fail(source, "header length " + std::to_string(header_len) + " exceeds the limit of " +
-                     std::to_string(kMaxSafetensorsHeader) + " bytes");
-  if (header_len > size - 8)
-    fail(source, "header length " + std::to_string(header_len) + " is larger than the file (" +
-                     std::to_string(size) + " bytes)");
-  if (header_len == 0 || data[8] != '{') fail(source, "header does not start with '{'");
-
-  const json header = parse_header_json(reinterpret_cast<const char*>(data + 8), header_len, source);
-  SafetensorsHeader result;
-  result.data_offset = 8 + static_cast<size_t>(header_len);
-  for (const auto& [name, value] : header.items()) {
-    if (name == "__metadata__") {
-      result.metadata = parse_metadata(value, source);
-    } else {
-      result.tensors.push_back(parse_tensor(name, value, source));
-    }
-  }
-  check_layout(result.tensors, size - result.data_offset, source);
-  return result;
+  const size_t header_len = header_length(data, size, source);
+  return parse_header(data + 8, header_len, size, source);
 }
 
-SafetensorsFile::SafetensorsFile(std::shared_ptr<const FileBytes> file, SafetensorsHeader header)
+SafetensorsFile::SafetensorsFile(std::unique_ptr<const OpenFile> file, SafetensorsHeader header)
     : file_(std::move(file)), header_(std::move(header)) {
   for (size_t i = 0; i < header_.tensors.size(); ++i) by_name_.emplace(header_.tensors[i].name, i);
 }
 
+SafetensorsFile::~SafetensorsFile() = default;
+
 std::shared_ptr<const SafetensorsFile> SafetensorsFile::open(const std::string& path) {
-  auto file = FileBytes::read(path);
-  auto header = parse_safetensors(file->data(), file->size(), path);
+  auto file = std::make_unique<const OpenFile>(path);
+  uint8_t length[8] = {};
+  if (file->size() >= 8) file->read_at(0, length, 8);
+  const size_t header_len = header_length(length, file->size(), path);
+  std::vector<uint8_t> json_bytes(header_len);
+  file->read_at(8, json_bytes.data(), header_len);
+  auto header = parse_header(json_bytes.data(), header_len, file->size(), path);
   return std::shared_ptr<const SafetensorsFile>(new SafetensorsFile(std::move(file), std::move(header)));
 }
 
@@ -202,8 +219,8 @@ const TensorInfo* SafetensorsFile::find(const std::string& name) const {
   return it == by_name_.end() ? nullptr : &header_.tensors[it->second];
 }
 
-const uint8_t* SafetensorsFile::data(const TensorInfo& info) const {
-  return file_->data() + header_.data_offset + info.begin;
+void SafetensorsFile::read(const TensorInfo& info, void* out) const {
+  file_->read_at(header_.data_offset + info.begin, out, info.nbytes());
 }
 
 }  // namespace semroute

@@ -15,7 +15,7 @@
 
 namespace semroute {
 
-class FileBytes;
+class OpenFile;
 
 enum class DType : uint8_t {
   kBool, kU8, kI8, kI16, kU16, kI32, kU32, kI64, kU64,
@@ -50,22 +50,25 @@ constexpr size_t kMaxSafetensorsHeader = 100'000'000;
 // problem throws LoadError naming `source` and the offending tensor.
 SafetensorsHeader parse_safetensors(const uint8_t* data, size_t size, const std::string& source);
 
-// A validated safetensors file, read into memory.
+// A validated safetensors file: the header is read and checked at open, each
+// tensor's bytes when read() asks for them.
 class SafetensorsFile {
  public:
   static std::shared_ptr<const SafetensorsFile> open(const std::string& path);
+  ~SafetensorsFile();
 
   const std::string& path() const;
   const SafetensorsHeader& header() const { return header_; }
   const std::vector<TensorInfo>& tensors() const { return header_.tensors; }
   const TensorInfo* find(const std::string& name) const;
-  // First byte of the tensor in memory (valid while this file lives).
-  const uint8_t* data(const TensorInfo& info) const;
+  // Reads the tensor's info.nbytes() bytes into `out` (thread-safe). Throws
+  // LoadError when the file has shrunk since it was opened.
+  void read(const TensorInfo& info, void* out) const;
 
  private:
-  SafetensorsFile(std::shared_ptr<const FileBytes> file, SafetensorsHeader header);
+  SafetensorsFile(std::unique_ptr<const OpenFile> file, SafetensorsHeader header);
 
-  std::shared_ptr<const FileBytes> file_;
+  std::unique_ptr<const OpenFile> file_;
   SafetensorsHeader header_;
   std::unordered_map<std::string, size_t> by_name_;
 };

@@ -44,6 +44,18 @@ std::string WeightMap::resolve(const std::string& name) const {
   return {};
 }
 
+// Records a problem when the checkpoint's tensor `full` has a shape other
+// than `shape` (checked before its bytes are read).
+bool WeightMap::shape_matches(const Checkpoint& checkpoint, const std::string& full, at::IntArrayRef shape) {
+  const TensorInfo* info = checkpoint.find(full);
+  if (shape.empty() || at::IntArrayRef(info->shape) == shape) return true;
+  problems_.push_back("tensor '" + full + "' has shape " + shape_string(info->shape) + ", expected " +
+                      shape_string(shape));
+  return false;
+}
+
+// Tensors come from Checkpoint::tensor() in memory of their own: the model
+// keeps them (converted to its dtype) and nothing else of the file.
 at::Tensor WeightMap::fetch(const std::string& name, at::IntArrayRef shape, bool required) {
   const auto dot = name.rfind('.');
   if (overlay_ != nullptr && dot != std::string::npos && overlay_modules_.count(name.substr(0, dot)) != 0) {
@@ -52,13 +64,9 @@ at::Tensor WeightMap::fetch(const std::string& name, at::IntArrayRef shape, bool
       if (required) problems_.push_back("missing tensor '" + full + "' (its module is in the adapter)");
       return {};
     }
+    if (!shape_matches(*overlay_, full, shape)) return {};
     const at::Tensor t = overlay_->tensor(full);
-    if (!shape.empty() && t.sizes() != shape) {
-      problems_.push_back("tensor '" + full + "' has shape " + shape_string(t.sizes()) + ", expected " +
-                          shape_string(shape));
-      return {};
-    }
-    return owned(t.is_floating_point() ? t.to(options_) : t.to(options_.device()), t);
+    return t.is_floating_point() ? t.to(options_) : t.to(options_.device());
   }
   const std::string full = resolve(name);
   if (full.empty()) {
@@ -66,26 +74,15 @@ at::Tensor WeightMap::fetch(const std::string& name, at::IntArrayRef shape, bool
     return {};
   }
   used_.insert(full);
+  if (!shape_matches(checkpoint_, full, shape)) return {};
   at::Tensor t = checkpoint_.tensor(full);
-  if (!shape.empty() && t.sizes() != shape) {
-    problems_.push_back("tensor '" + full + "' has shape " + shape_string(t.sizes()) + ", expected " +
-                        shape_string(shape));
-    return {};
-  }
   if (!t.is_floating_point()) {
     problems_.push_back("tensor '" + full + "' holds " + c10::toString(t.scalar_type()) +
                         " values; model weights must be floating point");
     return {};
   }
   if (patch_) t = patch_(full, t);
-  return owned(t.to(options_), t);
-}
-
-// A tensor the model keeps must not be a view of the checkpoint's bytes: one
-// kept view (an embedding table) would hold the whole file in memory beside
-// the packed copies of the linear layers.
-at::Tensor WeightMap::owned(const at::Tensor& converted, const at::Tensor& read) {
-  return converted.is_same(read) ? converted.clone() : converted;
+  return t.to(options_);
 }
 
 at::Tensor WeightMap::get(const std::string& name, at::IntArrayRef shape) { return fetch(name, shape, true); }

@@ -55,7 +55,7 @@ class WeightMap {
  private:
   std::string resolve(const std::string& name) const;
   at::Tensor fetch(const std::string& name, at::IntArrayRef shape, bool required);
-  static at::Tensor owned(const at::Tensor& converted, const at::Tensor& read);
+  bool shape_matches(const Checkpoint& checkpoint, const std::string& full, at::IntArrayRef shape);
 
   const Checkpoint& checkpoint_;
   std::vector<std::string> prefixes_;

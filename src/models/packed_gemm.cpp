@@ -21,6 +21,7 @@
 #include <tuple>
 
 #include "core/cpu_features.h"
+#include "core/weight_memory.h"
 #include "core/log.h"
 #include "models/int8_rows.h"
 #include "semroute/error.h"
@@ -160,12 +161,14 @@ std::shared_ptr<const Primitives> primitives_for(const Problem& p) {
 // point's share is subtracted in int32), for in <= 32768.
 constexpr int64_t kMaxInt8Inputs = 32768;
 
-// Reorders a row-major [out, in] weight (Wᵀ [in, out] with strides (1, in)) into `layout`.
-memory reorder_weight(const at::Tensor& dense, Type type, const memory::desc& layout) {
+// Reorders a row-major [out, in] weight (Wᵀ [in, out] with strides (1, in))
+// into `layout`, in memory `pages` comes to own.
+memory reorder_weight(const at::Tensor& dense, Type type, const memory::desc& layout, std::shared_ptr<void>& pages) {
   const auto& engine = cpu_engine();
   const int64_t in = dense.size(1), out = dense.size(0);
   memory plain(memory::desc({in, out}, type, memory::dims{1, in}), engine, dense.data_ptr());
-  memory packed(layout, engine);
+  pages = allocate_weight_memory(layout.get_size());
+  memory packed(layout, engine, pages.get());
   dnnl::stream stream(engine);
   dnnl::reorder(plain, packed).execute(stream, plain, packed);
   stream.wait();
@@ -179,7 +182,8 @@ struct PackedGemm::State {
   c10::ScalarType dtype = at::kFloat;    // of inputs and outputs
   c10::ScalarType compute = at::kFloat;  // of the packed weight and the product (kChar: int8)
   std::shared_ptr<const Primitives> primitives;
-  memory weight;
+  memory weight;              // in weight_pages
+  std::shared_ptr<void> weight_pages;
   memory bias;                // [1, out] for float products; empty without bias
   at::Tensor int8_bias;       // fp32 [out], added after scaling (int8)
   at::Tensor weight_scale;    // fp32 [out] (int8)
@@ -328,7 +332,7 @@ void PackedGemm::State::pack_float(const at::Tensor& weight, const at::Tensor& b
     s.bias = memory(memory::desc({1, s.problem.out}, type, memory::format_tag::ab), cpu_engine());
     std::memcpy(s.bias.get_data_handle(), bias.contiguous().data_ptr(), bias.nbytes());
   }
-  s.weight = reorder_weight(weight.contiguous(), type, s.primitives->weights_desc());
+  s.weight = reorder_weight(weight.contiguous(), type, s.primitives->weights_desc(), s.weight_pages);
 }
 
 // Symmetric per output channel: w ≈ weight_scale[n] · q[n][k], q in [-127, 127].
@@ -343,7 +347,7 @@ void PackedGemm::State::pack_int8(const at::Tensor& weight, const at::Tensor& bi
   s.weight_scale = scale.contiguous();
   s.weight_sum = q.sum(1, false, at::kInt).contiguous();
   if (bias.defined()) s.int8_bias = bias.to(at::kFloat).contiguous();
-  s.weight = reorder_weight(q, Type::s8, s.primitives->weights_desc());
+  s.weight = reorder_weight(q, Type::s8, s.primitives->weights_desc(), s.weight_pages);
 }
 
 std::unique_ptr<PackedGemm> PackedGemm::pack(const at::Tensor& given_weight, const at::Tensor& given_bias, bool int8) {

@@ -22,7 +22,7 @@ TEST(FileInput, RefusesWhatIsNotARegularFileWithoutBlocking) {
   expect_error([&] { read_file(dir.path()); }, ErrorCode::kInvalidModel, "not a regular file");
   expect_error([&] { read_file("/dev/zero"); }, ErrorCode::kInvalidModel, "not a regular file");
   expect_error([&] { read_file(dir / "missing"); }, ErrorCode::kNotFound, "cannot open");
-  expect_error([&] { FileBytes::read((dir / "fifo").string()); }, ErrorCode::kInvalidModel, "not a regular file");
+  expect_error([&] { OpenFile((dir / "fifo").string()); }, ErrorCode::kInvalidModel, "not a regular file");
 }
 
 TEST(FileInput, ChecksTheSizeBeforeReading) {

@@ -303,7 +303,9 @@ TEST(PackedGemm, RowLadderIsBoundedAndAscending) {
   for (size_t i = 1; i < ladder.size(); ++i) {
     EXPECT_LT(ladder[i - 1], ladder[i]);
     // A padded input never does more than 1/8 (1/4 past 512 rows) extra work.
-    if (ladder[i - 1] >= 32) EXPECT_LE(ladder[i] - ladder[i - 1], ladder[i - 1] / (ladder[i - 1] < 512 ? 8 : 4));
+    if (ladder[i - 1] >= 32) {
+      EXPECT_LE(ladder[i] - ladder[i - 1], ladder[i - 1] / (ladder[i - 1] < 512 ? 8 : 4));
+    }
   }
 }
 

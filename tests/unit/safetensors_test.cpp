@@ -113,17 +113,26 @@ TEST(Checkpoint, LoadsEveryFixtureTensor) {
   EXPECT_FLOAT_EQ(cp.tensor("final_norm.weight")[1].item<float>(), 1.156987190246582f);
 }
 
-TEST(Checkpoint, TensorsViewTheMappingWithoutCopyingAndOutliveIt) {
+TEST(Checkpoint, ReadsEachTensorIntoMemoryOfItsOwn) {
   test::TempDir dir;
-  test::write_file(dir / "model.safetensors", test::safetensors_f32({{"w", {2, 2}, {1, 2, 3, 4}}}));
+  test::write_file(dir / "model.safetensors", test::safetensors_f32({{"w", {2, 2}, {1, 2, 3, 4}}, {"b", {2}, {5, 6}}}));
   at::Tensor w;
   {
     const auto cp = Checkpoint::open(dir.path());
     w = cp.tensor("w");
     const at::Tensor again = cp.tensor("w");
-    EXPECT_EQ(w.data_ptr(), again.data_ptr());  // both view the same mapped bytes
+    EXPECT_NE(w.data_ptr(), again.data_ptr());  // nothing shared: a model keeps only what it converted
   }
   EXPECT_TRUE(at::allclose(w, at::tensor({1.f, 2.f, 3.f, 4.f}).view({2, 2})));
+}
+
+TEST(Checkpoint, AFileThatShrinksDuringTheLoadIsAnErrorNotAFault) {
+  test::TempDir dir;
+  test::write_file(dir / "model.safetensors", test::safetensors_f32({{"w", {2, 2}, {1, 2, 3, 4}}, {"b", {2}, {5, 6}}}));
+  const auto cp = Checkpoint::open(dir.path());
+  EXPECT_FLOAT_EQ(cp.tensor("w")[1][1].item<float>(), 4.0f);
+  std::filesystem::resize_file(dir / "model.safetensors", 60);
+  expect_error([&] { cp.tensor("b"); }, ErrorCode::kInvalidModel, "shrank while it was being read");
 }
 
 TEST(Checkpoint, CopiesMisalignedTensors) {
