@@ -53,6 +53,7 @@ struct Loaded {
 // The first call at each of `count` distinct lengths (1-512, random order)
 // against a second call at that length.
 void first_calls(const Loaded& m, int64_t count) {
+  if (count <= 0) return;
   std::vector<int64_t> lengths(512);
   for (int64_t i = 0; i < 512; ++i) lengths[i] = i + 1;
   std::shuffle(lengths.begin(), lengths.end(), std::mt19937(7));

@@ -358,6 +358,20 @@ TEST(PackedGemm, Int8CloseToFloat) {
   EXPECT_FALSE(out[2].isfinite().any().item<bool>());
 }
 
+TEST(PackedGemm, Int8LongInputsEqualTheirRowsAlone) {
+  // Long inputs run in blocks of rows (bounded temporaries); integer sums do
+  // not depend on the blocking, so every row equals the row computed alone.
+  c10::InferenceMode guard;
+  at::manual_seed(11);
+  const at::Tensor w = at::randn({40, 64}), b = at::randn({40}), x = at::randn({600, 64});
+  const auto packed = PackedGemm::pack(w, b, true);
+  ASSERT_NE(packed, nullptr);
+  const at::Tensor all = (*packed)(x);
+  for (int64_t row : {0, 255, 256, 257, 511, 512, 599})
+    EXPECT_TRUE(at::equal(all[row], (*packed)(x[row].unsqueeze(0))[0])) << "row " << row;
+  EXPECT_LT(max_abs_error(all, at::linear(x, w, b)) / all.abs().max().item<double>(), 0.03);
+}
+
 TEST(PackedGemm, Int8WithoutBiasAndFromBfloat16) {
   c10::InferenceMode guard;
   const at::Tensor w = at::randn({33, 17}), x = at::randn({5, 17});
