@@ -58,6 +58,10 @@ Args parse_args(int argc, char** argv, int first) {
     } else if (arg == "--tasks") {
       if (i + 1 >= argc) throw InvalidInput("--tasks needs a comma-separated list");
       args.tasks = argv[++i];
+    } else if (arg == "--meta") {
+      if (i + 1 >= argc || std::strchr(argv[i + 1], '=') == nullptr) throw InvalidInput("--meta needs KEY=VALUE");
+      const std::string item = argv[++i];
+      args.metadata[item.substr(0, item.find('='))] = item.substr(item.find('=') + 1);
     } else if (arg == "--input") {
       if (i + 1 >= argc) throw InvalidInput("--input needs a file (or - for stdin)");
       args.input = argv[++i];

@@ -8,6 +8,7 @@
 #include "models/core_model.h"
 #include "tasks/task_model.h"
 #include <functional>
+#include <map>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -37,6 +38,7 @@ struct Args {
   std::string device;        // --device cpu|cuda|cuda:N|auto
   std::string dtype;         // --dtype float32|float16|bfloat16|auto
   std::string input;         // --input FILE ("-": stdin)
+  std::map<std::string, std::string> metadata;  // --meta KEY=VALUE (route)
 };
 
 // Parses flags common to all subcommands; throws InvalidInput on unknown ones.
@@ -58,6 +60,7 @@ int run_make_model(const Args& args);
 int run_classify(const Args& args);
 int run_tokens(const Args& args);
 int run_embed(const Args& args);
+int run_route(const Args& args);
 int run_similarity(const Args& args);
 int run_intents(const Args& args);
 int run_merge_adapter(const Args& args);

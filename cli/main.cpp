@@ -44,6 +44,10 @@ commands:
       The unified classifier: every configured task (intent, PII, security …)
       answered by its fine-tuned model or the LoRA multi-task engine, with the
       path chosen, why, and its latency.
+  route CONFIG.yaml REQUEST.json [--meta KEY=VALUE]... [--json]
+      The router: an OpenAI chat-completions request (a file, or - for
+      stdin) through the config's decisions: the decision, the rewritten
+      request, headers, and which signals ran (and which were skipped).
   merge-adapter BASE_DIR ADAPTER_DIR OUT_DIR
       Fold a PEFT LoRA adapter into its base (merge_and_unload): a plain model
       directory with the adapter's head and labels, marked by lora_config.json.
@@ -104,6 +108,7 @@ extern "C" __attribute__((visibility("default"))) int semroute_cli_main(int argc
     if (command == "make-model") return cli::run_make_model(args);
     if (command == "merge-adapter") return cli::run_merge_adapter(args);
     if (command == "unified") return cli::run_unified(args);
+    if (command == "route") return cli::run_route(args);
     if (command == "version") {
       std::printf("semroute %s\n", SEMROUTE_VERSION_STRING);
       return 0;

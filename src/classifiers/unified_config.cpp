@@ -13,50 +13,7 @@
 namespace semroute {
 namespace {
 
-// Reads one YAML document, naming the field of every problem.
-class Fields {
- public:
-  explicit Fields(std::filesystem::path file) : file_(std::move(file)) {}
-
-  [[noreturn]] void fail(const std::string& field, const std::string& problem) const {
-    throw LoadError(file_.string() + ": " + field + ": " + problem);
-  }
-
-  template <class T>
-  T scalar(const YAML::Node& node, const std::string& field, const char* expected) const {
-    if (!node.IsScalar()) fail(field, std::string("expected ") + expected);
-    try {
-      return node.as<T>();
-    } catch (const YAML::Exception&) {
-      fail(field, std::string("expected ") + expected + ", got '" + node.Scalar() + "'");
-    }
-  }
-
-  std::filesystem::path path(const YAML::Node& node, const std::string& field) const {
-    const std::filesystem::path p = scalar<std::string>(node, field, "a path");
-    return p.is_absolute() ? p : file_.parent_path() / p;
-  }
-
-  std::vector<std::string> strings(const YAML::Node& node, const std::string& field) const {
-    if (!node.IsSequence()) fail(field, "expected a list of strings");
-    std::vector<std::string> out;
-    for (size_t i = 0; i < node.size(); ++i)
-      out.push_back(scalar<std::string>(node[i], field + "[" + std::to_string(i) + "]", "a string"));
-    return out;
-  }
-
-  void only(const YAML::Node& map, const std::string& field, const std::set<std::string>& known) const {
-    for (const auto& item : map) {
-      const std::string key = item.first.as<std::string>();
-      if (known.count(key) == 0) fail(field.empty() ? key : field + "." + key, "unknown field");
-    }
-  }
-
- private:
-  std::filesystem::path file_;
-};
-
-UnifiedTaskConfig parse_task(const Fields& f, const std::string& name, const YAML::Node& node) {
+UnifiedTaskConfig parse_task(const YamlFields& f, const std::string& name, const YAML::Node& node) {
   const std::string field = "tasks." + name;
   if (!node.IsMap()) f.fail(field, "expected a map");
   f.only(node, field, {"kind", "model", "adapter", "labels", "positive_labels", "threshold"});
@@ -87,7 +44,7 @@ UnifiedTaskConfig parse_task(const Fields& f, const std::string& name, const YAM
 }
 
 
-UnifiedConfig parse_config(const Fields& f, const YAML::Node& root) {
+UnifiedConfig parse_config(const YamlFields& f, const YAML::Node& root) {
   if (!root.IsMap()) f.fail("(top level)", "expected a map");
   f.only(root, "", {"base_model", "tokenizer", "max_length", "truncation", "device", "dtype", "policy",
                     "latency_budget_ms", "max_batch", "max_wait_us", "tasks"});
@@ -159,7 +116,7 @@ const char* policy_name(PathPolicy policy) {
 
 UnifiedConfig UnifiedConfig::from_yaml(const std::filesystem::path& file) {
   try {
-    return parse_config(Fields(file), load_yaml_file(file));
+    return parse_config(YamlFields(file), load_yaml_file(file));
   } catch (const YAML::Exception& e) {  // syntax, or a key that is not a string
     throw LoadError(file.string() + ": " + e.what());
   }

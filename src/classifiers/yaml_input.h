@@ -9,6 +9,11 @@
 
 #include <cstddef>
 #include <filesystem>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "semroute/error.h"
 
 namespace semroute {
 
@@ -16,5 +21,49 @@ inline constexpr size_t kMaxYamlNodes = 1'000'000;
 
 // Throws LoadError (kNotFound when the file does not exist).
 YAML::Node load_yaml_file(const std::filesystem::path& path);
+
+// Reads one YAML document, naming the field of every problem.
+class YamlFields {
+ public:
+  explicit YamlFields(std::filesystem::path file) : file_(std::move(file)) {}
+
+  [[noreturn]] void fail(const std::string& field, const std::string& problem) const {
+    throw LoadError(file_.string() + ": " + field + ": " + problem);
+  }
+
+  template <class T>
+  T scalar(const YAML::Node& node, const std::string& field, const char* expected) const {
+    if (!node.IsScalar()) fail(field, std::string("expected ") + expected);
+    try {
+      return node.as<T>();
+    } catch (const YAML::Exception&) {
+      fail(field, std::string("expected ") + expected + ", got '" + node.Scalar() + "'");
+    }
+  }
+
+  std::filesystem::path path(const YAML::Node& node, const std::string& field) const {
+    const std::filesystem::path p = scalar<std::string>(node, field, "a path");
+    return p.is_absolute() ? p : file_.parent_path() / p;
+  }
+
+  std::vector<std::string> strings(const YAML::Node& node, const std::string& field) const {
+    if (!node.IsSequence()) fail(field, "expected a list of strings");
+    std::vector<std::string> out;
+    for (size_t i = 0; i < node.size(); ++i)
+      out.push_back(scalar<std::string>(node[i], field + "[" + std::to_string(i) + "]", "a string"));
+    return out;
+  }
+
+  void only(const YAML::Node& map, const std::string& field, const std::set<std::string>& known) const {
+    for (const auto& item : map) {
+      const std::string key = item.first.as<std::string>();
+      if (known.count(key) == 0) fail(field.empty() ? key : field + "." + key, "unknown field");
+    }
+  }
+
+ private:
+  std::filesystem::path file_;
+};
+
 
 }  // namespace semroute

@@ -227,7 +227,7 @@ struct Request {
 };
 
 TEST(BatchingTasks, UnifiedHandlesEqualUnbatched) {
-  const auto models = test::data_dir().parent_path().parent_path() / "models";
+  const auto models = test::repo_dir() / "models";
   test::TempDir dir;
   const std::string tasks = "tasks:\n  domain: {kind: sequence, model: " + (models / "domain").string() + "}\n" +
                             "  security: {kind: sequence, model: " + (models / "jailbreak").string() +
@@ -259,7 +259,7 @@ TEST(BatchingTasks, UnifiedHandlesEqualUnbatched) {
 }
 
 TEST(BatchingTasks, EngineHandlesEqualUnbatched) {
-  const auto models = test::data_dir().parent_path().parent_path() / "models" / "multitask";
+  const auto models = test::repo_dir() / "models" / "multitask";
   const std::string domain = (models / "domain").string();
   semroute_engine_task task{sizeof(semroute_engine_task), "domain", domain.c_str(), SEMROUTE_TASK_AUTO};
   semroute_model_params params = semroute_model_default_params();

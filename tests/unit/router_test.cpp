@@ -7,10 +7,14 @@
 
 #include <atomic>
 #include <functional>
+#include <thread>
 
 #include "router/condition.h"
 #include "router/decision_engine.h"
+#include "core/file_input.h"
 #include "router/request_rewrite.h"
+#include "router/builtin_signals.h"
+#include "router/router.h"
 #include "test_util.h"
 
 namespace semroute::test {
@@ -299,6 +303,197 @@ TEST(RouterRequests, ActionsRewriteOnlyTheFieldsTheyOwn) {
   apply_action(a, automatic, r);
   EXPECT_EQ(r["messages"][0]["content"][0]["text"], "You are a mathematician.");
   EXPECT_EQ(r["messages"][0]["content"][1]["text"], "mine");
+}
+
+}  // namespace
+}  // namespace semroute::test
+
+namespace semroute::test {
+namespace {
+
+namespace fs = std::filesystem;
+
+// The example config on the default models (examples/router/router.yaml).
+class RouterExample : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() { router_ = Router::load(repo_dir() / "examples/router/router.yaml"); }
+  static void TearDownTestSuite() { router_.reset(); }
+
+  static RouteResult route(const std::string& request_file, std::map<std::string, std::string> metadata = {}) {
+    return router_->route_json(read_file(repo_dir() / "examples/router/requests" / request_file), metadata);
+  }
+  static bool computed(const RouteResult& r, const std::string& signal) {
+    for (const auto& s : r.signals)
+      if (s.name == signal) return s.computed;
+    ADD_FAILURE() << "no signal " << signal;
+    return false;
+  }
+
+  static std::shared_ptr<const Router> router_;
+};
+
+std::shared_ptr<const Router> RouterExample::router_;
+
+TEST_F(RouterExample, RoutesMathToTheReasoningModelWithItsPrompt) {
+  const RouteResult r = route("math.json");
+  EXPECT_EQ(r.decision, "stem");
+  EXPECT_FALSE(r.blocked);
+  EXPECT_EQ(r.request["model"], "reasoning-llm");
+  EXPECT_EQ(r.request["reasoning_effort"], "high");
+  EXPECT_EQ(r.request["messages"][0]["role"], "system");
+  EXPECT_EQ(r.request["messages"][0]["content"], "You are an expert in science and mathematics. Reason step by step.");
+  EXPECT_EQ(r.request["temperature"], 0.2);  // untouched
+  EXPECT_EQ(r.headers.at("x-semroute-decision"), "stem");
+  EXPECT_GT(r.confidence, 0.5);
+  EXPECT_TRUE(computed(r, "domain"));
+}
+
+TEST_F(RouterExample, BlocksAJailbreakWithoutRunningAnyOtherModel) {
+  const RouteResult r = route("jailbreak.json");
+  EXPECT_EQ(r.decision, "block_jailbreak");
+  EXPECT_TRUE(r.blocked);
+  EXPECT_EQ(r.response["choices"][0]["finish_reason"], "content_filter");
+  EXPECT_EQ(r.response["choices"][0]["message"]["content"], r.block_reason);
+  EXPECT_EQ(r.request["model"], "auto");  // a blocked request is not rewritten
+  EXPECT_TRUE(computed(r, "jailbreak"));
+  for (const char* skipped : {"domain", "pii", "length", "code", "urgent"}) EXPECT_FALSE(computed(r, skipped)) << skipped;
+  for (size_t i = 1; i < r.decisions.size(); ++i) EXPECT_FALSE(r.decisions[i].evaluated);
+}
+
+TEST_F(RouterExample, AKeywordRuleDecidesBeforeTheDomainModel) {
+  const RouteResult r = route("code.json");
+  EXPECT_EQ(r.decision, "code");
+  EXPECT_EQ(r.request["model"], "code-llm");
+  EXPECT_EQ(r.request["messages"][0]["content"], "Be brief.");  // insert keeps the caller's system prompt
+  EXPECT_EQ(r.request["stream"], true);
+  EXPECT_FALSE(computed(r, "domain"));  // no domain forward pass
+}
+
+TEST_F(RouterExample, SensitiveDataGoesOnPremisesWithAHeader) {
+  const RouteResult r = route("card.json");
+  EXPECT_EQ(r.decision, "sensitive_data");
+  EXPECT_EQ(r.request["model"], "on-premises-llm");
+  EXPECT_EQ(r.headers.at("x-data-class"), "restricted");
+  EXPECT_EQ(r.request["messages"][0]["content"], "The user's message holds sensitive personal data. Do not repeat it back.");
+}
+
+TEST_F(RouterExample, UrgentCapsMaxTokensAndAnExplicitModelStands) {
+  RouteResult r = route("urgent.json");
+  EXPECT_EQ(r.decision, "urgent");
+  EXPECT_EQ(r.request["max_tokens"], 1024);
+  EXPECT_EQ(r.request["reasoning_effort"], "low");
+  RequestJson explicit_model = RequestJson::parse(read_file(repo_dir() / "examples/router/requests/urgent.json"));
+  explicit_model["model"] = "my-model";
+  r = router_->route(explicit_model);
+  EXPECT_EQ(r.decision, "urgent");
+  EXPECT_EQ(r.request["model"], "my-model");
+}
+
+TEST_F(RouterExample, TheTraceIsJsonWithEverySignal) {
+  const RequestJson j = route("code.json").to_json();
+  EXPECT_EQ(j["decision"], "code");
+  EXPECT_EQ(j["model"], "code-llm");
+  EXPECT_EQ(j["blocked"], false);
+  EXPECT_EQ(j["trace"]["signals"].size(), router_->signals().size());
+  EXPECT_EQ(j["trace"]["decisions"].size(), router_->engine().decisions().size());
+}
+
+TEST_F(RouterExample, BadRequestsGetClearErrors) {
+  expect_error([] { router_->route_json("{\"messages\": ["); }, ErrorCode::kInvalidArgument, "not valid JSON");
+  expect_error([] { router_->route_json(std::string(100000, '[')); }, ErrorCode::kInvalidArgument, "nested deeper");
+  expect_error([] { router_->route_json(R"({"messages":[{"role":"user","content":"caf\u00e9"}]})"
+                                         "garbage"); },
+               ErrorCode::kInvalidArgument, "not valid JSON");
+  expect_error([] { router_->route_json("{\"messages\":[{\"role\":\"user\",\"content\":\"\xff\xfe\"}]}"); },
+               ErrorCode::kInvalidArgument, "not valid JSON");  // the JSON parser refuses invalid UTF-8 first
+  expect_error([] { router_->route_json(R"({"model":"auto"})"); }, ErrorCode::kInvalidArgument, "neither");
+  expect_error([] { router_->route_json(R"({"messages":[{"role":"user","content":""}]})"); },
+               ErrorCode::kInvalidArgument, "empty");
+}
+
+TEST_F(RouterExample, SixteenThreadsRouteAtOnce) {
+  const std::vector<std::string> files = {"math.json", "jailbreak.json", "code.json", "card.json", "urgent.json"};
+  std::vector<std::string> expected;
+  for (const auto& f : files) expected.push_back(route(f).decision);
+  std::vector<std::thread> threads;
+  std::atomic<int> wrong{0};
+  for (int t = 0; t < 16; ++t) {
+    threads.emplace_back([&, t] {
+      for (int i = 0; i < 4; ++i) {
+        const size_t k = static_cast<size_t>(t + i) % files.size();
+        if (route(files[k]).decision != expected[k]) ++wrong;
+      }
+    });
+  }
+  for (auto& thread : threads) thread.join();
+  EXPECT_EQ(wrong, 0);
+}
+
+void expect_config_error(const std::string& yaml, const std::string& fragment) {
+  TempDir dir;
+  write_file(dir / "router.yaml", yaml);
+  expect_error([&] { Router::load(dir / "router.yaml"); }, ErrorCode::kInvalidModel, fragment);
+}
+
+TEST(RouterConfig, ErrorsNameTheFileAndTheField) {
+  const std::string models = (repo_dir() / "models").string();
+  expect_config_error("routes: []", "router.yaml: routes: unknown field");
+  expect_config_error("signals: {x: {kind: magic}}", "signals.x.kind: 'magic' is not one of");
+  expect_config_error("signals: {x: {kind: classifier}}", "signals.x.model: missing");
+  expect_config_error("signals: {a.b: {kind: script}}", "signals.a.b: a signal's name is letters");
+  expect_config_error("signals: {x: {kind: keywords, keywords: ['(unclosed'], regex: true}}", "signals.x keyword");
+  expect_config_error("signals: {j: {kind: classifier, model: " + models + "/jailbreak, positive_labels: [evil]}}",
+                      "signals.j.positive_labels: 'evil' is not a label of the model (benign, jailbreak)");
+  expect_config_error("decisions: [{name: a}]", "decisions[0].when: missing");
+  expect_config_error("decisions: [{name: a, when: \"length > 1\"}, {name: a, when: \"length > 2\"}]",
+                      "decisions[1].name: 'a' is used twice");
+  expect_config_error("decisions: [{name: default, when: \"length > 1\"}]", "not 'default'");
+  expect_config_error("decisions: [{name: a, when: \"length > 1\", reasoning_effort: max}]",
+                      "decisions[0].reasoning_effort: 'max' is not one of");
+  expect_config_error("decisions: [{name: a, when: \"length > 1\", block: no, model: m}]",
+                      "decisions[0].block: a blocked request goes to no model");
+  expect_config_error("decisions: [{name: a, when: \"length > 1\", max_tokens: 0}]", "max_tokens: must be positive");
+  expect_config_error("decisions: [{name: a, when: \"length > 1\", headers: {x-a: \"1\\r\\nx: 2\"}}]",
+                      "cannot hold line breaks");
+  expect_config_error("decisions: [{name: a, when: \"length.tokens > 1\"}]",
+                      "router.yaml: decisions[0].when: 'length.tokens > 1': signal 'length' has no field 'tokens'");
+  expect_config_error("decisions: [{name: a, when: {ref: b}}]\nconditions: {b: {ref: b}}", "cycle: b -> b");
+  expect_config_error("strategy: fastest", "strategy: 'fastest' is neither priority nor confidence");
+  expect_config_error("dtype: float128", "dtype");
+  expect_config_error("default: {when: x}", "default.when: unknown field");
+}
+
+TEST(RouterConfig, LiteralKeywordsAreWholeWordsAndQuoted) {
+  const auto keywords = keywords_signal("k", {"c++", "(draft)", "asap", "a\\Eb"}, false, false);
+  const auto matches = [&](const std::string& text) {
+    return keywords->compute(RouteInput{text, {}}).at("matches").labels;
+  };
+  EXPECT_EQ(matches("I need C++ and a (DRAFT) ASAP"), (std::vector<std::string>{"c++", "(draft)", "asap"}));
+  EXPECT_TRUE(matches("wasapi").empty());  // whole words only
+  EXPECT_EQ(matches("x a\\Eb y"), (std::vector<std::string>{"a\\Eb"}));
+  const auto exact_case = keywords_signal("k", {"ASAP"}, false, true);
+  EXPECT_FALSE(exact_case->compute(RouteInput{"asap", {}}).at("").truth);
+}
+
+TEST(RouterConfig, BuiltInSignalsNeedNoModel) {
+  TempDir dir;
+  write_file(dir / "router.yaml", R"(
+decisions:
+  - {name: admin, priority: 2, when: "meta.role == admin", model: big}
+  - {name: cyrillic, priority: 1, when: "script == cyrillic", model: ru}
+  - {name: long, when: "length > 20", model: long}
+default: {model: small}
+)");
+  const auto router = Router::load(dir / "router.yaml");
+  const auto route = [&](const std::string& text, std::map<std::string, std::string> meta = {}) {
+    RequestJson request{{"model", "auto"}, {"messages", {{{"role", "user"}, {"content", text}}}}};
+    return router->route(request, meta).request["model"].get<std::string>();
+  };
+  EXPECT_EQ(route("hi"), "small");
+  EXPECT_EQ(route("hi", {{"role", "admin"}}), "big");
+  EXPECT_EQ(route("Привет, как дела?"), "ru");
+  EXPECT_EQ(route("a text longer than twenty characters"), "long");
+  EXPECT_EQ(route("ab\xc3\xa9"), "small");
 }
 
 }  // namespace

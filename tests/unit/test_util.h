@@ -15,6 +15,8 @@
 namespace semroute::test {
 
 inline std::filesystem::path data_dir() { return SEMROUTE_TEST_DATA; }
+// The source tree (models/, examples/).
+inline std::filesystem::path repo_dir() { return data_dir().parent_path().parent_path(); }
 
 // Sanitizer builds run several times slower and keep freed memory in
 // quarantine: time and memory bounds are scaled or skipped there.

@@ -1,0 +1,285 @@
+#include "router/builtin_signals.h"
+
+#include <algorithm>
+#include <set>
+
+#include "core/regex.h"
+#include "semroute/error.h"
+#include "tasks/sequence_classifier.h"
+#include "tasks/token_classifier.h"
+#include "tokenizers/tokenizer.h"
+#include "tokenizers/unicode.h"
+
+namespace semroute {
+namespace {
+
+std::string join(const std::vector<std::string>& items) {
+  std::string out;
+  for (const auto& item : items) out += (out.empty() ? "" : ", ") + item;
+  return out;
+}
+
+class ClassifierSignal final : public Signal {
+ public:
+  ClassifierSignal(const std::string& name, std::shared_ptr<const SequenceClassifier> model,
+                   std::vector<std::string> positive_labels, double threshold)
+      : Signal(name), model_(std::move(model)), positive_(std::move(positive_labels)), threshold_(threshold) {
+    for (const auto& label : positive_)
+      if (std::find(labels().begin(), labels().end(), label) == labels().end())
+        throw LoadError("signals." + name + ".positive_labels: '" + label + "' is not a label of the model (" +
+                        join(labels()) + ")");
+  }
+
+  int cost() const override { return kCostModel; }
+  std::optional<FieldSpec> field(const std::string& field) const override {
+    if (field.empty()) return FieldSpec{FieldType::kLabel, labels()};
+    if (field == "confidence") return FieldSpec{FieldType::kNumber, {}};
+    if (!positive_.empty() && field == "risk") return FieldSpec{FieldType::kNumber, {}};
+    if (!positive_.empty() && field == "flagged") return FieldSpec{FieldType::kBool, {}};
+    if (std::find(labels().begin(), labels().end(), field) != labels().end()) return FieldSpec{FieldType::kNumber, {}};
+    return std::nullopt;
+  }
+  SignalValues compute(const RouteInput& input) const override {
+    const Classification c = model_->classify({input.text}).at(0);
+    SignalValues v{{"", FieldValue::of_label(c.label, c.confidence)}, {"confidence", FieldValue::of_number(c.confidence)}};
+    double risk = 0;
+    for (size_t i = 0; i < labels().size(); ++i) {
+      v[labels()[i]] = FieldValue::of_number(c.probabilities[i]);
+      if (std::find(positive_.begin(), positive_.end(), labels()[i]) != positive_.end()) risk += c.probabilities[i];
+    }
+    if (!positive_.empty()) {
+      v["risk"] = FieldValue::of_number(risk);
+      v["flagged"] = FieldValue::boolean(risk >= threshold_);
+    }
+    return v;
+  }
+  std::string describe_fields() const override {
+    return std::string("fields: confidence") + (positive_.empty() ? "" : ", risk, flagged") + ", or a label's probability: " +
+           join(labels());
+  }
+
+ private:
+  const std::vector<std::string>& labels() const { return model_->labels(); }
+
+  std::shared_ptr<const SequenceClassifier> model_;
+  std::vector<std::string> positive_;
+  double threshold_;
+};
+
+// The entity types of BIO labels ("B-EMAIL", "I-EMAIL" -> "EMAIL"; "O" has none).
+std::vector<std::string> entity_types(const std::vector<std::string>& labels) {
+  std::set<std::string> types;
+  for (const auto& label : labels) {
+    if (label == "O") continue;
+    const bool prefixed = label.size() > 2 && (label[0] == 'B' || label[0] == 'I' || label[0] == 'E' || label[0] == 'S') &&
+                          label[1] == '-';
+    types.insert(prefixed ? label.substr(2) : label);
+  }
+  return {types.begin(), types.end()};
+}
+
+class EntitiesSignal final : public Signal {
+ public:
+  EntitiesSignal(const std::string& name, std::shared_ptr<const TokenClassifier> model, double threshold)
+      : Signal(name), model_(std::move(model)), types_(entity_types(model_->labels())), threshold_(threshold) {}
+
+  int cost() const override { return kCostModel; }
+  std::optional<FieldSpec> field(const std::string& field) const override {
+    if (field.empty()) return FieldSpec{FieldType::kLabelSet, types_};
+    if (field == "count") return FieldSpec{FieldType::kNumber, {}};
+    return std::nullopt;
+  }
+  SignalValues compute(const RouteInput& input) const override {
+    const TokenClassification result = model_->classify({input.text}).at(0);
+    std::set<std::string> found;
+    int count = 0;
+    for (const auto& entity : result.entities) {
+      if (entity.score < threshold_) continue;
+      found.insert(entity.type);
+      ++count;
+    }
+    return {{"", FieldValue::of_labels({found.begin(), found.end()})}, {"count", FieldValue::of_number(count)}};
+  }
+  std::string describe_fields() const override { return "fields: count; the value is a set of: " + join(types_); }
+
+ private:
+  std::shared_ptr<const TokenClassifier> model_;
+  std::vector<std::string> types_;
+  double threshold_;
+};
+
+// PCRE2 quoting of a literal: \Q…\E, with any \E inside split out.
+std::string quote(const std::string& literal) {
+  std::string out = "\\Q";
+  for (size_t i = 0; i < literal.size(); ++i) {
+    if (literal.compare(i, 2, "\\E") == 0) {
+      out += "\\E\\\\E\\Q";
+      ++i;
+    } else {
+      out += literal[i];
+    }
+  }
+  return out + "\\E";
+}
+
+class KeywordsSignal final : public Signal {
+ public:
+  KeywordsSignal(const std::string& name, const std::vector<std::string>& patterns, bool regex, bool case_sensitive)
+      : Signal(name), keywords_(patterns) {
+    if (patterns.empty()) throw LoadError("signals." + name + ": no keywords");
+    for (const auto& p : patterns) {
+      if (p.empty()) throw LoadError("signals." + name + ": an empty keyword");
+      // Whole words for literals: \b where the keyword starts / ends with a word character.
+      const std::string body = regex ? p : quote(p);
+      const auto word = [](char c) { return std::isalnum(static_cast<unsigned char>(c)) != 0 || c == '_'; };
+      const std::string pattern = std::string(case_sensitive ? "" : "(?i)") +
+                                  (!regex && word(p.front()) ? "\\b" : "") + "(?:" + body + ")" +
+                                  (!regex && word(p.back()) ? "\\b" : "");
+      regexes_.push_back(std::make_unique<Regex>(pattern, Regex::Dialect::kPcre, "signals." + name + " keyword '" + p + "'"));
+    }
+  }
+
+  int cost() const override { return kCostNoModel; }
+  std::optional<FieldSpec> field(const std::string& field) const override {
+    if (field.empty()) return FieldSpec{FieldType::kBool, {}};
+    if (field == "count") return FieldSpec{FieldType::kNumber, {}};
+    if (field == "matches") return FieldSpec{FieldType::kLabelSet, keywords_};
+    return std::nullopt;
+  }
+  SignalValues compute(const RouteInput& input) const override {
+    std::vector<std::string> matched;
+    for (size_t i = 0; i < regexes_.size(); ++i) {
+      bool found = false;
+      regexes_[i]->for_each_match(input.text, [&](size_t, size_t) { found = true; });
+      if (found) matched.push_back(keywords_[i]);
+    }
+    const auto count = static_cast<double>(matched.size());
+    return {{"", FieldValue::boolean(!matched.empty())},
+            {"count", FieldValue::of_number(count)},
+            {"matches", FieldValue::of_labels(std::move(matched))}};
+  }
+  std::string describe_fields() const override { return "fields: count, matches"; }
+
+ private:
+  std::vector<std::string> keywords_;
+  std::vector<std::unique_ptr<Regex>> regexes_;
+};
+
+class LengthSignal final : public Signal {
+ public:
+  LengthSignal(const std::string& name, std::shared_ptr<const Tokenizer> tokenizer)
+      : Signal(name), tokenizer_(std::move(tokenizer)) {}
+
+  // Counting tokens runs a tokenizer; characters are a scan.
+  int cost() const override { return tokenizer_ ? kCostTokenizer : kCostNoModel; }
+  std::optional<FieldSpec> field(const std::string& field) const override {
+    if (field.empty() || field == "bytes" || (field == "tokens" && tokenizer_)) return FieldSpec{FieldType::kNumber, {}};
+    return std::nullopt;
+  }
+  SignalValues compute(const RouteInput& input) const override {
+    size_t characters = 0;
+    for (const char c : input.text) characters += (static_cast<unsigned char>(c) & 0xC0) != 0x80;
+    SignalValues v{{"", FieldValue::of_number(static_cast<double>(characters))},
+                   {"bytes", FieldValue::of_number(static_cast<double>(input.text.size()))}};
+    if (tokenizer_) v["tokens"] = FieldValue::of_number(static_cast<double>(tokenizer_->encode(input.text).ids.size()));
+    return v;
+  }
+  std::string describe_fields() const override {
+    return tokenizer_ ? "fields: bytes, tokens" : "fields: bytes (tokens needs 'tokenizer:')";
+  }
+
+ private:
+  std::shared_ptr<const Tokenizer> tokenizer_;
+};
+
+const std::vector<std::string> kScripts = {"latin", "cyrillic", "greek", "arabic", "hebrew", "devanagari",
+                                           "han",   "kana",     "hangul", "thai", "other", "none"};
+
+// The script of a letter by its block (enough to tell scripts apart; marks,
+// digits and punctuation count for none).
+const char* script_of(char32_t cp) {
+  if ((cp >= 'A' && cp <= 'Z') || (cp >= 'a' && cp <= 'z') || (cp >= 0xC0 && cp <= 0x24F && cp != 0xD7 && cp != 0xF7) ||
+      (cp >= 0x1E00 && cp <= 0x1EFF))
+    return "latin";
+  if (cp >= 0x370 && cp <= 0x3FF) return "greek";
+  if (cp >= 0x400 && cp <= 0x52F) return "cyrillic";
+  if (cp >= 0x5D0 && cp <= 0x5EA) return "hebrew";
+  if ((cp >= 0x620 && cp <= 0x64A) || (cp >= 0x671 && cp <= 0x6D3)) return "arabic";
+  if (cp >= 0x904 && cp <= 0x939) return "devanagari";
+  if (cp >= 0xE01 && cp <= 0xE2E) return "thai";
+  if ((cp >= 0x3041 && cp <= 0x3096) || (cp >= 0x30A1 && cp <= 0x30FA)) return "kana";
+  if ((cp >= 0x4E00 && cp <= 0x9FFF) || (cp >= 0x3400 && cp <= 0x4DBF)) return "han";
+  if (cp >= 0xAC00 && cp <= 0xD7A3) return "hangul";
+  if (cp < 0x80) return nullptr;  // digits, punctuation, space
+  return "other";
+}
+
+class ScriptSignal final : public Signal {
+ public:
+  explicit ScriptSignal(const std::string& name) : Signal(name) {}
+  int cost() const override { return kCostNoModel; }
+  std::optional<FieldSpec> field(const std::string& field) const override {
+    if (field.empty()) return FieldSpec{FieldType::kLabel, kScripts};
+    return std::nullopt;
+  }
+  SignalValues compute(const RouteInput& input) const override {
+    std::map<std::string, size_t> letters;
+    for (size_t pos = 0; pos < input.text.size();) {
+      size_t length = 1;
+      const char32_t cp = unicode::decode(input.text, pos, &length);
+      if (const char* script = script_of(cp)) ++letters[script];
+      pos += length;
+    }
+    std::string best = "none";
+    size_t most = 0;
+    for (const auto& [script, count] : letters)
+      if (count > most) best = script, most = count;
+    return {{"", FieldValue::of_label(best)}};
+  }
+  std::string describe_fields() const override { return "the value only: " + join(kScripts); }
+};
+
+class MetadataSignal final : public Signal {
+ public:
+  explicit MetadataSignal(const std::string& name) : Signal(name) {}
+  int cost() const override { return kCostNoModel; }
+  std::optional<FieldSpec> field(const std::string& field) const override {
+    if (field.empty()) return std::nullopt;
+    return FieldSpec{FieldType::kLabel, {}};
+  }
+  SignalValues compute(const RouteInput& input) const override {
+    SignalValues v;
+    for (const auto& [key, value] : input.metadata) v[key] = FieldValue::of_label(value);
+    return v;
+  }
+  std::string describe_fields() const override { return "any key of the request's metadata: " + name() + ".<key>"; }
+};
+
+}  // namespace
+
+std::shared_ptr<const Signal> classifier_signal(const std::string& name, std::shared_ptr<const SequenceClassifier> model,
+                                                std::vector<std::string> positive_labels, double threshold) {
+  return std::make_shared<ClassifierSignal>(name, std::move(model), std::move(positive_labels), threshold);
+}
+
+std::shared_ptr<const Signal> entities_signal(const std::string& name, std::shared_ptr<const TokenClassifier> model,
+                                              double threshold) {
+  return std::make_shared<EntitiesSignal>(name, std::move(model), threshold);
+}
+
+std::shared_ptr<const Signal> keywords_signal(const std::string& name, const std::vector<std::string>& patterns,
+                                              bool regex, bool case_sensitive) {
+  return std::make_shared<KeywordsSignal>(name, patterns, regex, case_sensitive);
+}
+
+std::shared_ptr<const Signal> length_signal(const std::string& name, std::shared_ptr<const Tokenizer> tokenizer) {
+  return std::make_shared<LengthSignal>(name, std::move(tokenizer));
+}
+
+std::shared_ptr<const Signal> script_signal(const std::string& name) { return std::make_shared<ScriptSignal>(name); }
+
+std::shared_ptr<const Signal> metadata_signal(const std::string& name) {
+  return std::make_shared<MetadataSignal>(name);
+}
+
+}  // namespace semroute

@@ -1,0 +1,46 @@
+// Signals of a router config (router/router_config.h):
+//
+//   kind        value ("")                  other fields
+//   classifier  the top label               confidence, <label> (its probability); with
+//                                           positive_labels: risk (their summed probability),
+//                                           flagged (risk >= threshold)
+//   entities    the entity types found      count (entities scoring >= threshold)
+//   keywords    whether any keyword occurs  count (how many distinct ones), matches (which)
+//   length      characters (code points)    bytes, tokens (with a tokenizer's model)
+//   script      the dominant script         latin, cyrillic, greek, arabic, hebrew,
+//                                           devanagari, han, kana, hangul, thai, other, none
+//   meta        —                           any key of the caller's metadata (a label;
+//                                           "" when the caller did not send it)
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "router/signal.h"
+
+namespace semroute {
+
+class SequenceClassifier;
+class TokenClassifier;
+class Tokenizer;
+
+// Relative costs: no model, then a model forward pass.
+inline constexpr int kCostNoModel = 0;
+inline constexpr int kCostTokenizer = 1;
+inline constexpr int kCostModel = 10;
+
+std::shared_ptr<const Signal> classifier_signal(const std::string& name, std::shared_ptr<const SequenceClassifier> model,
+                                                std::vector<std::string> positive_labels, double threshold);
+std::shared_ptr<const Signal> entities_signal(const std::string& name, std::shared_ptr<const TokenClassifier> model,
+                                              double threshold);
+// `patterns` are PCRE2 regular expressions when `regex`, else literal
+// keywords matched as whole words. Throws LoadError naming `name`.
+std::shared_ptr<const Signal> keywords_signal(const std::string& name, const std::vector<std::string>& patterns,
+                                              bool regex, bool case_sensitive);
+// `tokenizer` may be null (then no `tokens` field).
+std::shared_ptr<const Signal> length_signal(const std::string& name, std::shared_ptr<const Tokenizer> tokenizer);
+std::shared_ptr<const Signal> script_signal(const std::string& name);
+std::shared_ptr<const Signal> metadata_signal(const std::string& name);
+
+}  // namespace semroute

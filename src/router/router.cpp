@@ -1,0 +1,179 @@
+#include "router/router.h"
+
+#include <cstdio>
+
+#include "core/file_input.h"
+#include "semroute/error.h"
+#include "tokenizers/tokenizer.h"
+#include "tokenizers/unicode.h"
+
+namespace semroute {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+// A request holds at most one text of Tokenizer::kMaxInputBytes, plus the rest.
+constexpr size_t kMaxRequestBytes = Tokenizer::kMaxInputBytes + (size_t{16} << 20);
+
+RequestJson parse_request(std::string_view json) {
+  if (json.size() > kMaxRequestBytes)
+    throw Error(ErrorCode::kTooLong, "chat request: " + std::to_string(json.size()) + " bytes exceeds the limit of " +
+                                         std::to_string(kMaxRequestBytes));
+  try {
+    check_json_nesting(json, "chat request");
+  } catch (const LoadError& e) {
+    throw Error(ErrorCode::kInvalidArgument, e.what());
+  }
+  try {
+    return RequestJson::parse(json.begin(), json.end());
+  } catch (const nlohmann::json::exception& e) {
+    throw Error(ErrorCode::kInvalidArgument, std::string("chat request: not valid JSON (") + e.what() + ")");
+  }
+}
+
+void check_text(const std::string& text) {
+  if (text.empty()) throw Error(ErrorCode::kInvalidArgument, "chat request: the user message is empty");
+  if (text.size() > Tokenizer::kMaxInputBytes)
+    throw Error(ErrorCode::kTooLong, "chat request: the user message is " + std::to_string(text.size()) +
+                                         " bytes, above the limit of " + std::to_string(Tokenizer::kMaxInputBytes));
+  const size_t bad = unicode::find_invalid_utf8(text);
+  if (bad != std::string::npos)
+    throw Error(ErrorCode::kInvalidUtf8, "chat request: the user message is not valid UTF-8 (byte " +
+                                             std::to_string(bad) + ")");
+}
+
+// What a blocked request gets instead of an answer: a chat completion whose
+// message is the reason (finish_reason "content_filter").
+RequestJson blocked_response(const std::string& reason) {
+  return RequestJson{{"id", "semroute-blocked"},
+                     {"object", "chat.completion"},
+                     {"model", "semroute"},
+                     {"choices", RequestJson::array({RequestJson{
+                                     {"index", 0},
+                                     {"message", RequestJson{{"role", "assistant"}, {"content", reason}}},
+                                     {"finish_reason", "content_filter"}}})},
+                     {"usage", RequestJson{{"prompt_tokens", 0}, {"completion_tokens", 0}, {"total_tokens", 0}}}};
+}
+
+std::vector<SignalTrace> signal_traces(const SignalSet& signals, const SignalBoard& board) {
+  std::vector<SignalTrace> traces;
+  for (const auto& [name, signal] : signals) {
+    SignalTrace t;
+    t.name = name;
+    const auto it = board.all_computed().find(name);
+    if (it != board.all_computed().end()) {
+      t.computed = true;
+      t.latency = it->second.latency;
+      for (const auto& [field, value] : it->second.values) t.values[field] = value.to_string();
+    }
+    traces.push_back(std::move(t));
+  }
+  return traces;
+}
+
+std::string milliseconds(std::chrono::microseconds us) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%.2f ms", static_cast<double>(us.count()) / 1000.0);
+  return text;
+}
+
+}  // namespace
+
+Router::Router(SignalSet signals, DecisionEngine engine, std::vector<std::string> auto_models)
+    : signals_(std::move(signals)), engine_(std::move(engine)), auto_models_(std::move(auto_models)) {}
+
+RouteResult Router::route_json(std::string_view request_json, const std::map<std::string, std::string>& metadata) const {
+  return route(parse_request(request_json), metadata);
+}
+
+RouteResult Router::route(const RequestJson& request, const std::map<std::string, std::string>& metadata) const {
+  const auto start = Clock::now();
+  const RouteInput input{request_text(request), metadata};
+  check_text(input.text);
+  SignalBoard board(signals_, input);
+  DecisionOutcome outcome = engine_.decide(board);
+  const Action& action = outcome.decision ? outcome.decision->action : engine_.default_action();
+
+  RouteResult result;
+  result.decision = outcome.decision ? outcome.decision->name : "default";
+  result.confidence = outcome.confidence;
+  result.request = request;
+  result.headers = action.headers;
+  result.headers["x-semroute-decision"] = result.decision;
+  if (action.block) {
+    result.blocked = true;
+    result.block_reason = action.block_reason;
+    result.response = blocked_response(action.block_reason);
+    result.headers["x-semroute-blocked"] = "true";
+  } else {
+    apply_action(action, auto_models_, result.request);
+  }
+  result.decisions = std::move(outcome.trace);
+  result.signals = signal_traces(signals_, board);
+  result.latency = std::chrono::duration_cast<std::chrono::microseconds>(Clock::now() - start);
+  return result;
+}
+
+RequestJson RouteResult::to_json() const {
+  RequestJson out{{"decision", decision}, {"confidence", confidence}};
+  const auto model = request.find("model");
+  out["model"] = model != request.end() ? *model : RequestJson();
+  out["blocked"] = blocked;
+  if (blocked) {
+    out["reason"] = block_reason;
+    out["response"] = response;
+  }
+  out["request"] = request;
+  out["headers"] = headers;
+  RequestJson decisions_json = RequestJson::array();
+  for (const auto& d : decisions) {
+    RequestJson held = RequestJson::array();
+    for (const auto& h : d.held) held.push_back(h.text);
+    decisions_json.push_back({{"name", d.name}, {"evaluated", d.evaluated}, {"matched", d.matched},
+                              {"confidence", d.confidence}, {"held", held}});
+  }
+  RequestJson signals_json = RequestJson::array();
+  for (const auto& s : signals) {
+    RequestJson entry{{"name", s.name}, {"computed", s.computed}};
+    if (s.computed) {
+      entry["values"] = s.values;
+      entry["latency_us"] = s.latency.count();
+    }
+    signals_json.push_back(entry);
+  }
+  out["trace"] = {{"decisions", decisions_json}, {"signals", signals_json}, {"latency_us", latency.count()}};
+  return out;
+}
+
+std::string RouteResult::to_text() const {
+  char confidence_text[32];
+  std::snprintf(confidence_text, sizeof confidence_text, "%.2f", confidence);
+  std::string out = "decision: " + decision + " (confidence " + confidence_text + ")\n";
+  if (blocked) {
+    out += "blocked: " + block_reason + "\n";
+  } else {
+    const auto model = request.find("model");
+    out += "model: " + (model != request.end() && model->is_string() ? model->get<std::string>() : "(unset)") + "\n";
+  }
+  out += "signals:\n";
+  for (const auto& s : signals) {
+    if (!s.computed) {
+      out += "  " + s.name + ": skipped\n";
+      continue;
+    }
+    out += "  " + s.name + " (" + milliseconds(s.latency) + "):";
+    for (const auto& [field, value] : s.values) out += " " + (field.empty() ? "" : field + "=") + value;
+    out += "\n";
+  }
+  out += "decisions:\n";
+  for (const auto& d : decisions) {
+    out += "  " + d.name + ": " + (!d.evaluated ? "not evaluated" : d.matched ? "matched" : "no");
+    for (size_t i = 0; i < d.held.size(); ++i) out += (i ? "; " : " (") + d.held[i].text;
+    out += d.held.empty() ? "\n" : ")\n";
+  }
+  for (const auto& [name, value] : headers) out += "header " + name + ": " + value + "\n";
+  out += "latency: " + milliseconds(latency) + "\n";
+  return out;
+}
+
+}  // namespace semroute

@@ -1,0 +1,98 @@
+// The router: a YAML config of signals, decisions and a default action;
+// route() takes an OpenAI chat-completions request (and the caller's
+// metadata), computes only the signals the decisions still need, and answers
+// with the decision, the rewritten request, headers and a trace.
+//
+//   auto_models: [auto]          # request models the router may replace (default [auto])
+//   strategy: priority           # or confidence (router/decision_engine.h)
+//   device: cpu                  # optional; dtype: float32 | int8 | auto | bfloat16
+//   signals:                     # see router/builtin_signals.h for kinds and fields
+//     domain:    {kind: classifier, model: models/domain}
+//     jailbreak: {kind: classifier, model: models/jailbreak, positive_labels: [jailbreak], threshold: 0.5}
+//     pii:       {kind: entities, model: models/pii, threshold: 0.5}
+//     urgent:    {kind: keywords, keywords: [urgent, asap]}    # regex: true, case_sensitive: true
+//     length:    {kind: length, tokenizer: models/domain}       # built in without tokens
+//   conditions:                  # named, reusable: {ref: name}
+//     private: "pii contains [EMAIL, PHONE_NUMBER]"
+//   decisions:
+//     - name: block_jailbreak
+//       priority: 100
+//       when: jailbreak.flagged
+//       block: the request looks like a jailbreak attempt
+//     - name: math
+//       priority: 10
+//       when: {all: ["domain == math", "domain.confidence >= 0.5"]}
+//       model: math-expert
+//       system_prompt: You are a mathematician.
+//       system_prompt_mode: insert      # replace | prepend
+//       reasoning_effort: high
+//       max_tokens: 4096                # a cap
+//       headers: {x-route-tier: expert}
+//   default: {model: general}
+//
+// `length`, `script` and `meta` exist without being declared. Paths are
+// relative to the YAML file; every error names the file and the field.
+#pragma once
+
+#include <chrono>
+#include <filesystem>
+#include <map>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "router/decision_engine.h"
+#include "router/request_rewrite.h"
+#include "router/signal.h"
+
+namespace semroute {
+
+struct SignalTrace {
+  std::string name;
+  bool computed = false;                    // false: no condition needed it
+  std::map<std::string, std::string> values;  // field -> value as text
+  std::chrono::microseconds latency{0};
+};
+
+struct RouteResult {
+  std::string decision;  // the decision's name, or "default"
+  double confidence = 1;
+  bool blocked = false;
+  std::string block_reason;
+  RequestJson request;   // rewritten (unchanged when blocked)
+  RequestJson response;  // when blocked: a chat.completion the caller can return
+  std::map<std::string, std::string> headers;
+  std::vector<DecisionTrace> decisions;
+  std::vector<SignalTrace> signals;
+  std::chrono::microseconds latency{0};
+
+  // {"decision", "confidence", "model", "blocked", "reason", "request",
+  //  "response", "headers", "trace": {"decisions": [...], "signals": [...]}}
+  RequestJson to_json() const;
+  // A readable trace for people (the CLI).
+  std::string to_text() const;
+};
+
+class Router {
+ public:
+  // Throws LoadError naming the file and the field.
+  static std::shared_ptr<const Router> load(const std::filesystem::path& yaml);
+  Router(SignalSet signals, DecisionEngine engine, std::vector<std::string> auto_models);
+
+  // Thread-safe. Throws Error: kInvalidArgument for a request that is not a
+  // chat request, kInvalidUtf8 / kTooLong for its text, what signals throw.
+  RouteResult route(const RequestJson& request, const std::map<std::string, std::string>& metadata = {}) const;
+  // Parses `request_json` first (size and nesting checked).
+  RouteResult route_json(std::string_view request_json, const std::map<std::string, std::string>& metadata = {}) const;
+
+  const SignalSet& signals() const { return signals_; }
+  const DecisionEngine& engine() const { return engine_; }
+
+ private:
+  SignalSet signals_;
+  DecisionEngine engine_;
+  std::vector<std::string> auto_models_;
+};
+
+}  // namespace semroute

@@ -1,0 +1,245 @@
+// Router::load: the YAML vocabulary of router/router.h.
+#include <yaml-cpp/yaml.h>
+
+#include <algorithm>
+#include <set>
+
+#include "classifiers/yaml_input.h"
+#include "core/device.h"
+#include "models/core_model.h"
+#include "router/builtin_signals.h"
+#include "router/router.h"
+#include "semroute/error.h"
+#include "tasks/sequence_classifier.h"
+#include "tasks/token_classifier.h"
+#include "tokenizers/tokenizer.h"
+
+namespace semroute {
+namespace {
+
+namespace fs = std::filesystem;
+
+const std::vector<std::string> kReasoningEfforts = {"minimal", "low", "medium", "high"};
+
+bool is_name(const std::string& s) {
+  return !s.empty() && std::all_of(s.begin(), s.end(), [](char c) {
+    return std::isalnum(static_cast<unsigned char>(c)) != 0 || c == '_' || c == '-';
+  });
+}
+
+// Loads each model once, whatever the number of signals using it.
+class ModelCache {
+ public:
+  explicit ModelCache(TaskOptions options) : options_(std::move(options)) {}
+  std::shared_ptr<const SequenceClassifier> sequence(const fs::path& dir) {
+    auto& slot = sequences_[fs::weakly_canonical(dir).string()];
+    if (!slot) slot = SequenceClassifier::load(dir, options_);
+    return slot;
+  }
+  std::shared_ptr<const TokenClassifier> token(const fs::path& dir) {
+    auto& slot = tokens_[fs::weakly_canonical(dir).string()];
+    if (!slot) slot = TokenClassifier::load(dir, options_);
+    return slot;
+  }
+
+ private:
+  TaskOptions options_;
+  std::map<std::string, std::shared_ptr<const SequenceClassifier>> sequences_;
+  std::map<std::string, std::shared_ptr<const TokenClassifier>> tokens_;
+};
+
+double threshold(const YamlFields& f, const YAML::Node& node, const std::string& field, double fallback) {
+  if (!node["threshold"]) return fallback;
+  const auto t = f.scalar<double>(node["threshold"], field + ".threshold", "a number");
+  if (!(t >= 0 && t <= 1)) f.fail(field + ".threshold", "must lie in [0, 1]");
+  return t;
+}
+
+bool flag(const YamlFields& f, const YAML::Node& node, const char* key, const std::string& field) {
+  return node[key] ? f.scalar<bool>(node[key], field + "." + key, "true or false") : false;
+}
+
+std::shared_ptr<const Signal> parse_signal(const YamlFields& f, const std::string& name, const YAML::Node& node,
+                                           ModelCache& models) {
+  const std::string field = "signals." + name;
+  if (!is_name(name)) f.fail(field, "a signal's name is letters, digits, '_' and '-'");
+  if (!node.IsMap()) f.fail(field, "expected a map with a kind");
+  if (!node["kind"]) f.fail(field + ".kind", "missing (classifier, entities, keywords, length, script or metadata)");
+  const auto kind = f.scalar<std::string>(node["kind"], field + ".kind", "a kind");
+  if (kind == "classifier") {
+    f.only(node, field, {"kind", "model", "positive_labels", "threshold"});
+    if (!node["model"]) f.fail(field + ".model", "missing");
+    std::vector<std::string> positive;
+    if (node["positive_labels"]) positive = f.strings(node["positive_labels"], field + ".positive_labels");
+    return classifier_signal(name, models.sequence(f.path(node["model"], field + ".model")), positive,
+                             threshold(f, node, field, 0.5));
+  }
+  if (kind == "entities") {
+    f.only(node, field, {"kind", "model", "threshold"});
+    if (!node["model"]) f.fail(field + ".model", "missing");
+    return entities_signal(name, models.token(f.path(node["model"], field + ".model")), threshold(f, node, field, 0.5));
+  }
+  if (kind == "keywords") {
+    f.only(node, field, {"kind", "keywords", "regex", "case_sensitive"});
+    if (!node["keywords"]) f.fail(field + ".keywords", "missing");
+    return keywords_signal(name, f.strings(node["keywords"], field + ".keywords"), flag(f, node, "regex", field),
+                           flag(f, node, "case_sensitive", field));
+  }
+  if (kind == "length") {
+    f.only(node, field, {"kind", "tokenizer"});
+    std::shared_ptr<const Tokenizer> tokenizer;
+    if (node["tokenizer"]) tokenizer = load_tokenizer(f.path(node["tokenizer"], field + ".tokenizer"));
+    return length_signal(name, tokenizer);
+  }
+  if (kind == "script") {
+    f.only(node, field, {"kind"});
+    return script_signal(name);
+  }
+  if (kind == "metadata") {
+    f.only(node, field, {"kind"});
+    return metadata_signal(name);
+  }
+  f.fail(field + ".kind", "'" + kind + "' is not one of classifier, entities, keywords, length, script, metadata");
+}
+
+const std::set<std::string> kActionKeys = {"model",           "system_prompt", "system_prompt_mode", "reasoning_effort",
+                                           "max_tokens",      "headers",       "block"};
+
+Action parse_action(const YamlFields& f, const YAML::Node& node, const std::string& field) {
+  Action a;
+  if (node["model"]) a.model = f.scalar<std::string>(node["model"], field + ".model", "a model name");
+  if (node["system_prompt"])
+    a.system_prompt = f.scalar<std::string>(node["system_prompt"], field + ".system_prompt", "a string");
+  if (node["system_prompt_mode"]) {
+    const auto mode = f.scalar<std::string>(node["system_prompt_mode"], field + ".system_prompt_mode", "a mode");
+    if (mode == "insert") {
+      a.system_prompt_mode = SystemPromptMode::kInsert;
+    } else if (mode == "replace") {
+      a.system_prompt_mode = SystemPromptMode::kReplace;
+    } else if (mode == "prepend") {
+      a.system_prompt_mode = SystemPromptMode::kPrepend;
+    } else {
+      f.fail(field + ".system_prompt_mode", "'" + mode + "' is not one of insert, replace, prepend");
+    }
+  }
+  if (node["reasoning_effort"]) {
+    a.reasoning_effort = f.scalar<std::string>(node["reasoning_effort"], field + ".reasoning_effort", "an effort");
+    if (std::find(kReasoningEfforts.begin(), kReasoningEfforts.end(), a.reasoning_effort) == kReasoningEfforts.end())
+      f.fail(field + ".reasoning_effort", "'" + a.reasoning_effort + "' is not one of minimal, low, medium, high");
+  }
+  if (node["max_tokens"]) {
+    a.max_tokens = f.scalar<int64_t>(node["max_tokens"], field + ".max_tokens", "a positive integer");
+    if (*a.max_tokens <= 0) f.fail(field + ".max_tokens", "must be positive");
+  }
+  if (node["headers"]) {
+    if (!node["headers"].IsMap()) f.fail(field + ".headers", "expected a map of header names to values");
+    for (const auto& h : node["headers"]) {
+      const auto name = h.first.as<std::string>();
+      if (!is_name(name)) f.fail(field + ".headers." + name, "a header name is letters, digits, '_' and '-'");
+      const auto value = f.scalar<std::string>(h.second, field + ".headers." + name, "a string");
+      if (value.find_first_of("\r\n") != std::string::npos || value.find('\0') != std::string::npos)
+        f.fail(field + ".headers." + name, "a header value cannot hold line breaks");
+      a.headers[name] = value;
+    }
+  }
+  if (node["block"]) {
+    a.block = true;
+    a.block_reason = f.scalar<std::string>(node["block"], field + ".block", "the reason given to the caller");
+    if (a.block_reason.empty()) f.fail(field + ".block", "give the reason the caller will see");
+    if (!a.model.empty() || !a.system_prompt.empty())
+      f.fail(field + ".block", "a blocked request goes to no model: drop model and system_prompt");
+  }
+  return a;
+}
+
+std::vector<Decision> parse_decisions(const YamlFields& f, const YAML::Node& node, ConditionCompiler& compiler) {
+  if (!node) return {};
+  if (!node.IsSequence()) f.fail("decisions", "expected a list");
+  std::vector<Decision> decisions;
+  std::set<std::string> names;
+  for (size_t i = 0; i < node.size(); ++i) {
+    const std::string field = "decisions[" + std::to_string(i) + "]";
+    const YAML::Node& d = node[i];
+    if (!d.IsMap()) f.fail(field, "expected a map");
+    std::set<std::string> known = kActionKeys;
+    known.insert({"name", "priority", "when", "description"});
+    f.only(d, field, known);
+    Decision decision;
+    if (!d["name"]) f.fail(field + ".name", "missing");
+    decision.name = f.scalar<std::string>(d["name"], field + ".name", "a name");
+    if (!is_name(decision.name) || decision.name == "default")
+      f.fail(field + ".name", "'" + decision.name + "': letters, digits, '_' and '-', and not 'default'");
+    if (!names.insert(decision.name).second) f.fail(field + ".name", "'" + decision.name + "' is used twice");
+    if (d["priority"]) decision.priority = f.scalar<int>(d["priority"], field + ".priority", "an integer");
+    if (!d["when"]) f.fail(field + ".when", "missing (a condition)");
+    decision.when = compiler.compile(d["when"], field + ".when");
+    decision.action = parse_action(f, d, field);
+    decisions.push_back(std::move(decision));
+  }
+  return decisions;
+}
+
+std::shared_ptr<const Router> parse_router(const YamlFields& f, const YAML::Node& root) {
+  if (!root.IsMap()) f.fail("(top)", "expected a map");
+  f.only(root, "", {"auto_models", "strategy", "device", "dtype", "signals", "conditions", "decisions", "default"});
+  std::vector<std::string> auto_models = {"auto"};
+  if (root["auto_models"]) auto_models = f.strings(root["auto_models"], "auto_models");
+  Strategy strategy = Strategy::kPriority;
+  if (root["strategy"]) {
+    const auto s = f.scalar<std::string>(root["strategy"], "strategy", "priority or confidence");
+    if (s == "confidence") {
+      strategy = Strategy::kConfidence;
+    } else if (s != "priority") {
+      f.fail("strategy", "'" + s + "' is neither priority nor confidence");
+    }
+  }
+  TaskOptions options;
+  try {
+    options.load = parse_load_options(root["device"] ? f.scalar<std::string>(root["device"], "device", "a device") : "cpu",
+                                      root["dtype"] ? f.scalar<std::string>(root["dtype"], "dtype", "a dtype") : "float32");
+  } catch (const LoadError&) {
+    throw;
+  } catch (const Error& e) {
+    f.fail("device / dtype", e.what());
+  }
+  ModelCache models(options);
+  SignalSet signals;
+  if (root["signals"]) {
+    if (!root["signals"].IsMap()) f.fail("signals", "expected a map of names to signals");
+    for (const auto& s : root["signals"]) {
+      const auto name = s.first.as<std::string>();
+      signals[name] = parse_signal(f, name, s.second, models);
+    }
+  }
+  if (!signals.count("length")) signals["length"] = length_signal("length", nullptr);
+  if (!signals.count("script")) signals["script"] = script_signal("script");
+  if (!signals.count("meta")) signals["meta"] = metadata_signal("meta");
+
+  ConditionCompiler compiler(signals, root["conditions"]);
+  std::vector<Decision> decisions = parse_decisions(f, root["decisions"], compiler);
+  Action fallback;
+  if (root["default"]) {
+    if (!root["default"].IsMap()) f.fail("default", "expected a map (an action)");
+    f.only(root["default"], "default", kActionKeys);
+    fallback = parse_action(f, root["default"], "default");
+  }
+  return std::make_shared<Router>(std::move(signals), DecisionEngine(std::move(decisions), fallback, strategy),
+                                  std::move(auto_models));
+}
+
+}  // namespace
+
+std::shared_ptr<const Router> Router::load(const fs::path& yaml) {
+  const YamlFields fields(yaml);
+  const YAML::Node root = load_yaml_file(yaml);
+  try {
+    return parse_router(fields, root);
+  } catch (const LoadError& e) {
+    // Condition errors name their YAML path; name the file too.
+    const std::string message = e.what();
+    if (message.rfind(yaml.string(), 0) == 0) throw;
+    throw LoadError(yaml.string() + ": " + message, e.code());
+  }
+}
+
+}  // namespace semroute
