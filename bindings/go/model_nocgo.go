@@ -62,3 +62,13 @@ func (u *Unified) Close() error                   { return nil }
 func (u *Unified) Classify(ctx context.Context, texts []string, req *UnifiedRequest) ([][]TaskAnswer, error) {
 	return nil, ErrUnavailable
 }
+
+// Router is unavailable without cgo.
+type Router struct{}
+
+// LoadRouter returns ErrUnavailable: this build has no cgo.
+func LoadRouter(config string) (*Router, error) { return nil, ErrUnavailable }
+func (r *Router) Close() error                  { return nil }
+func (r *Router) Route(request []byte, metadata map[string]string) (*Route, error) {
+	return nil, ErrUnavailable
+}

@@ -1,6 +1,9 @@
 package semroute
 
-import "time"
+import (
+	"encoding/json"
+	"time"
+)
 
 // Task is what a model is loaded for.
 type Task int
@@ -161,4 +164,21 @@ type TaskAnswer struct {
 	Risk           float32        // total probability of the task's positive labels
 	Flagged        bool           // Risk >= the task's threshold
 	Entities       []Entity       // token tasks
+}
+
+// Route is a routing decision for one request.
+type Route struct {
+	Decision   string  // the decision's name, "default" when none matched
+	Confidence float64 // how sure the decision is (see the README)
+	Blocked    bool    // return Response to the caller instead of calling a model
+	Model      string  // the request's "model" after routing
+	// The rewritten request: every field the decision does not own unchanged.
+	Request json.RawMessage
+	// When Blocked: a chat.completion whose message is the reason.
+	Response json.RawMessage
+	// Headers for the upstream request (x-semroute-decision and the decision's own).
+	Headers map[string]string
+	// Everything, with the trace: decisions evaluated, signals computed (value,
+	// latency) and skipped.
+	JSON json.RawMessage
 }

@@ -401,6 +401,46 @@ SEMROUTE_API SEMROUTE_MUST_USE semroute_status* semroute_unified_classify(
     const semroute_unified* unified, const char* texts, const uint64_t* offsets, size_t count, const char* tasks,
     const uint64_t* task_offsets, size_t task_count, int prefer_accuracy, semroute_task_results** out);
 
+/* The router (see the README's "Router" section): a YAML config of signals,
+ * decisions with conditions, and actions. Routing an OpenAI chat-completions
+ * request computes only the signals the decisions still need and answers
+ * with the decision, the rewritten request, headers and a trace. */
+typedef struct semroute_router semroute_router;
+typedef struct semroute_route semroute_route;
+
+SEMROUTE_API SEMROUTE_MUST_USE semroute_status* semroute_router_load(const char* config_path,
+                                                                     semroute_router** out_router);
+SEMROUTE_API void semroute_router_free(semroute_router* router);
+
+/* request_json: request_len bytes of a chat-completions request (or a
+ * completions one with a "prompt"); metadata_json: a JSON object of string
+ * values the conditions see as meta.<key> (user role, headers …), or NULL.
+ * Thread-safe. */
+SEMROUTE_API SEMROUTE_MUST_USE semroute_status* semroute_router_route(const semroute_router* router,
+                                                                      const char* request_json, size_t request_len,
+                                                                      const char* metadata_json, size_t metadata_len,
+                                                                      semroute_route** out_route);
+/* The decision's name ("default" when none matched). */
+SEMROUTE_API const char* semroute_route_decision(const semroute_route* route);
+SEMROUTE_API double semroute_route_confidence(const semroute_route* route);
+/* 1 when the decision blocks the request: return semroute_route_response_json
+ * to the caller instead of calling a model. */
+SEMROUTE_API int semroute_route_blocked(const semroute_route* route);
+/* The request's "model" after routing ("" when it has none). */
+SEMROUTE_API const char* semroute_route_model(const semroute_route* route);
+/* The rewritten request (every field the decision does not own unchanged). */
+SEMROUTE_API const char* semroute_route_request_json(const semroute_route* route);
+/* When blocked: a chat.completion whose message is the reason; else NULL. */
+SEMROUTE_API const char* semroute_route_response_json(const semroute_route* route);
+/* Headers for the upstream request (x-semroute-decision and the decision's). */
+SEMROUTE_API size_t semroute_route_header_count(const semroute_route* route);
+SEMROUTE_API const char* semroute_route_header_name(const semroute_route* route, size_t i);
+SEMROUTE_API const char* semroute_route_header_value(const semroute_route* route, size_t i);
+/* Everything, with the trace (decisions evaluated, signals computed with their
+ * values and latency, signals skipped), as JSON. */
+SEMROUTE_API const char* semroute_route_json(const semroute_route* route);
+SEMROUTE_API void semroute_route_free(semroute_route* route);
+
 #ifdef __cplusplus
 }
 #endif

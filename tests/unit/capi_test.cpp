@@ -7,6 +7,7 @@
 #include <cstring>
 #include <thread>
 
+#include "core/file_input.h"
 #include "models/random_model.h"
 #include "semroute/semroute.h"
 #include "tasks/embedder.h"
@@ -417,3 +418,63 @@ TEST(CApiLora, EngineAndUnifiedClassifier) {
 
 }  // namespace
 }  // namespace semroute
+
+namespace semroute::test {
+namespace {
+
+TEST(CApiRouter, RoutesTheExampleConfig) {
+  semroute_router* router = nullptr;
+  expect_ok(semroute_router_load((repo_dir() / "examples/router/router.yaml").c_str(), &router));
+  ASSERT_NE(router, nullptr);
+  const std::string math = read_file(repo_dir() / "examples/router/requests/math.json");
+  semroute_route* route = nullptr;
+  const std::string meta = R"({"role": "admin", "tier": 2})";
+  expect_ok(semroute_router_route(router, math.data(), math.size(), meta.data(), meta.size(), &route));
+  ASSERT_NE(route, nullptr);
+  EXPECT_STREQ(semroute_route_decision(route), "stem");
+  EXPECT_STREQ(semroute_route_model(route), "reasoning-llm");
+  EXPECT_EQ(semroute_route_blocked(route), 0);
+  EXPECT_EQ(semroute_route_response_json(route), nullptr);
+  EXPECT_GT(semroute_route_confidence(route), 0.5);
+  const auto request = nlohmann::json::parse(semroute_route_request_json(route));
+  EXPECT_EQ(request["reasoning_effort"], "high");
+  ASSERT_EQ(semroute_route_header_count(route), 1u);
+  EXPECT_STREQ(semroute_route_header_name(route, 0), "x-semroute-decision");
+  EXPECT_STREQ(semroute_route_header_value(route, 0), "stem");
+  EXPECT_EQ(semroute_route_header_name(route, 1), nullptr);
+  const auto all = nlohmann::json::parse(semroute_route_json(route));
+  EXPECT_EQ(all["decision"], "stem");
+  EXPECT_FALSE(all["trace"]["signals"].empty());
+  semroute_route_free(route);
+
+  const std::string jailbreak = read_file(repo_dir() / "examples/router/requests/jailbreak.json");
+  expect_ok(semroute_router_route(router, jailbreak.data(), jailbreak.size(), nullptr, 0, &route));
+  EXPECT_EQ(semroute_route_blocked(route), 1);
+  EXPECT_EQ(nlohmann::json::parse(semroute_route_response_json(route))["choices"][0]["finish_reason"],
+            "content_filter");
+  semroute_route_free(route);
+
+  // Bad input: statuses, never crashes; the out pointer is cleared.
+  route = reinterpret_cast<semroute_route*>(0x1);
+  expect_code(semroute_router_route(router, "{", 1, nullptr, 0, &route), SEMROUTE_ERR_INVALID_ARGUMENT, "not valid JSON");
+  EXPECT_EQ(route, nullptr);
+  const std::string bad_meta = R"({"role": ["a"]})";
+  expect_code(semroute_router_route(router, math.data(), math.size(), bad_meta.data(), bad_meta.size(), &route),
+              SEMROUTE_ERR_INVALID_ARGUMENT, "'role' is not a string");
+  expect_code(semroute_router_route(router, math.data(), math.size(), "[1]", 3, &route), SEMROUTE_ERR_INVALID_ARGUMENT,
+              "expected a JSON object");
+  expect_code(semroute_router_route(nullptr, math.data(), math.size(), nullptr, 0, &route), SEMROUTE_ERR_INVALID_ARGUMENT,
+              "router");
+  expect_code(semroute_router_route(router, nullptr, 0, nullptr, 0, &route), SEMROUTE_ERR_INVALID_ARGUMENT, "request_json");
+  semroute_router_free(router);
+
+  expect_code(semroute_router_load("/nonexistent/router.yaml", &router), SEMROUTE_ERR_NOT_FOUND);
+  EXPECT_EQ(router, nullptr);
+  EXPECT_EQ(semroute_route_decision(nullptr), nullptr);
+  EXPECT_EQ(semroute_route_header_count(nullptr), 0u);
+  semroute_route_free(nullptr);
+  semroute_router_free(nullptr);
+}
+
+}  // namespace
+}  // namespace semroute::test
