@@ -370,7 +370,7 @@ ConditionPtr compile_comparison(const std::string& text, const SignalSet& signal
   return parse_comparison(text, signals, path);
 }
 
-const FieldValue& SignalBoard::get(const std::string& signal, const std::string& field) {
+SignalBoard::Computed& SignalBoard::compute(const std::string& signal) {
   auto it = computed_.find(signal);
   if (it == computed_.end()) {
     const auto start = Clock::now();
@@ -378,15 +378,20 @@ const FieldValue& SignalBoard::get(const std::string& signal, const std::string&
     const auto latency = std::chrono::duration_cast<std::chrono::microseconds>(Clock::now() - start);
     it = computed_.emplace(signal, Computed{std::move(values), latency}).first;
   }
-  const auto value = it->second.values.find(field);
-  if (value != it->second.values.end()) return value->second;
+  return it->second;
+}
+
+const FieldValue& SignalBoard::get(const std::string& signal, const std::string& field) {
+  Computed& computed = compute(signal);
+  const auto value = computed.values.find(field);
+  if (value != computed.values.end()) return value->second;
   // A field the signal has but did not report (a metadata key the caller did
   // not send) has its type's empty value: false, 0, "", no labels.
   const auto spec = signals_.at(signal)->field(field);
   if (!spec) throw InternalError("signal '" + signal + "' has no field '" + field + "'");
   FieldValue empty;
   empty.type = spec->type;
-  return it->second.values.emplace(field, empty).first->second;
+  return computed.values.emplace(field, empty).first->second;
 }
 
 }  // namespace semroute

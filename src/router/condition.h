@@ -33,14 +33,16 @@ class SignalBoard {
  public:
   SignalBoard(const SignalSet& signals, const RouteInput& input) : signals_(signals), input_(input) {}
 
-  // The field, computing its signal on first use. Throws what the signal throws.
-  const FieldValue& get(const std::string& signal, const std::string& field);
-  bool computed(const std::string& signal) const { return computed_.count(signal) != 0; }
-
   struct Computed {
     SignalValues values;
     std::chrono::microseconds latency{0};
   };
+
+  // The field, computing its signal on first use. Throws what the signal throws.
+  const FieldValue& get(const std::string& signal, const std::string& field);
+  // Computes the signal unless it has been.
+  Computed& compute(const std::string& signal);
+  bool computed(const std::string& signal) const { return computed_.count(signal) != 0; }
   const std::map<std::string, Computed>& all_computed() const { return computed_; }
 
  private:

@@ -82,15 +82,19 @@ std::string milliseconds(std::chrono::microseconds us) {
 Router::Router(SignalSet signals, DecisionEngine engine, std::vector<std::string> auto_models)
     : signals_(std::move(signals)), engine_(std::move(engine)), auto_models_(std::move(auto_models)) {}
 
-RouteResult Router::route_json(std::string_view request_json, const std::map<std::string, std::string>& metadata) const {
-  return route(parse_request(request_json), metadata);
+RouteResult Router::route_json(std::string_view request_json, const std::map<std::string, std::string>& metadata,
+                               const RouteOptions& options) const {
+  return route(parse_request(request_json), metadata, options);
 }
 
-RouteResult Router::route(const RequestJson& request, const std::map<std::string, std::string>& metadata) const {
+RouteResult Router::route(const RequestJson& request, const std::map<std::string, std::string>& metadata,
+                          const RouteOptions& options) const {
   const auto start = Clock::now();
   const RouteInput input{request_text(request), metadata};
   check_text(input.text);
   SignalBoard board(signals_, input);
+  if (options.all_signals)
+    for (const auto& [name, signal] : signals_) board.compute(name);
   DecisionOutcome outcome = engine_.decide(board);
   const Action& action = outcome.decision ? outcome.decision->action : engine_.default_action();
 

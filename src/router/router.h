@@ -74,6 +74,12 @@ struct RouteResult {
   std::string to_text() const;
 };
 
+struct RouteOptions {
+  // Compute every signal before deciding (to see them all in the trace, or
+  // to measure what lazy evaluation saves); the decision is the same.
+  bool all_signals = false;
+};
+
 class Router {
  public:
   // Throws LoadError naming the file and the field.
@@ -82,9 +88,11 @@ class Router {
 
   // Thread-safe. Throws Error: kInvalidArgument for a request that is not a
   // chat request, kInvalidUtf8 / kTooLong for its text, what signals throw.
-  RouteResult route(const RequestJson& request, const std::map<std::string, std::string>& metadata = {}) const;
+  RouteResult route(const RequestJson& request, const std::map<std::string, std::string>& metadata = {},
+                    const RouteOptions& options = {}) const;
   // Parses `request_json` first (size and nesting checked).
-  RouteResult route_json(std::string_view request_json, const std::map<std::string, std::string>& metadata = {}) const;
+  RouteResult route_json(std::string_view request_json, const std::map<std::string, std::string>& metadata = {},
+                         const RouteOptions& options = {}) const;
 
   const SignalSet& signals() const { return signals_; }
   const DecisionEngine& engine() const { return engine_; }
