@@ -40,6 +40,9 @@ Quantized quantize(const float* x, int64_t n) {
   return q;
 }
 
+// The score of an erased row: below any cosine, so it never makes the top k.
+constexpr float kErased = 1e30f;
+
 }  // namespace
 
 float cosine_similarity(const float* a, const float* b, int64_t dimension) {
@@ -62,33 +65,69 @@ void VectorIndex::check_dimension(int64_t dimension) const {
                        std::to_string(dimension_));
 }
 
-void VectorIndex::add(const float* vector, int64_t dimension) {
+int64_t VectorIndex::add(const float* vector, int64_t dimension) {
   check_dimension(dimension);
-  const Eigen::Map<const Eigen::VectorXf> v(vector, dimension);
+  data_.resize(data_.size() + static_cast<size_t>(dimension_));
+  codes_.resize(codes_.size() + static_cast<size_t>(dimension_));
+  code_sums_.push_back(0);
+  scales_.push_back(0);
+  residuals_.push_back(0);
+  live_.push_back(0);
+  try {
+    store(rows_, vector);
+  } catch (...) {
+    data_.resize(data_.size() - static_cast<size_t>(dimension_));
+    codes_.resize(codes_.size() - static_cast<size_t>(dimension_));
+    code_sums_.pop_back();
+    scales_.pop_back();
+    residuals_.pop_back();
+    live_.pop_back();
+    throw;
+  }
+  return rows_++;
+}
+
+void VectorIndex::replace(int64_t row, const float* vector, int64_t dimension) {
+  check_dimension(dimension);
+  if (row < 0 || row >= rows_) throw InvalidInput("vector index: no row " + std::to_string(row));
+  store(row, vector);
+}
+
+void VectorIndex::erase(int64_t row) {
+  if (row < 0 || row >= rows_) throw InvalidInput("vector index: no row " + std::to_string(row));
+  const auto i = static_cast<size_t>(row);
+  live_count_ -= live_[i];
+  live_[i] = 0;
+}
+
+// Normalizes `vector` into `row` and quantizes it; the row is live after.
+void VectorIndex::store(int64_t row, const float* vector) {
+  const Eigen::Map<const Eigen::VectorXf> v(vector, dimension_);
   const float norm = v.norm();
   if (!(norm > 0) || !std::isfinite(norm)) throw InvalidInput("cannot index a zero or non-finite vector");
-  data_.resize(data_.size() + static_cast<size_t>(dimension));
-  float* row = data_.data() + rows_ * dimension_;
-  Eigen::Map<Eigen::VectorXf>(row, dimension) = v / norm;
-  const Quantized q = quantize(row, dimension);
-  codes_.insert(codes_.end(), q.code.begin(), q.code.end());
-  code_sums_.push_back(std::accumulate(q.code.begin(), q.code.end(), int32_t{0}));
-  scales_.push_back(q.scale);
-  residuals_.push_back(q.residual);
-  ++rows_;
+  float* unit = data_.data() + row * dimension_;
+  Eigen::Map<Eigen::VectorXf>(unit, dimension_) = v / norm;
+  const Quantized q = quantize(unit, dimension_);
+  const auto i = static_cast<size_t>(row);
+  std::copy(q.code.begin(), q.code.end(), codes_.begin() + row * dimension_);
+  code_sums_[i] = std::accumulate(q.code.begin(), q.code.end(), int32_t{0});
+  scales_[i] = q.scale;
+  residuals_[i] = q.residual;
+  live_count_ += 1 - live_[i];
+  live_[i] = 1;
 }
 
 std::vector<Neighbor> VectorIndex::search(const float* query, int64_t dimension, int64_t k,
                                           int64_t* rescored) const {
   check_dimension(dimension);
   if (rescored != nullptr) *rescored = 0;
-  if (rows_ == 0 || k <= 0) return {};
+  if (live_count_ == 0 || k <= 0) return {};
   const Eigen::Map<const Eigen::VectorXf> raw(query, dimension);
   const float norm = raw.norm();
   if (!(norm > 0) || !std::isfinite(norm)) throw InvalidInput("cannot search with a zero or non-finite vector");
   const Eigen::VectorXf unit = raw / norm;
   const Quantized q = quantize(unit.data(), dimension);
-  const int64_t n = std::min(k, rows_);
+  const int64_t n = std::min(k, live_count_);
 
   // int8 scores and their error bounds, for every row (the memory-bound scan).
   std::vector<float> approx(static_cast<size_t>(rows_)), bound(static_cast<size_t>(rows_));
@@ -99,6 +138,11 @@ std::vector<Neighbor> VectorIndex::search(const float* query, int64_t dimension,
   at::parallel_for(0, rows_, 2048, [&](int64_t begin, int64_t end) {
     for (int64_t r = begin; r < end; ++r) {
       const auto i = static_cast<size_t>(r);
+      if (!live_[i]) {
+        approx[i] = -kErased;
+        bound[i] = 0;
+        continue;
+      }
       const int8_t* row = codes_.data() + r * dimension_;
       const int32_t d = vnni ? dot_u8s8_vnni(shifted.data(), row, dimension_, code_sums_[i])
                              : dot(q.code.data(), row, dimension_);
@@ -117,7 +161,7 @@ std::vector<Neighbor> VectorIndex::search(const float* query, int64_t dimension,
   std::vector<Neighbor> candidates;
   for (int64_t r = 0; r < rows_; ++r) {
     const auto i = static_cast<size_t>(r);
-    if (approx[i] + bound[i] < threshold) continue;
+    if (!live_[i] || approx[i] + bound[i] < threshold) continue;
     const Eigen::Map<const Eigen::VectorXf> row(data_.data() + r * dimension_, dimension_);
     candidates.push_back({r, row.dot(raw) / norm});
   }

@@ -27,19 +27,25 @@ class VectorIndex {
  public:
   explicit VectorIndex(int64_t dimension);
 
-  // Appends a vector (normalized on the way in). Throws InvalidInput for a
-  // wrong dimension or a zero vector.
-  void add(const float* vector, int64_t dimension);
+  // Appends a vector (normalized on the way in) and returns its row. Throws
+  // InvalidInput for a wrong dimension or a zero vector.
+  int64_t add(const float* vector, int64_t dimension);
+  // Puts a vector in `row` (an erased one, or one to overwrite), live again.
+  void replace(int64_t row, const float* vector, int64_t dimension);
+  // Takes `row` out of every search (its storage stays for replace()).
+  void erase(int64_t row);
   // The k best rows, best first; ties keep insertion order. k is clamped to
   // the index size; an empty index returns nothing. `rescored`, when given,
   // receives how many rows were rescored in float32.
   std::vector<Neighbor> search(const float* query, int64_t dimension, int64_t k, int64_t* rescored = nullptr) const;
 
-  int64_t size() const { return rows_; }
+  int64_t size() const { return rows_; }  // rows ever added, erased ones included
+  int64_t live() const { return live_count_; }
   int64_t dimension() const { return dimension_; }
 
  private:
   void check_dimension(int64_t dimension) const;
+  void store(int64_t row, const float* vector);
 
   int64_t dimension_;
   int64_t rows_ = 0;
@@ -48,6 +54,8 @@ class VectorIndex {
   std::vector<int32_t> code_sums_;  // per row: Σ code
   std::vector<float> scales_;      // per row: max |x| / 127
   std::vector<float> residuals_;   // per row: ‖x − scale · code‖
+  std::vector<uint8_t> live_;      // per row: 0 once erased
+  int64_t live_count_ = 0;
 };
 
 }  // namespace semroute

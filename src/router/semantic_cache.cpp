@@ -1,0 +1,149 @@
+#include "router/semantic_cache.h"
+
+#include <cmath>
+#include <list>
+#include <map>
+#include <mutex>
+
+#include "classifiers/vector_index.h"
+#include "semroute/error.h"
+
+namespace semroute {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+class MemoryCache final : public SemanticCache {
+ public:
+  MemoryCache(int64_t dimension, CacheOptions options) : dimension_(dimension), options_(std::move(options)) {
+    if (dimension <= 0) throw InvalidInput("semantic cache: the dimension must be positive");
+    if (!(options_.threshold > 0 && options_.threshold <= 1))
+      throw InvalidInput("semantic cache: the threshold must lie in (0, 1]");
+    if (options_.capacity == 0) throw InvalidInput("semantic cache: the capacity must be positive");
+    if (options_.ttl.count() < 0) throw InvalidInput("semantic cache: the ttl must not be negative");
+    if (!options_.now) options_.now = [] { return Clock::now(); };
+  }
+
+  std::optional<CacheHit> lookup(const std::string& partition, const std::vector<float>& embedding) override {
+    check(embedding);
+    const std::lock_guard<std::mutex> lock(mutex_);
+    std::optional<Found> best;
+    for (auto& [name, p] : partitions_) {
+      if (!partition.empty() && name != partition) continue;
+      const auto found = best_live(p, embedding);
+      if (found && (!best || found->similarity > best->similarity)) best = found;
+    }
+    if (!best || best->similarity < options_.threshold) return std::nullopt;
+    Entry& e = best->partition->entries[static_cast<size_t>(best->row)];
+    lru_.splice(lru_.begin(), lru_, e.lru);  // most recently used
+    return CacheHit{e.response, best->similarity};
+  }
+
+  void store(const std::string& partition, const std::vector<float>& embedding, const std::string& response) override {
+    check(embedding);
+    const std::lock_guard<std::mutex> lock(mutex_);
+    auto it = partitions_.find(partition);
+    if (it == partitions_.end()) it = partitions_.emplace(partition, Partition(dimension_)).first;
+    Partition& p = it->second;
+    const auto found = best_live(p, embedding);
+    if (found && found->similarity >= options_.threshold) {
+      Entry& e = p.entries[static_cast<size_t>(found->row)];
+      p.index.replace(found->row, embedding.data(), dimension_);
+      e.response = response;
+      e.created = options_.now();
+      lru_.splice(lru_.begin(), lru_, e.lru);
+      return;
+    }
+    if (live_ >= options_.capacity) evict(lru_.back().first, lru_.back().second);
+    int64_t row;
+    if (!p.free_rows.empty()) {
+      row = p.free_rows.back();
+      p.index.replace(row, embedding.data(), dimension_);
+      p.free_rows.pop_back();
+    } else {
+      row = p.index.add(embedding.data(), dimension_);
+      p.entries.emplace_back();
+    }
+    Entry& e = p.entries[static_cast<size_t>(row)];
+    e.response = response;
+    e.created = options_.now();
+    e.lru = lru_.emplace(lru_.begin(), &p, row);
+    ++live_;
+  }
+
+  size_t size() const override {
+    const std::lock_guard<std::mutex> lock(mutex_);
+    return live_;
+  }
+  const CacheOptions& options() const override { return options_; }
+
+ private:
+  struct Partition;
+  using LruList = std::list<std::pair<Partition*, int64_t>>;
+  struct Entry {
+    std::string response;
+    Clock::time_point created;
+    LruList::iterator lru;
+  };
+  struct Partition {
+    explicit Partition(int64_t dimension) : index(dimension) {}
+    VectorIndex index;
+    std::vector<Entry> entries;  // by row
+    std::vector<int64_t> free_rows;
+  };
+  struct Found {
+    Partition* partition;
+    int64_t row;
+    float similarity;
+  };
+
+  void check(const std::vector<float>& embedding) const {
+    if (static_cast<int64_t>(embedding.size()) != dimension_)
+      throw InvalidInput("semantic cache: an embedding of " + std::to_string(embedding.size()) +
+                         " values, the cache holds " + std::to_string(dimension_));
+    double norm = 0;
+    for (const float x : embedding) norm += static_cast<double>(x) * x;
+    if (!(norm > 0) || !std::isfinite(norm)) throw InvalidInput("semantic cache: a zero or non-finite vector");
+  }
+
+  bool expired(const Entry& e) const {
+    return options_.ttl.count() > 0 && options_.now() - e.created >= options_.ttl;
+  }
+
+  // The most similar entry of `p` that has not expired; expired ones found on
+  // the way are evicted.
+  std::optional<Found> best_live(Partition& p, const std::vector<float>& embedding) {
+    while (p.index.live() > 0) {
+      const auto top = p.index.search(embedding.data(), dimension_, 1);
+      const Entry& e = p.entries[static_cast<size_t>(top[0].row)];
+      if (!expired(e)) return Found{&p, top[0].row, top[0].score};
+      evict(&p, top[0].row);
+    }
+    return std::nullopt;
+  }
+
+  void evict(Partition* p, int64_t row) {
+    Entry& e = p->entries[static_cast<size_t>(row)];
+    lru_.erase(e.lru);
+    e.response.clear();
+    e.response.shrink_to_fit();
+    p->index.erase(row);
+    p->free_rows.push_back(row);
+    --live_;
+  }
+
+  const int64_t dimension_;
+  CacheOptions options_;
+  mutable std::mutex mutex_;
+  std::map<std::string, Partition> partitions_;
+  LruList lru_;  // most recently used first
+  size_t live_ = 0;
+};
+
+}  // namespace
+
+std::unique_ptr<SemanticCache> make_memory_cache(int64_t dimension, CacheOptions options) {
+  return std::make_unique<MemoryCache>(dimension, std::move(options));
+}
+
+}  // namespace semroute

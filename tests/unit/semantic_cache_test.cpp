@@ -1,0 +1,134 @@
+// The semantic cache: hits by similarity, partitions, TTL on a clock the test
+// moves, LRU eviction at capacity, replacement of near-duplicates, and many
+// threads at once (run under TSan by scripts/test-tsan.sh).
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <cmath>
+#include <thread>
+
+#include "router/semantic_cache.h"
+#include "test_util.h"
+
+namespace semroute::test {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+// A unit vector of dimension 8 pointing mostly along axis `axis`, turned by
+// `angle` radians towards axis (axis + 1) % 8.
+std::vector<float> direction(int axis, double angle = 0) {
+  std::vector<float> v(8, 0.0f);
+  v[static_cast<size_t>(axis)] = static_cast<float>(std::cos(angle));
+  v[static_cast<size_t>((axis + 1) % 8)] = static_cast<float>(std::sin(angle));
+  return v;
+}
+
+struct FakeClock {
+  Clock::time_point now = Clock::time_point{} + std::chrono::hours(1);
+  CacheOptions options(size_t capacity = 100, std::chrono::seconds ttl = std::chrono::seconds(60)) {
+    CacheOptions o;
+    o.threshold = 0.9f;
+    o.capacity = capacity;
+    o.ttl = ttl;
+    o.now = [this] { return now; };
+    return o;
+  }
+};
+
+TEST(SemanticCache, HitsAboveTheThresholdOnly) {
+  FakeClock clock;
+  const auto cache = make_memory_cache(8, clock.options());
+  EXPECT_FALSE(cache->lookup("", direction(0)));  // empty
+  cache->store("math", direction(0), "four");
+  const auto hit = cache->lookup("math", direction(0, 0.3));  // cos 0.3 = 0.955
+  ASSERT_TRUE(hit);
+  EXPECT_EQ(hit->response, "four");
+  EXPECT_NEAR(hit->similarity, std::cos(0.3), 1e-5);
+  EXPECT_FALSE(cache->lookup("math", direction(0, 0.5)));  // cos 0.5 = 0.878 < 0.9
+  EXPECT_FALSE(cache->lookup("math", direction(3)));
+  EXPECT_FALSE(cache->lookup("law", direction(0)));  // another partition
+  EXPECT_TRUE(cache->lookup("", direction(0)));       // any partition
+}
+
+TEST(SemanticCache, EntriesExpireAfterTheirTtl) {
+  FakeClock clock;
+  const auto cache = make_memory_cache(8, clock.options());
+  cache->store("p", direction(0), "old");
+  clock.now += std::chrono::seconds(59);
+  EXPECT_TRUE(cache->lookup("p", direction(0)));
+  cache->store("p", direction(2), "newer");
+  clock.now += std::chrono::seconds(1);  // the first is 60 s old
+  EXPECT_FALSE(cache->lookup("p", direction(0)));
+  EXPECT_EQ(cache->size(), 1u);  // evicted when found expired
+  EXPECT_TRUE(cache->lookup("p", direction(2)));
+  clock.now += std::chrono::hours(10);
+  EXPECT_FALSE(cache->lookup("p", direction(2)));
+  EXPECT_EQ(cache->size(), 0u);
+}
+
+TEST(SemanticCache, TheLeastRecentlyUsedGoesAtCapacity) {
+  FakeClock clock;
+  const auto cache = make_memory_cache(8, clock.options(3));
+  cache->store("p", direction(0), "a");
+  cache->store("q", direction(1), "b");
+  cache->store("p", direction(2), "c");
+  EXPECT_TRUE(cache->lookup("p", direction(0)));  // a is now the most recent; b the least
+  cache->store("p", direction(3), "d");
+  EXPECT_EQ(cache->size(), 3u);
+  EXPECT_FALSE(cache->lookup("q", direction(1)));
+  EXPECT_TRUE(cache->lookup("p", direction(0)));
+  EXPECT_TRUE(cache->lookup("p", direction(2)));
+  EXPECT_TRUE(cache->lookup("p", direction(3)));
+  // Freed rows are reused: storing more keeps the size at the capacity.
+  for (int i = 0; i < 8; ++i) cache->store("p", direction(i, 0.6), "e" + std::to_string(i));
+  EXPECT_EQ(cache->size(), 3u);
+  EXPECT_EQ(cache->lookup("p", direction(7, 0.6))->response, "e7");
+}
+
+TEST(SemanticCache, ANearDuplicateReplacesTheEntry) {
+  FakeClock clock;
+  const auto cache = make_memory_cache(8, clock.options());
+  cache->store("p", direction(0), "first");
+  cache->store("p", direction(0, 0.1), "second");
+  EXPECT_EQ(cache->size(), 1u);
+  EXPECT_EQ(cache->lookup("p", direction(0))->response, "second");
+}
+
+TEST(SemanticCache, RefusesBadInput) {
+  FakeClock clock;
+  const auto cache = make_memory_cache(8, clock.options());
+  expect_error([&] { cache->store("p", std::vector<float>(7, 1.0f), "x"); }, ErrorCode::kInvalidArgument,
+               "an embedding of 7 values, the cache holds 8");
+  expect_error([&] { cache->lookup("p", std::vector<float>(8, 0.0f)); }, ErrorCode::kInvalidArgument,
+               "zero or non-finite");
+  expect_error([&] { cache->store("p", std::vector<float>(8, NAN), "x"); }, ErrorCode::kInvalidArgument,
+               "zero or non-finite");
+  EXPECT_EQ(cache->size(), 0u);
+  CacheOptions bad = clock.options();
+  bad.threshold = 1.5f;
+  expect_error([&] { make_memory_cache(8, bad); }, ErrorCode::kInvalidArgument, "threshold");
+  expect_error([&] { make_memory_cache(8, clock.options(0)); }, ErrorCode::kInvalidArgument, "capacity");
+}
+
+TEST(SemanticCache, ManyThreadsAtOnce) {
+  const auto cache = make_memory_cache(8, CacheOptions{0.9f, std::chrono::seconds(0), 64, {}});
+  std::atomic<int> wrong{0};
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 16; ++t) {
+    threads.emplace_back([&, t] {
+      for (int i = 0; i < 200; ++i) {
+        const int axis = (t + i) % 8;
+        cache->store("p" + std::to_string(t % 2), direction(axis), std::to_string(axis));
+        const auto hit = cache->lookup("p" + std::to_string(t % 2), direction(axis));
+        if (hit && hit->response != std::to_string(axis)) ++wrong;
+      }
+    });
+  }
+  for (auto& thread : threads) thread.join();
+  EXPECT_EQ(wrong, 0);
+  EXPECT_LE(cache->size(), 16u);  // 8 directions x 2 partitions
+}
+
+}  // namespace
+}  // namespace semroute::test
