@@ -74,7 +74,7 @@ semroute_status* semroute_router_route(const semroute_router* router, const char
     const auto model = r.request.find("model");
     route->model = model != r.request.end() && model->is_string() ? model->get<std::string>() : "";
     route->request_json = r.request.dump();
-    if (r.blocked) route->response_json = r.response.dump();
+    if (r.blocked || r.cache_hit) route->response_json = r.response.dump();
     route->json = r.to_json().dump();
     route->headers.assign(r.headers.begin(), r.headers.end());
     *out_route = route.release();
@@ -90,8 +90,9 @@ const char* semroute_route_model(const semroute_route* route) { return route ? r
 const char* semroute_route_request_json(const semroute_route* route) {
   return route ? route->request_json.c_str() : nullptr;
 }
+int semroute_route_cache_hit(const semroute_route* route) { return route && route->result.cache_hit ? 1 : 0; }
 const char* semroute_route_response_json(const semroute_route* route) {
-  return route && route->result.blocked ? route->response_json.c_str() : nullptr;
+  return route && (route->result.blocked || route->result.cache_hit) ? route->response_json.c_str() : nullptr;
 }
 size_t semroute_route_header_count(const semroute_route* route) { return route ? route->headers.size() : 0; }
 const char* semroute_route_header_name(const semroute_route* route, size_t i) {
@@ -102,3 +103,15 @@ const char* semroute_route_header_value(const semroute_route* route, size_t i) {
 }
 const char* semroute_route_json(const semroute_route* route) { return route ? route->json.c_str() : nullptr; }
 void semroute_route_free(semroute_route* route) { delete route; }
+
+semroute_status* semroute_router_store_answer(const semroute_router* router, const semroute_route* route,
+                                              const char* answer_json, size_t answer_len, int* out_stored) {
+  if (out_stored != nullptr) *out_stored = 0;
+  return guarded([&] {
+    require(router, "router");
+    require(route, "route");
+    require(answer_json, "answer_json");
+    const bool stored = router->router->store_answer(route->result, std::string_view(answer_json, answer_len));
+    if (out_stored != nullptr) *out_stored = stored ? 1 : 0;
+  });
+}

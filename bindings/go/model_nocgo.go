@@ -72,3 +72,6 @@ func (r *Router) Close() error                  { return nil }
 func (r *Router) Route(request []byte, metadata map[string]string) (*Route, error) {
 	return nil, ErrUnavailable
 }
+func (r *Router) StoreAnswer(route *Route, answer []byte) (bool, error) {
+	return false, ErrUnavailable
+}

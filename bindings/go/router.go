@@ -10,6 +10,7 @@ import "C"
 
 import (
 	"encoding/json"
+	"runtime"
 	"unsafe"
 )
 
@@ -65,7 +66,6 @@ func (r *Router) Route(request []byte, metadata map[string]string) (*Route, erro
 		if err := statusError(status); err != nil {
 			return err
 		}
-		defer C.semroute_route_free(route)
 		out = &Route{
 			Decision:   C.GoString(C.semroute_route_decision(route)),
 			Confidence: float64(C.semroute_route_confidence(route)),
@@ -75,14 +75,49 @@ func (r *Router) Route(request []byte, metadata map[string]string) (*Route, erro
 			Headers:    map[string]string{},
 			JSON:       json.RawMessage(C.GoString(C.semroute_route_json(route))),
 		}
-		if out.Blocked {
-			out.Response = json.RawMessage(C.GoString(C.semroute_route_response_json(route)))
+		out.CacheHit = C.semroute_route_cache_hit(route) != 0
+		if response := C.semroute_route_response_json(route); response != nil {
+			out.Response = json.RawMessage(C.GoString(response))
 		}
 		for i := C.size_t(0); i < C.semroute_route_header_count(route); i++ {
 			out.Headers[C.GoString(C.semroute_route_header_name(route, i))] =
 				C.GoString(C.semroute_route_header_value(route, i))
 		}
+		if out.Headers["x-semroute-cache"] == "miss" {
+			// Kept for StoreAnswer: it holds the prompt's embedding.
+			key := &cacheKey{route: route}
+			runtime.SetFinalizer(key, func(k *cacheKey) { C.semroute_route_free(k.route) })
+			out.answerKey = key
+		} else {
+			C.semroute_route_free(route)
+		}
 		return nil
 	})
 	return out, err
+}
+
+// cacheKey holds a routed request's C handle after a cache miss.
+type cacheKey struct {
+	route *C.semroute_route
+}
+
+// StoreAnswer caches the model's answer (a chat.completion JSON object) to a
+// request routed with a cache miss, for similar prompts of the same
+// decision. It reports false when the route has nothing to store (no cache,
+// a hit, a blocked request).
+func (r *Router) StoreAnswer(route *Route, answer []byte) (bool, error) {
+	key, ok := route.answerKey.(*cacheKey)
+	if !ok || key == nil {
+		return false, nil
+	}
+	if len(answer) == 0 {
+		return false, &Error{Code: CodeInvalidArgument, Message: "an empty answer"}
+	}
+	var stored C.int
+	err := r.do(func() error {
+		return statusError(C.semroute_router_store_answer(r.handle, key.route,
+			(*C.char)(unsafe.Pointer(&answer[0])), C.size_t(len(answer)), &stored))
+	})
+	runtime.KeepAlive(key)
+	return stored != 0, err
 }

@@ -122,3 +122,32 @@ func TestRouterConcurrentRoutes(t *testing.T) {
 	}
 	wg.Wait()
 }
+
+func TestRouterCachesAnswers(t *testing.T) {
+	r := loadExampleRouter(t)
+	request := exampleRequest(t, "math.json")
+	first, err := r.Route(request, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if first.CacheHit || first.Headers["x-semroute-cache"] != "miss" {
+		t.Fatalf("first: %+v", first)
+	}
+	stored, err := r.StoreAnswer(first, []byte(`{"id":"cached-1","object":"chat.completion","choices":[]}`))
+	if err != nil || !stored {
+		t.Fatalf("StoreAnswer: %v %v", stored, err)
+	}
+	second, err := r.Route(request, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var answer struct {
+		ID string `json:"id"`
+	}
+	if !second.CacheHit || json.Unmarshal(second.Response, &answer) != nil || answer.ID != "cached-1" {
+		t.Fatalf("second: %+v", second)
+	}
+	if stored, err := r.StoreAnswer(second, []byte(`{}`)); stored || err != nil {
+		t.Errorf("a hit has nothing to store: %v %v", stored, err)
+	}
+}

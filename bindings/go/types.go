@@ -171,14 +171,18 @@ type Route struct {
 	Decision   string  // the decision's name, "default" when none matched
 	Confidence float64 // how sure the decision is (see the README)
 	Blocked    bool    // return Response to the caller instead of calling a model
+	CacheHit   bool    // Response is a cached answer: return it instead of calling a model
 	Model      string  // the request's "model" after routing
 	// The rewritten request: every field the decision does not own unchanged.
 	Request json.RawMessage
-	// When Blocked: a chat.completion whose message is the reason.
+	// When Blocked, a chat.completion whose message is the reason; on a
+	// cache hit, the cached answer.
 	Response json.RawMessage
 	// Headers for the upstream request (x-semroute-decision and the decision's own).
 	Headers map[string]string
 	// Everything, with the trace: decisions evaluated, signals computed (value,
 	// latency) and skipped.
 	JSON json.RawMessage
+
+	answerKey any // after a cache miss: what Router.StoreAnswer needs
 }

@@ -430,7 +430,11 @@ SEMROUTE_API int semroute_route_blocked(const semroute_route* route);
 SEMROUTE_API const char* semroute_route_model(const semroute_route* route);
 /* The rewritten request (every field the decision does not own unchanged). */
 SEMROUTE_API const char* semroute_route_request_json(const semroute_route* route);
-/* When blocked: a chat.completion whose message is the reason; else NULL. */
+/* 1 when the answer comes from the semantic cache (semroute_route_response_json). */
+SEMROUTE_API int semroute_route_cache_hit(const semroute_route* route);
+/* The answer to return instead of calling a model: when blocked, a
+ * chat.completion whose message is the reason; on a cache hit, the cached
+ * answer. NULL otherwise. */
 SEMROUTE_API const char* semroute_route_response_json(const semroute_route* route);
 /* Headers for the upstream request (x-semroute-decision and the decision's). */
 SEMROUTE_API size_t semroute_route_header_count(const semroute_route* route);
@@ -440,6 +444,15 @@ SEMROUTE_API const char* semroute_route_header_value(const semroute_route* route
  * values and latency, signals skipped), as JSON. */
 SEMROUTE_API const char* semroute_route_json(const semroute_route* route);
 SEMROUTE_API void semroute_route_free(semroute_route* route);
+
+/* After a cache miss of a decision with `cache: true`: stores the model's
+ * answer (a chat.completion JSON object, answer_len bytes) for similar
+ * prompts. *out_stored (may be NULL) is 1 when stored, 0 when the route had
+ * nothing to store (no cache, a hit, a blocked request). Thread-safe. */
+SEMROUTE_API SEMROUTE_MUST_USE semroute_status* semroute_router_store_answer(const semroute_router* router,
+                                                                             const semroute_route* route,
+                                                                             const char* answer_json, size_t answer_len,
+                                                                             int* out_stored);
 
 #ifdef __cplusplus
 }

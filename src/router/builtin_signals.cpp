@@ -4,7 +4,9 @@
 #include <set>
 
 #include "core/regex.h"
+#include "router/semantic_cache.h"
 #include "semroute/error.h"
+#include "tasks/embedder.h"
 #include "tasks/sequence_classifier.h"
 #include "tasks/token_classifier.h"
 #include "tokenizers/tokenizer.h"
@@ -255,7 +257,38 @@ class MetadataSignal final : public Signal {
   std::string describe_fields() const override { return "any key of the request's metadata: " + name() + ".<key>"; }
 };
 
+class CacheSignal final : public Signal {
+ public:
+  CacheSignal(const std::string& name, std::shared_ptr<const Embedder> embedder, std::shared_ptr<SemanticCache> cache)
+      : Signal(name), embedder_(std::move(embedder)), cache_(std::move(cache)) {}
+  int cost() const override { return kCostModel; }
+  std::optional<FieldSpec> field(const std::string& field) const override {
+    if (field.empty()) return FieldSpec{FieldType::kBool, {}};
+    if (field == "similarity") return FieldSpec{FieldType::kNumber, {}};
+    return std::nullopt;
+  }
+  SignalValues compute(const RouteInput& input) const override {
+    const auto hit = cache_->lookup("", prompt_embedding(input, *embedder_));
+    return {{"", FieldValue::boolean(hit.has_value())}, {"similarity", FieldValue::of_number(hit ? hit->similarity : 0)}};
+  }
+  std::string describe_fields() const override { return "fields: similarity"; }
+
+ private:
+  std::shared_ptr<const Embedder> embedder_;
+  std::shared_ptr<SemanticCache> cache_;
+};
+
 }  // namespace
+
+const std::vector<float>& prompt_embedding(const RouteInput& input, const Embedder& embedder) {
+  if (!input.embedding) input.embedding = std::make_shared<const std::vector<float>>(embedder.embed_rows({input.text}));
+  return *input.embedding;
+}
+
+std::shared_ptr<const Signal> cache_signal(const std::string& name, std::shared_ptr<const Embedder> embedder,
+                                           std::shared_ptr<SemanticCache> cache) {
+  return std::make_shared<CacheSignal>(name, std::move(embedder), std::move(cache));
+}
 
 std::shared_ptr<const Signal> classifier_signal(const std::string& name, std::shared_ptr<const SequenceClassifier> model,
                                                 std::vector<std::string> positive_labels, double threshold) {

@@ -11,6 +11,8 @@
 //                                           devanagari, han, kana, hangul, thai, other, none
 //   meta        —                           any key of the caller's metadata (a label;
 //                                           "" when the caller did not send it)
+//   cache       whether the semantic cache  similarity (of the closest cached prompt)
+//               holds a similar prompt      (built in when the config has a cache)
 #pragma once
 
 #include <memory>
@@ -21,6 +23,8 @@
 
 namespace semroute {
 
+class Embedder;
+class SemanticCache;
 class SequenceClassifier;
 class TokenClassifier;
 class Tokenizer;
@@ -42,5 +46,11 @@ std::shared_ptr<const Signal> keywords_signal(const std::string& name, const std
 std::shared_ptr<const Signal> length_signal(const std::string& name, std::shared_ptr<const Tokenizer> tokenizer);
 std::shared_ptr<const Signal> script_signal(const std::string& name);
 std::shared_ptr<const Signal> metadata_signal(const std::string& name);
+// Looks the text's embedding up in every partition of `cache`.
+std::shared_ptr<const Signal> cache_signal(const std::string& name, std::shared_ptr<const Embedder> embedder,
+                                           std::shared_ptr<SemanticCache> cache);
+
+// The text's embedding (RouteInput::embedding), computed on first use.
+const std::vector<float>& prompt_embedding(const RouteInput& input, const Embedder& embedder);
 
 }  // namespace semroute

@@ -30,6 +30,7 @@ struct Action {
   std::map<std::string, std::string> headers;  // for the caller to add upstream
   bool block = false;                  // refuse the request
   std::string block_reason;
+  bool cache = false;                  // serve from / store in the semantic cache
 };
 
 // The text to classify: the last user message (its content string, or its

@@ -3,6 +3,8 @@
 #include <cstdio>
 
 #include "core/file_input.h"
+#include "router/builtin_signals.h"
+#include "router/semantic_cache.h"
 #include "semroute/error.h"
 #include "tokenizers/tokenizer.h"
 #include "tokenizers/unicode.h"
@@ -15,19 +17,21 @@ using Clock = std::chrono::steady_clock;
 // A request holds at most one text of Tokenizer::kMaxInputBytes, plus the rest.
 constexpr size_t kMaxRequestBytes = Tokenizer::kMaxInputBytes + (size_t{16} << 20);
 
-RequestJson parse_request(std::string_view json) {
+// A JSON body (a request, or an answer to cache): size and nesting checked
+// before parsing; errors name `what`.
+RequestJson parse_body(std::string_view json, const std::string& what) {
   if (json.size() > kMaxRequestBytes)
-    throw Error(ErrorCode::kTooLong, "chat request: " + std::to_string(json.size()) + " bytes exceeds the limit of " +
+    throw Error(ErrorCode::kTooLong, what + ": " + std::to_string(json.size()) + " bytes exceeds the limit of " +
                                          std::to_string(kMaxRequestBytes));
   try {
-    check_json_nesting(json, "chat request");
+    check_json_nesting(json, what);
   } catch (const LoadError& e) {
     throw Error(ErrorCode::kInvalidArgument, e.what());
   }
   try {
     return RequestJson::parse(json.begin(), json.end());
   } catch (const nlohmann::json::exception& e) {
-    throw Error(ErrorCode::kInvalidArgument, std::string("chat request: not valid JSON (") + e.what() + ")");
+    throw Error(ErrorCode::kInvalidArgument, what + ": not valid JSON (" + e.what() + ")");
   }
 }
 
@@ -79,12 +83,13 @@ std::string milliseconds(std::chrono::microseconds us) {
 
 }  // namespace
 
-Router::Router(SignalSet signals, DecisionEngine engine, std::vector<std::string> auto_models)
-    : signals_(std::move(signals)), engine_(std::move(engine)), auto_models_(std::move(auto_models)) {}
+Router::Router(SignalSet signals, DecisionEngine engine, std::vector<std::string> auto_models, RouterCache cache)
+    : signals_(std::move(signals)), engine_(std::move(engine)), auto_models_(std::move(auto_models)),
+      cache_(std::move(cache)) {}
 
 RouteResult Router::route_json(std::string_view request_json, const std::map<std::string, std::string>& metadata,
                                const RouteOptions& options) const {
-  return route(parse_request(request_json), metadata, options);
+  return route(parse_body(request_json, "chat request"), metadata, options);
 }
 
 RouteResult Router::route(const RequestJson& request, const std::map<std::string, std::string>& metadata,
@@ -111,6 +116,7 @@ RouteResult Router::route(const RequestJson& request, const std::map<std::string
     result.headers["x-semroute-blocked"] = "true";
   } else {
     apply_action(action, auto_models_, result.request);
+    if (action.cache && cache_.store) look_up_answer(input, result);
   }
   result.decisions = std::move(outcome.trace);
   result.signals = signal_traces(signals_, board);
@@ -118,15 +124,39 @@ RouteResult Router::route(const RequestJson& request, const std::map<std::string
   return result;
 }
 
+// Serves the decision's cached answer for a similar prompt, or keeps what
+// store_answer needs to cache the model's.
+void Router::look_up_answer(const RouteInput& input, RouteResult& result) const {
+  const auto& embedding = prompt_embedding(input, *cache_.embedder);
+  if (const auto hit = cache_.store->lookup(result.decision, embedding)) {
+    result.cache_hit = true;
+    result.cache_similarity = hit->similarity;
+    result.response = RequestJson::parse(hit->response);
+    result.headers["x-semroute-cache"] = "hit";
+  } else {
+    result.cache_partition = result.decision;
+    result.cache_embedding = input.embedding;
+    result.headers["x-semroute-cache"] = "miss";
+  }
+}
+
+bool Router::store_answer(const RouteResult& route, std::string_view response_json) const {
+  if (!cache_.store || !route.cache_embedding) return false;
+  const RequestJson response = parse_body(response_json, "answer");
+  if (!response.is_object()) throw Error(ErrorCode::kInvalidArgument, "answer: not a JSON object");
+  cache_.store->store(route.cache_partition, *route.cache_embedding, response.dump());
+  return true;
+}
+
 RequestJson RouteResult::to_json() const {
   RequestJson out{{"decision", decision}, {"confidence", confidence}};
   const auto model = request.find("model");
   out["model"] = model != request.end() ? *model : RequestJson();
   out["blocked"] = blocked;
-  if (blocked) {
-    out["reason"] = block_reason;
-    out["response"] = response;
-  }
+  if (blocked) out["reason"] = block_reason;
+  if (cache_embedding || cache_hit) out["cache"] = cache_hit ? "hit" : "miss";
+  if (cache_hit) out["cache_similarity"] = cache_similarity;
+  if (blocked || cache_hit) out["response"] = response;
   out["request"] = request;
   out["headers"] = headers;
   RequestJson decisions_json = RequestJson::array();
@@ -155,6 +185,8 @@ std::string RouteResult::to_text() const {
   std::string out = "decision: " + decision + " (confidence " + confidence_text + ")\n";
   if (blocked) {
     out += "blocked: " + block_reason + "\n";
+  } else if (cache_hit) {
+    out += "answered from the cache (similarity " + std::to_string(cache_similarity) + ")\n";
   } else {
     const auto model = request.find("model");
     out += "model: " + (model != request.end() && model->is_string() ? model->get<std::string>() : "(unset)") + "\n";

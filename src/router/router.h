@@ -29,6 +29,12 @@
 //       max_tokens: 4096                # a cap
 //       headers: {x-route-tier: expert}
 //   default: {model: general}
+//   cache:                       # optional: a semantic cache of answers
+//     embedding_model: models/multitask/base
+//     threshold: 0.95            # cosine for a hit
+//     ttl_seconds: 3600
+//     capacity: 10000
+//   (and `cache: true` in the decisions whose answers may be cached)
 //
 // `length`, `script` and `meta` exist without being declared. Paths are
 // relative to the YAML file; every error names the file and the field.
@@ -48,6 +54,15 @@
 
 namespace semroute {
 
+class Embedder;
+class SemanticCache;
+
+// The router's semantic cache and the model that embeds prompts for it.
+struct RouterCache {
+  std::shared_ptr<const Embedder> embedder;
+  std::shared_ptr<SemanticCache> store;
+};
+
 struct SignalTrace {
   std::string name;
   bool computed = false;                    // false: no condition needed it
@@ -60,12 +75,17 @@ struct RouteResult {
   double confidence = 1;
   bool blocked = false;
   std::string block_reason;
+  bool cache_hit = false;  // the response is a cached answer
+  float cache_similarity = 0;
   RequestJson request;   // rewritten (unchanged when blocked)
-  RequestJson response;  // when blocked: a chat.completion the caller can return
+  RequestJson response;  // when blocked or a cache hit: the answer to return instead of calling a model
   std::map<std::string, std::string> headers;
   std::vector<DecisionTrace> decisions;
   std::vector<SignalTrace> signals;
   std::chrono::microseconds latency{0};
+  // For Router::store_answer after a cache miss (null otherwise).
+  std::string cache_partition;
+  std::shared_ptr<const std::vector<float>> cache_embedding;
 
   // {"decision", "confidence", "model", "blocked", "reason", "request",
   //  "response", "headers", "trace": {"decisions": [...], "signals": [...]}}
@@ -84,7 +104,7 @@ class Router {
  public:
   // Throws LoadError naming the file and the field.
   static std::shared_ptr<const Router> load(const std::filesystem::path& yaml);
-  Router(SignalSet signals, DecisionEngine engine, std::vector<std::string> auto_models);
+  Router(SignalSet signals, DecisionEngine engine, std::vector<std::string> auto_models, RouterCache cache = {});
 
   // Thread-safe. Throws Error: kInvalidArgument for a request that is not a
   // chat request, kInvalidUtf8 / kTooLong for its text, what signals throw.
@@ -94,13 +114,21 @@ class Router {
   RouteResult route_json(std::string_view request_json, const std::map<std::string, std::string>& metadata = {},
                          const RouteOptions& options = {}) const;
 
+  // After a cache miss of a decision with `cache: true`, stores the answer
+  // the model gave (a chat.completion JSON object) for similar prompts.
+  // Returns false when the route has nothing to store. Thread-safe.
+  bool store_answer(const RouteResult& route, std::string_view response_json) const;
+
   const SignalSet& signals() const { return signals_; }
   const DecisionEngine& engine() const { return engine_; }
 
  private:
+  void look_up_answer(const RouteInput& input, RouteResult& result) const;
+
   SignalSet signals_;
   DecisionEngine engine_;
   std::vector<std::string> auto_models_;
+  RouterCache cache_;
 };
 
 }  // namespace semroute

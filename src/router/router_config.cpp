@@ -9,6 +9,8 @@
 #include "models/core_model.h"
 #include "router/builtin_signals.h"
 #include "router/router.h"
+#include "router/semantic_cache.h"
+#include "tasks/embedder.h"
 #include "semroute/error.h"
 #include "tasks/sequence_classifier.h"
 #include "tasks/token_classifier.h"
@@ -102,11 +104,16 @@ std::shared_ptr<const Signal> parse_signal(const YamlFields& f, const std::strin
   f.fail(field + ".kind", "'" + kind + "' is not one of classifier, entities, keywords, length, script, metadata");
 }
 
-const std::set<std::string> kActionKeys = {"model",           "system_prompt", "system_prompt_mode", "reasoning_effort",
-                                           "max_tokens",      "headers",       "block"};
+const std::set<std::string> kActionKeys = {"model",      "system_prompt", "system_prompt_mode", "reasoning_effort",
+                                           "max_tokens", "headers",       "block",              "cache"};
 
-Action parse_action(const YamlFields& f, const YAML::Node& node, const std::string& field) {
+Action parse_action(const YamlFields& f, const YAML::Node& node, const std::string& field, bool has_cache) {
   Action a;
+  if (node["cache"]) {
+    a.cache = f.scalar<bool>(node["cache"], field + ".cache", "true or false");
+    if (a.cache && !has_cache) f.fail(field + ".cache", "the config has no 'cache:' section");
+    if (a.cache && node["block"]) f.fail(field + ".cache", "a blocked request has no answer to cache");
+  }
   if (node["model"]) a.model = f.scalar<std::string>(node["model"], field + ".model", "a model name");
   if (node["system_prompt"])
     a.system_prompt = f.scalar<std::string>(node["system_prompt"], field + ".system_prompt", "a string");
@@ -152,7 +159,8 @@ Action parse_action(const YamlFields& f, const YAML::Node& node, const std::stri
   return a;
 }
 
-std::vector<Decision> parse_decisions(const YamlFields& f, const YAML::Node& node, ConditionCompiler& compiler) {
+std::vector<Decision> parse_decisions(const YamlFields& f, const YAML::Node& node, ConditionCompiler& compiler,
+                                      bool has_cache) {
   if (!node) return {};
   if (!node.IsSequence()) f.fail("decisions", "expected a list");
   std::vector<Decision> decisions;
@@ -173,15 +181,46 @@ std::vector<Decision> parse_decisions(const YamlFields& f, const YAML::Node& nod
     if (d["priority"]) decision.priority = f.scalar<int>(d["priority"], field + ".priority", "an integer");
     if (!d["when"]) f.fail(field + ".when", "missing (a condition)");
     decision.when = compiler.compile(d["when"], field + ".when");
-    decision.action = parse_action(f, d, field);
+    decision.action = parse_action(f, d, field, has_cache);
     decisions.push_back(std::move(decision));
   }
   return decisions;
 }
 
+RouterCache parse_cache(const YamlFields& f, const YAML::Node& node, const TaskOptions& options) {
+  if (!node.IsMap()) f.fail("cache", "expected a map");
+  f.only(node, "cache", {"embedding_model", "threshold", "ttl_seconds", "capacity", "backend"});
+  if (!node["embedding_model"]) f.fail("cache.embedding_model", "missing (a model folder that embeds prompts)");
+  CacheOptions cache;
+  cache.threshold = 0.95f;
+  if (node["threshold"]) {
+    cache.threshold = f.scalar<float>(node["threshold"], "cache.threshold", "a number");
+    if (!(cache.threshold > 0 && cache.threshold <= 1)) f.fail("cache.threshold", "must lie in (0, 1]");
+  }
+  if (node["ttl_seconds"]) {
+    const auto ttl = f.scalar<int64_t>(node["ttl_seconds"], "cache.ttl_seconds", "seconds");
+    if (ttl < 0) f.fail("cache.ttl_seconds", "must not be negative (0: no expiry)");
+    cache.ttl = std::chrono::seconds(ttl);
+  }
+  if (node["capacity"]) {
+    const auto capacity = f.scalar<int64_t>(node["capacity"], "cache.capacity", "a number of entries");
+    if (capacity <= 0 || capacity > (int64_t{1} << 26)) f.fail("cache.capacity", "must lie in [1, 2^26]");
+    cache.capacity = static_cast<size_t>(capacity);
+  }
+  if (node["backend"]) {
+    const auto backend = f.scalar<std::string>(node["backend"], "cache.backend", "memory");
+    if (backend != "memory") f.fail("cache.backend", "'" + backend + "': only memory in this version");
+  }
+  RouterCache out;
+  out.embedder = Embedder::load(f.path(node["embedding_model"], "cache.embedding_model"), EmbedderOptions(options));
+  out.store = make_memory_cache(out.embedder->dimension(), cache);
+  return out;
+}
+
 std::shared_ptr<const Router> parse_router(const YamlFields& f, const YAML::Node& root) {
   if (!root.IsMap()) f.fail("(top)", "expected a map");
-  f.only(root, "", {"auto_models", "strategy", "device", "dtype", "signals", "conditions", "decisions", "default"});
+  f.only(root, "",
+         {"auto_models", "strategy", "device", "dtype", "signals", "conditions", "decisions", "default", "cache"});
   std::vector<std::string> auto_models = {"auto"};
   if (root["auto_models"]) auto_models = f.strings(root["auto_models"], "auto_models");
   Strategy strategy = Strategy::kPriority;
@@ -214,17 +253,23 @@ std::shared_ptr<const Router> parse_router(const YamlFields& f, const YAML::Node
   if (!signals.count("length")) signals["length"] = length_signal("length", nullptr);
   if (!signals.count("script")) signals["script"] = script_signal("script");
   if (!signals.count("meta")) signals["meta"] = metadata_signal("meta");
+  RouterCache cache;
+  if (root["cache"]) {
+    cache = parse_cache(f, root["cache"], options);
+    if (!signals.count("cache")) signals["cache"] = cache_signal("cache", cache.embedder, cache.store);
+  }
 
   ConditionCompiler compiler(signals, root["conditions"]);
-  std::vector<Decision> decisions = parse_decisions(f, root["decisions"], compiler);
+  const bool has_cache = cache.store != nullptr;
+  std::vector<Decision> decisions = parse_decisions(f, root["decisions"], compiler, has_cache);
   Action fallback;
   if (root["default"]) {
     if (!root["default"].IsMap()) f.fail("default", "expected a map (an action)");
     f.only(root["default"], "default", kActionKeys);
-    fallback = parse_action(f, root["default"], "default");
+    fallback = parse_action(f, root["default"], "default", has_cache);
   }
   return std::make_shared<Router>(std::move(signals), DecisionEngine(std::move(decisions), fallback, strategy),
-                                  std::move(auto_models));
+                                  std::move(auto_models), std::move(cache));
 }
 
 }  // namespace

@@ -438,10 +438,26 @@ TEST(CApiRouter, RoutesTheExampleConfig) {
   EXPECT_GT(semroute_route_confidence(route), 0.5);
   const auto request = nlohmann::json::parse(semroute_route_request_json(route));
   EXPECT_EQ(request["reasoning_effort"], "high");
-  ASSERT_EQ(semroute_route_header_count(route), 1u);
-  EXPECT_STREQ(semroute_route_header_name(route, 0), "x-semroute-decision");
-  EXPECT_STREQ(semroute_route_header_value(route, 0), "stem");
-  EXPECT_EQ(semroute_route_header_name(route, 1), nullptr);
+  ASSERT_EQ(semroute_route_header_count(route), 2u);  // sorted by name
+  EXPECT_STREQ(semroute_route_header_name(route, 0), "x-semroute-cache");
+  EXPECT_STREQ(semroute_route_header_value(route, 0), "miss");
+  EXPECT_STREQ(semroute_route_header_name(route, 1), "x-semroute-decision");
+  EXPECT_STREQ(semroute_route_header_value(route, 1), "stem");
+  EXPECT_EQ(semroute_route_header_name(route, 2), nullptr);
+  EXPECT_EQ(semroute_route_cache_hit(route), 0);
+
+  // The model's answer, stored: the same prompt is then answered from the cache.
+  const std::string answer = R"({"id":"a1","object":"chat.completion","choices":[{"index":0,"message":{"role":"assistant","content":"2"}}]})";
+  int stored = 0;
+  expect_code(semroute_router_store_answer(router, route, "{", 1, &stored), SEMROUTE_ERR_INVALID_ARGUMENT, "answer");
+  expect_ok(semroute_router_store_answer(router, route, answer.data(), answer.size(), &stored));
+  EXPECT_EQ(stored, 1);
+  semroute_route_free(route);
+  expect_ok(semroute_router_route(router, math.data(), math.size(), nullptr, 0, &route));
+  EXPECT_EQ(semroute_route_cache_hit(route), 1);
+  EXPECT_EQ(nlohmann::json::parse(semroute_route_response_json(route))["id"], "a1");
+  expect_ok(semroute_router_store_answer(router, route, answer.data(), answer.size(), &stored));
+  EXPECT_EQ(stored, 0);  // a hit has nothing to store
   const auto all = nlohmann::json::parse(semroute_route_json(route));
   EXPECT_EQ(all["decision"], "stem");
   EXPECT_FALSE(all["trace"]["signals"].empty());
