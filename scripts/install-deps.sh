@@ -13,6 +13,7 @@ packages=(
   libpcre2-dev libutf8proc-dev
   libgtest-dev libgmock-dev libbenchmark-dev
   golang-go
+  libhiredis-dev redis-server    # the semantic cache shared by router replicas (tests start their own server)
   clang libclang-rt-14-dev       # scripts/fuzz.sh: libFuzzer with ASan + UBSan
 )
 
