@@ -9,6 +9,7 @@
 #include "models/core_model.h"
 #include "router/builtin_signals.h"
 #include "router/router.h"
+#include "router/redis_cache.h"
 #include "router/semantic_cache.h"
 #include "tasks/embedder.h"
 #include "semroute/error.h"
@@ -189,7 +190,7 @@ std::vector<Decision> parse_decisions(const YamlFields& f, const YAML::Node& nod
 
 RouterCache parse_cache(const YamlFields& f, const YAML::Node& node, const TaskOptions& options) {
   if (!node.IsMap()) f.fail("cache", "expected a map");
-  f.only(node, "cache", {"embedding_model", "threshold", "ttl_seconds", "capacity", "backend"});
+  f.only(node, "cache", {"embedding_model", "threshold", "ttl_seconds", "capacity", "backend", "redis"});
   if (!node["embedding_model"]) f.fail("cache.embedding_model", "missing (a model folder that embeds prompts)");
   CacheOptions cache;
   cache.threshold = 0.95f;
@@ -207,13 +208,34 @@ RouterCache parse_cache(const YamlFields& f, const YAML::Node& node, const TaskO
     if (capacity <= 0 || capacity > (int64_t{1} << 26)) f.fail("cache.capacity", "must lie in [1, 2^26]");
     cache.capacity = static_cast<size_t>(capacity);
   }
-  if (node["backend"]) {
-    const auto backend = f.scalar<std::string>(node["backend"], "cache.backend", "memory");
-    if (backend != "memory") f.fail("cache.backend", "'" + backend + "': only memory in this version");
-  }
+  const std::string backend =
+      node["backend"] ? f.scalar<std::string>(node["backend"], "cache.backend", "memory or redis") : "memory";
+  if (backend != "memory" && backend != "redis") f.fail("cache.backend", "'" + backend + "' is neither memory nor redis");
+  if (node["redis"] && backend != "redis") f.fail("cache.redis", "only with backend: redis");
   RouterCache out;
   out.embedder = Embedder::load(f.path(node["embedding_model"], "cache.embedding_model"), EmbedderOptions(options));
-  out.store = make_memory_cache(out.embedder->dimension(), cache);
+  if (backend == "memory") {
+    out.store = make_memory_cache(out.embedder->dimension(), cache);
+    return out;
+  }
+  RedisOptions redis;
+  if (const YAML::Node r = node["redis"]) {
+    if (!r.IsMap()) f.fail("cache.redis", "expected a map (host, port, prefix, timeout_ms)");
+    f.only(r, "cache.redis", {"host", "port", "prefix", "timeout_ms"});
+    if (r["host"]) redis.host = f.scalar<std::string>(r["host"], "cache.redis.host", "a host name");
+    if (r["port"]) redis.port = f.scalar<int>(r["port"], "cache.redis.port", "a port");
+    if (r["prefix"]) redis.prefix = f.scalar<std::string>(r["prefix"], "cache.redis.prefix", "a key prefix");
+    if (r["timeout_ms"]) redis.timeout_ms = f.scalar<int>(r["timeout_ms"], "cache.redis.timeout_ms", "milliseconds");
+    if (redis.port <= 0 || redis.port > 65535) f.fail("cache.redis.port", "must lie in [1, 65535]");
+    if (redis.timeout_ms <= 0 || redis.timeout_ms > 60000) f.fail("cache.redis.timeout_ms", "must lie in [1, 60000]");
+  }
+  try {
+    out.store = make_redis_cache(out.embedder->dimension(), cache, redis);
+  } catch (const LoadError&) {
+    throw;
+  } catch (const Error& e) {
+    throw LoadError(std::string("cache.redis: ") + e.what(), e.code());
+  }
   return out;
 }
 

@@ -16,11 +16,7 @@ using Clock = std::chrono::steady_clock;
 class MemoryCache final : public SemanticCache {
  public:
   MemoryCache(int64_t dimension, CacheOptions options) : dimension_(dimension), options_(std::move(options)) {
-    if (dimension <= 0) throw InvalidInput("semantic cache: the dimension must be positive");
-    if (!(options_.threshold > 0 && options_.threshold <= 1))
-      throw InvalidInput("semantic cache: the threshold must lie in (0, 1]");
-    if (options_.capacity == 0) throw InvalidInput("semantic cache: the capacity must be positive");
-    if (options_.ttl.count() < 0) throw InvalidInput("semantic cache: the ttl must not be negative");
+    check_cache_options(dimension, options_);
     if (!options_.now) options_.now = [] { return Clock::now(); };
   }
 
@@ -97,14 +93,7 @@ class MemoryCache final : public SemanticCache {
     float similarity;
   };
 
-  void check(const std::vector<float>& embedding) const {
-    if (static_cast<int64_t>(embedding.size()) != dimension_)
-      throw InvalidInput("semantic cache: an embedding of " + std::to_string(embedding.size()) +
-                         " values, the cache holds " + std::to_string(dimension_));
-    double norm = 0;
-    for (const float x : embedding) norm += static_cast<double>(x) * x;
-    if (!(norm > 0) || !std::isfinite(norm)) throw InvalidInput("semantic cache: a zero or non-finite vector");
-  }
+  void check(const std::vector<float>& embedding) const { check_cache_embedding(dimension_, embedding); }
 
   bool expired(const Entry& e) const {
     return options_.ttl.count() > 0 && options_.now() - e.created >= options_.ttl;
@@ -141,6 +130,23 @@ class MemoryCache final : public SemanticCache {
 };
 
 }  // namespace
+
+void check_cache_options(int64_t dimension, const CacheOptions& options) {
+  if (dimension <= 0) throw InvalidInput("semantic cache: the dimension must be positive");
+  if (!(options.threshold > 0 && options.threshold <= 1))
+    throw InvalidInput("semantic cache: the threshold must lie in (0, 1]");
+  if (options.capacity == 0) throw InvalidInput("semantic cache: the capacity must be positive");
+  if (options.ttl.count() < 0) throw InvalidInput("semantic cache: the ttl must not be negative");
+}
+
+void check_cache_embedding(int64_t dimension, const std::vector<float>& embedding) {
+  if (static_cast<int64_t>(embedding.size()) != dimension)
+    throw InvalidInput("semantic cache: an embedding of " + std::to_string(embedding.size()) +
+                       " values, the cache holds " + std::to_string(dimension));
+  double norm = 0;
+  for (const float x : embedding) norm += static_cast<double>(x) * x;
+  if (!(norm > 0) || !std::isfinite(norm)) throw InvalidInput("semantic cache: a zero or non-finite vector");
+}
 
 std::unique_ptr<SemanticCache> make_memory_cache(int64_t dimension, CacheOptions options) {
   return std::make_unique<MemoryCache>(dimension, std::move(options));

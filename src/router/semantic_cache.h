@@ -43,6 +43,12 @@ class SemanticCache {
   virtual const CacheOptions& options() const = 0;
 };
 
+// What every cache refuses, with InvalidInput: a non-positive dimension, a
+// threshold outside (0, 1], no capacity, a negative TTL; an embedding of
+// another dimension, zero or non-finite.
+void check_cache_options(int64_t dimension, const CacheOptions& options);
+void check_cache_embedding(int64_t dimension, const std::vector<float>& embedding);
+
 // In this process: the embeddings in int8 vector indexes (one per partition,
 // exact rescoring of the best candidates), a lock around each call.
 std::unique_ptr<SemanticCache> make_memory_cache(int64_t dimension, CacheOptions options);
