@@ -252,4 +252,67 @@ class Model {
   detail::Owned<semroute_model, semroute_model_free> model_;
 };
 
+// One routed request (see semroute_router_route). Movable; strings are
+// read from the C route, which is kept for RouterClient::store_answer.
+class Route {
+ public:
+  std::string decision() const { return semroute_route_decision(get()); }
+  double confidence() const { return semroute_route_confidence(get()); }
+  bool blocked() const { return semroute_route_blocked(get()) != 0; }
+  bool cache_hit() const { return semroute_route_cache_hit(get()) != 0; }
+  std::string model() const { return semroute_route_model(get()); }
+  std::string request_json() const { return semroute_route_request_json(get()); }
+  // The answer to return instead of calling a model (blocked, or from the cache); "" otherwise.
+  std::string response_json() const {
+    const char* r = semroute_route_response_json(get());
+    return r != nullptr ? r : "";
+  }
+  std::vector<std::pair<std::string, std::string>> headers() const {
+    std::vector<std::pair<std::string, std::string>> out;
+    for (size_t i = 0; i < semroute_route_header_count(get()); ++i)
+      out.emplace_back(semroute_route_header_name(get(), i), semroute_route_header_value(get(), i));
+    return out;
+  }
+  // Everything, with the trace, as JSON.
+  std::string json() const { return semroute_route_json(get()); }
+  const semroute_route* get() const { return route_.get(); }
+
+ private:
+  friend class RouterClient;
+  explicit Route(semroute_route* route) : route_(route) {}
+  detail::Owned<semroute_route, semroute_route_free> route_;
+};
+
+// The router from a YAML config (see the README's "The router"). (Named
+// apart from the library's internal semroute::Router, which a static link
+// brings into the same program.)
+class RouterClient {
+ public:
+  static RouterClient load(const std::string& config_path) {
+    semroute_router* router = nullptr;
+    detail::check(semroute_router_load(config_path.c_str(), &router));
+    return RouterClient(router);
+  }
+  // `metadata_json`: a JSON object of strings, or "" for none.
+  Route route(std::string_view request_json, std::string_view metadata_json = {}) const {
+    semroute_route* raw = nullptr;
+    detail::check(semroute_router_route(get(), request_json.data(), request_json.size(),
+                                        metadata_json.empty() ? nullptr : metadata_json.data(), metadata_json.size(),
+                                        &raw));
+    return Route(raw);
+  }
+  // After a cache miss: the model's answer for similar prompts. False when the
+  // route had nothing to store.
+  bool store_answer(const Route& route, std::string_view answer_json) const {
+    int stored = 0;
+    detail::check(semroute_router_store_answer(get(), route.get(), answer_json.data(), answer_json.size(), &stored));
+    return stored != 0;
+  }
+  const semroute_router* get() const { return router_.get(); }
+
+ private:
+  explicit RouterClient(semroute_router* router) : router_(router) {}
+  detail::Owned<semroute_router, semroute_router_free> router_;
+};
+
 }  // namespace semroute

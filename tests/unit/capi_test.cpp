@@ -10,6 +10,7 @@
 #include "core/file_input.h"
 #include "models/random_model.h"
 #include "semroute/semroute.h"
+#include "semroute/semroute.hpp"
 #include "tasks/embedder.h"
 #include "tasks/sequence_classifier.h"
 #include "tasks/token_classifier.h"
@@ -490,6 +491,32 @@ TEST(CApiRouter, RoutesTheExampleConfig) {
   EXPECT_EQ(semroute_route_header_count(nullptr), 0u);
   semroute_route_free(nullptr);
   semroute_router_free(nullptr);
+}
+
+}  // namespace
+}  // namespace semroute::test
+
+namespace semroute::test {
+namespace {
+
+TEST(CApiRouter, TheCppClient) {
+  const auto router = RouterClient::load((repo_dir() / "examples/router/router.yaml").string());
+  const std::string card = read_file(repo_dir() / "examples/router/requests/card.json");
+  const Route route = router.route(card, R"({"role":"admin"})");
+  EXPECT_EQ(route.decision(), "sensitive_data");
+  EXPECT_EQ(route.model(), "on-premises-llm");
+  EXPECT_FALSE(route.blocked());
+  EXPECT_EQ(route.response_json(), "");
+  const auto headers = route.headers();
+  EXPECT_NE(std::find(headers.begin(), headers.end(), std::make_pair(std::string("x-data-class"), std::string("restricted"))),
+            headers.end());
+  EXPECT_FALSE(router.store_answer(route, "{}"));  // sensitive_data does not cache
+  try {
+    router.route("{}");
+    ADD_FAILURE() << "expected an error";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ErrorCode::kInvalidArgument);
+  }
 }
 
 }  // namespace
