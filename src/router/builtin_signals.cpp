@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <set>
 
+#include "classifiers/intent_index.h"
 #include "core/regex.h"
 #include "router/semantic_cache.h"
 #include "semroute/error.h"
@@ -268,7 +269,7 @@ class CacheSignal final : public Signal {
     return std::nullopt;
   }
   SignalValues compute(const RouteInput& input) const override {
-    const auto hit = cache_->lookup("", prompt_embedding(input, *embedder_));
+    const auto hit = cache_->lookup("", *prompt_embedding(input, *embedder_));
     return {{"", FieldValue::boolean(hit.has_value())}, {"similarity", FieldValue::of_number(hit ? hit->similarity : 0)}};
   }
   std::string describe_fields() const override { return "fields: similarity"; }
@@ -278,11 +279,53 @@ class CacheSignal final : public Signal {
   std::shared_ptr<SemanticCache> cache_;
 };
 
+class IntentsSignal final : public Signal {
+ public:
+  IntentsSignal(const std::string& name, std::shared_ptr<const Embedder> embedder, const IntentSet& set)
+      : Signal(name), embedder_(embedder), index_(embedder, set) {
+    labels_ = index_.intent_names();
+    if (std::find(labels_.begin(), labels_.end(), "none") != labels_.end())
+      throw LoadError("signals." + name + ": 'none' is the value when no intent matches; name the intent otherwise");
+    labels_.push_back("none");
+  }
+  int cost() const override { return kCostModel; }
+  std::optional<FieldSpec> field(const std::string& field) const override {
+    if (field.empty()) return FieldSpec{FieldType::kLabel, labels_};
+    if (field == "score" || field == "margin") return FieldSpec{FieldType::kNumber, {}};
+    if (field != "none" && std::find(labels_.begin(), labels_.end(), field) != labels_.end())
+      return FieldSpec{FieldType::kNumber, {}};
+    return std::nullopt;
+  }
+  SignalValues compute(const RouteInput& input) const override {
+    const auto embedding = prompt_embedding(input, *embedder_);
+    const IntentMatch m = index_.match_vector(embedding->data(), static_cast<int64_t>(embedding->size()));
+    SignalValues v{{"", FieldValue::of_label(m.intent.empty() ? "none" : m.intent, m.intent.empty() ? 1.0 : m.score)},
+                   {"score", FieldValue::of_number(m.score)},
+                   {"margin", FieldValue::of_number(m.margin)}};
+    for (const auto& [intent, score] : m.scores) v[intent] = FieldValue::of_number(score);
+    return v;
+  }
+  std::string describe_fields() const override {
+    return "fields: score, margin, or an intent's score: " + join(index_.intent_names());
+  }
+
+ private:
+  std::shared_ptr<const Embedder> embedder_;
+  IntentIndex index_;
+  std::vector<std::string> labels_;
+};
+
 }  // namespace
 
-const std::vector<float>& prompt_embedding(const RouteInput& input, const Embedder& embedder) {
-  if (!input.embedding) input.embedding = std::make_shared<const std::vector<float>>(embedder.embed_rows({input.text}));
-  return *input.embedding;
+std::shared_ptr<const Signal> intents_signal(const std::string& name, std::shared_ptr<const Embedder> embedder,
+                                             const IntentSet& set) {
+  return std::make_shared<IntentsSignal>(name, std::move(embedder), set);
+}
+
+std::shared_ptr<const std::vector<float>> prompt_embedding(const RouteInput& input, const Embedder& embedder) {
+  auto& slot = input.embeddings[&embedder];
+  if (!slot) slot = std::make_shared<const std::vector<float>>(embedder.embed_rows({input.text}));
+  return slot;
 }
 
 std::shared_ptr<const Signal> cache_signal(const std::string& name, std::shared_ptr<const Embedder> embedder,

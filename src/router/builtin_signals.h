@@ -13,6 +13,8 @@
 //                                           "" when the caller did not send it)
 //   cache       whether the semantic cache  similarity (of the closest cached prompt)
 //               holds a similar prompt      (built in when the config has a cache)
+//   intents     the best intent ("none"     score, margin (over the runner-up),
+//               below the threshold)        <intent> (its score, when in the top k)
 #pragma once
 
 #include <memory>
@@ -24,6 +26,7 @@
 namespace semroute {
 
 class Embedder;
+struct IntentSet;
 class SemanticCache;
 class SequenceClassifier;
 class TokenClassifier;
@@ -50,7 +53,12 @@ std::shared_ptr<const Signal> metadata_signal(const std::string& name);
 std::shared_ptr<const Signal> cache_signal(const std::string& name, std::shared_ptr<const Embedder> embedder,
                                            std::shared_ptr<SemanticCache> cache);
 
-// The text's embedding (RouteInput::embedding), computed on first use.
-const std::vector<float>& prompt_embedding(const RouteInput& input, const Embedder& embedder);
+// Few-shot intents, or named anchors (an anchor is an intent whose examples
+// are its texts): k-nearest neighbours over the examples' embeddings.
+std::shared_ptr<const Signal> intents_signal(const std::string& name, std::shared_ptr<const Embedder> embedder,
+                                             const IntentSet& set);
+
+// The text's embedding by `embedder` (RouteInput::embeddings), computed on first use.
+std::shared_ptr<const std::vector<float>> prompt_embedding(const RouteInput& input, const Embedder& embedder);
 
 }  // namespace semroute

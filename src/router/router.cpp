@@ -127,15 +127,15 @@ RouteResult Router::route(const RequestJson& request, const std::map<std::string
 // Serves the decision's cached answer for a similar prompt, or keeps what
 // store_answer needs to cache the model's.
 void Router::look_up_answer(const RouteInput& input, RouteResult& result) const {
-  const auto& embedding = prompt_embedding(input, *cache_.embedder);
-  if (const auto hit = cache_.store->lookup(result.decision, embedding)) {
+  const auto embedding = prompt_embedding(input, *cache_.embedder);
+  if (const auto hit = cache_.store->lookup(result.decision, *embedding)) {
     result.cache_hit = true;
     result.cache_similarity = hit->similarity;
     result.response = RequestJson::parse(hit->response);
     result.headers["x-semroute-cache"] = "hit";
   } else {
     result.cache_partition = result.decision;
-    result.cache_embedding = input.embedding;
+    result.cache_embedding = embedding;
     result.headers["x-semroute-cache"] = "miss";
   }
 }

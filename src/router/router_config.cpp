@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <set>
 
+#include "classifiers/intent_index.h"
 #include "classifiers/yaml_input.h"
 #include "core/device.h"
 #include "models/core_model.h"
@@ -44,11 +45,17 @@ class ModelCache {
     if (!slot) slot = TokenClassifier::load(dir, options_);
     return slot;
   }
+  std::shared_ptr<const Embedder> embedder(const fs::path& dir) {
+    auto& slot = embedders_[fs::weakly_canonical(dir).string()];
+    if (!slot) slot = Embedder::load(dir, EmbedderOptions(options_));
+    return slot;
+  }
 
  private:
   TaskOptions options_;
   std::map<std::string, std::shared_ptr<const SequenceClassifier>> sequences_;
   std::map<std::string, std::shared_ptr<const TokenClassifier>> tokens_;
+  std::map<std::string, std::shared_ptr<const Embedder>> embedders_;
 };
 
 double threshold(const YamlFields& f, const YAML::Node& node, const std::string& field, double fallback) {
@@ -67,7 +74,7 @@ std::shared_ptr<const Signal> parse_signal(const YamlFields& f, const std::strin
   const std::string field = "signals." + name;
   if (!is_name(name)) f.fail(field, "a signal's name is letters, digits, '_' and '-'");
   if (!node.IsMap()) f.fail(field, "expected a map with a kind");
-  if (!node["kind"]) f.fail(field + ".kind", "missing (classifier, entities, keywords, length, script or metadata)");
+  if (!node["kind"]) f.fail(field + ".kind", "missing (classifier, entities, keywords, intents, length, script or metadata)");
   const auto kind = f.scalar<std::string>(node["kind"], field + ".kind", "a kind");
   if (kind == "classifier") {
     f.only(node, field, {"kind", "model", "positive_labels", "threshold"});
@@ -88,6 +95,37 @@ std::shared_ptr<const Signal> parse_signal(const YamlFields& f, const std::strin
     return keywords_signal(name, f.strings(node["keywords"], field + ".keywords"), flag(f, node, "regex", field),
                            flag(f, node, "case_sensitive", field));
   }
+  if (kind == "intents") {
+    f.only(node, field, {"kind", "model", "intents", "file", "k", "threshold", "aggregation"});
+    if (!node["model"]) f.fail(field + ".model", "missing (an embedding model)");
+    IntentSet set;
+    if (node["file"] && node["intents"]) f.fail(field, "intents inline or in a file, not both");
+    if (node["file"]) {
+      set = IntentSet::from_yaml(f.path(node["file"], field + ".file"));
+    } else {
+      const YAML::Node& intents = node["intents"];
+      if (!intents || !intents.IsMap()) f.fail(field + ".intents", "expected a map of intent names to example texts");
+      for (const auto& item : intents) {
+        const auto intent = item.first.as<std::string>();
+        set.intents.push_back({intent, f.strings(item.second, field + ".intents." + intent)});
+      }
+    }
+    if (node["k"]) set.options.k = f.scalar<int64_t>(node["k"], field + ".k", "a positive integer");
+    if (set.options.k < 1 || set.options.k > 10000) f.fail(field + ".k", "must lie in [1, 10000]");
+    if (node["threshold"]) set.options.threshold = static_cast<float>(threshold(f, node, field, 0));
+    if (node["aggregation"]) {
+      try {
+        set.options.aggregation = parse_aggregation(f.scalar<std::string>(node["aggregation"], field + ".aggregation", "max, mean or vote"));
+      } catch (const InvalidInput& e) {
+        f.fail(field + ".aggregation", e.what());
+      }
+    }
+    try {
+      return intents_signal(name, models.embedder(f.path(node["model"], field + ".model")), set);
+    } catch (const InvalidInput& e) {
+      f.fail(field + ".intents", e.what());
+    }
+  }
   if (kind == "length") {
     f.only(node, field, {"kind", "tokenizer"});
     std::shared_ptr<const Tokenizer> tokenizer;
@@ -102,7 +140,7 @@ std::shared_ptr<const Signal> parse_signal(const YamlFields& f, const std::strin
     f.only(node, field, {"kind"});
     return metadata_signal(name);
   }
-  f.fail(field + ".kind", "'" + kind + "' is not one of classifier, entities, keywords, length, script, metadata");
+  f.fail(field + ".kind", "'" + kind + "' is not one of classifier, entities, keywords, intents, length, script, metadata");
 }
 
 const std::set<std::string> kActionKeys = {"model",      "system_prompt", "system_prompt_mode", "reasoning_effort",
@@ -188,7 +226,7 @@ std::vector<Decision> parse_decisions(const YamlFields& f, const YAML::Node& nod
   return decisions;
 }
 
-RouterCache parse_cache(const YamlFields& f, const YAML::Node& node, const TaskOptions& options) {
+RouterCache parse_cache(const YamlFields& f, const YAML::Node& node, ModelCache& models) {
   if (!node.IsMap()) f.fail("cache", "expected a map");
   f.only(node, "cache", {"embedding_model", "threshold", "ttl_seconds", "capacity", "backend", "redis"});
   if (!node["embedding_model"]) f.fail("cache.embedding_model", "missing (a model folder that embeds prompts)");
@@ -213,7 +251,7 @@ RouterCache parse_cache(const YamlFields& f, const YAML::Node& node, const TaskO
   if (backend != "memory" && backend != "redis") f.fail("cache.backend", "'" + backend + "' is neither memory nor redis");
   if (node["redis"] && backend != "redis") f.fail("cache.redis", "only with backend: redis");
   RouterCache out;
-  out.embedder = Embedder::load(f.path(node["embedding_model"], "cache.embedding_model"), EmbedderOptions(options));
+  out.embedder = models.embedder(f.path(node["embedding_model"], "cache.embedding_model"));
   if (backend == "memory") {
     out.store = make_memory_cache(out.embedder->dimension(), cache);
     return out;
@@ -277,7 +315,7 @@ std::shared_ptr<const Router> parse_router(const YamlFields& f, const YAML::Node
   if (!signals.count("meta")) signals["meta"] = metadata_signal("meta");
   RouterCache cache;
   if (root["cache"]) {
-    cache = parse_cache(f, root["cache"], options);
+    cache = parse_cache(f, root["cache"], models);
     if (!signals.count("cache")) signals["cache"] = cache_signal("cache", cache.embedder, cache.store);
   }
 

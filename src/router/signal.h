@@ -18,10 +18,10 @@ namespace semroute {
 struct RouteInput {
   std::string text;
   std::map<std::string, std::string> metadata;
-  // The text's embedding by the router's embedding model: computed once per
-  // request by the first signal that needs it (signals of one request run
+  // The text's embeddings by model (an Embedder's address): computed once per
+  // request by the first signal that needs each (signals of one request run
   // one after another).
-  mutable std::shared_ptr<const std::vector<float>> embedding;
+  mutable std::map<const void*, std::shared_ptr<const std::vector<float>>> embeddings;
 };
 
 enum class FieldType { kBool, kNumber, kLabel, kLabelSet };

@@ -564,3 +564,52 @@ TEST(RouterCache, ConfigErrors) {
 
 }  // namespace
 }  // namespace semroute::test
+
+namespace semroute::test {
+namespace {
+
+TEST(RouterIntents, FewShotIntentsAndAnchorsAsASignal) {
+  TempDir dir;
+  const std::string base = (repo_dir() / "models/multitask/base").string();
+  write_file(dir / "router.yaml", "signals:\n"
+                                  "  topic:\n"
+                                  "    kind: intents\n"
+                                  "    model: " + base + "\n"
+                                  "    threshold: 0.95\n"
+                                  "    intents:\n"
+                                  "      billing: ['Why was my card charged twice this month?', 'I need a copy of my invoice']\n"
+                                  "      outage: ['The website is down and nothing loads', 'The service returns errors for every request']\n"
+                                  "decisions:\n"
+                                  "  - {name: billing, when: \"topic == billing\", model: billing-llm}\n"
+                                  "  - {name: outage, when: {all: [\"topic == outage\", \"topic.outage >= 0.95\"]}, model: ops-llm}\n"
+                                  "cache: {embedding_model: " + base + "}\n"
+                                  "default: {model: general, cache: true}\n");
+  const auto router = Router::load(dir / "router.yaml");
+  const auto route = [&](const std::string& text) {
+    return router->route(RequestJson{{"messages", {{{"role", "user"}, {"content", text}}}}});
+  };
+  // (This small base encoder scores unrelated texts near 0.7: hence the
+  // high threshold, and examples asked verbatim.)
+  EXPECT_EQ(route("Why was my card charged twice this month?").decision, "billing");
+  EXPECT_EQ(route("The website is down and nothing loads").decision, "outage");
+  const RouteResult other = route("Write a haiku about autumn leaves.");
+  EXPECT_EQ(other.decision, "default");
+  // The cache and the intents share one model: the prompt was embedded once.
+  ASSERT_TRUE(other.cache_embedding);
+  const auto signals = other.to_json()["trace"]["signals"];
+  for (const auto& s : signals)
+    if (s["name"] == "topic") EXPECT_EQ(s["values"][""], "none");
+
+  expect_config_error("signals: {t: {kind: intents, model: " + base + ", intents: {none: [x]}}}",
+                      "'none' is the value when no intent matches");
+  expect_config_error("signals: {t: {kind: intents, model: " + base + ", intents: {a: []}}}",
+                      "signals.t.intents: intent 'a' has no examples");
+  expect_config_error("signals: {t: {kind: intents, model: " + base + ", intents: {a: [x]}}}\n"
+                      "decisions: [{name: d, when: \"t == b\"}]",
+                      "'b' is not one of its labels (a, none)");
+  expect_config_error("signals: {t: {kind: intents, model: " + base + ", intents: {a: [x]}, aggregation: median}}",
+                      "signals.t.aggregation: unknown aggregation 'median'");
+}
+
+}  // namespace
+}  // namespace semroute::test
