@@ -4,6 +4,7 @@
 
 #include <chrono>
 #include <cmath>
+#include <cstdlib>
 #include <cstring>
 #include <map>
 #include <mutex>
@@ -70,11 +71,6 @@ class Connection {
 
 int64_t as_integer(const Reply& r) { return r->type == REDIS_REPLY_INTEGER ? r->integer : 0; }
 
-int64_t unix_ms() {
-  return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch())
-      .count();
-}
-
 class RedisCache final : public SemanticCache {
  public:
   RedisCache(int64_t dimension, CacheOptions options, RedisOptions redis)
@@ -94,7 +90,7 @@ class RedisCache final : public SemanticCache {
         if (!best || best->similarity < options_.threshold) return std::nullopt;
         const Reply r = connection_.run({"HGET", key(best->id), "response"});
         if (r->type == REDIS_REPLY_STRING) {
-          connection_.run({"ZADD", prefix_ + "lru", std::to_string(unix_ms()), std::to_string(best->id)});
+          touch(best->id);
           return CacheHit{std::string(r->str, r->len), best->similarity};
         }
         forget(best->id);
@@ -113,7 +109,7 @@ class RedisCache final : public SemanticCache {
     connection_.run({"HSET", key(id), "partition", partition, "vec", bytes, "response", response});
     if (options_.ttl.count() > 0) connection_.run({"EXPIRE", key(id), std::to_string(options_.ttl.count())});
     connection_.run({"ZADD", prefix_ + "log", std::to_string(id), std::to_string(id)});
-    connection_.run({"ZADD", prefix_ + "lru", std::to_string(unix_ms()), std::to_string(id)});
+    touch(id);
     const int64_t count = as_integer(connection_.run({"ZCARD", prefix_ + "lru"}));
     if (count > static_cast<int64_t>(options_.capacity)) {
       const Reply evicted =
@@ -153,13 +149,23 @@ class RedisCache final : public SemanticCache {
 
   std::string key(int64_t id) const { return prefix_ + "e:" + std::to_string(id); }
 
+  // Marks `id` used now. The time is a counter in Redis, shared by replicas
+  // whatever their clocks (milliseconds tied, and the eviction order with them).
+  void touch(int64_t id) {
+    const int64_t now = as_integer(connection_.run({"INCR", prefix_ + "clock"}));
+    connection_.run({"ZADD", prefix_ + "lru", std::to_string(now), std::to_string(id)});
+  }
+
   // Mirrors the entries logged since the last sync.
   void sync() {
     const Reply ids = connection_.run({"ZRANGEBYSCORE", prefix_ + "log", "(" + std::to_string(last_seen_), "+inf"});
     if (ids->type != REDIS_REPLY_ARRAY) return;
     for (size_t i = 0; i < ids->elements; ++i) {
-      const int64_t id = std::stoll(std::string(ids->element[i]->str, ids->element[i]->len));
-      last_seen_ = std::max(last_seen_, id);
+      const std::string text(ids->element[i]->str, ids->element[i]->len);
+      char* end = nullptr;
+      const long long id = std::strtoll(text.c_str(), &end, 10);
+      if (end == text.c_str() || *end != '\0' || id <= 0) continue;  // not ours
+      last_seen_ = std::max<int64_t>(last_seen_, id);
       const Reply fields = connection_.run({"HMGET", key(id), "partition", "vec"});
       if (fields->type != REDIS_REPLY_ARRAY || fields->elements != 2 || fields->element[0]->type != REDIS_REPLY_STRING ||
           fields->element[1]->type != REDIS_REPLY_STRING)

@@ -4,7 +4,8 @@
 //
 //   <prefix>seq            INCR: entry ids
 //   <prefix>log            sorted set id -> id: what a replica has not seen yet
-//   <prefix>lru            sorted set id -> last use (ms): capacity eviction
+//   <prefix>clock          INCR: the replicas' shared clock of uses
+//   <prefix>lru            sorted set id -> last use: capacity eviction
 //   <prefix>e:<id>         hash {partition, vec (float32 bytes), response, created}
 //                          with EXPIRE = ttl
 //

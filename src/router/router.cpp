@@ -128,10 +128,20 @@ RouteResult Router::route(const RequestJson& request, const std::map<std::string
 // store_answer needs to cache the model's.
 void Router::look_up_answer(const RouteInput& input, RouteResult& result) const {
   const auto embedding = prompt_embedding(input, *cache_.embedder);
-  if (const auto hit = cache_.store->lookup(result.decision, *embedding)) {
+  const auto hit = cache_.store->lookup(result.decision, *embedding);
+  // (A shared store may hold what another writer put there: an answer that
+  // does not parse is a miss.)
+  RequestJson answer;
+  if (hit) {
+    try {
+      answer = parse_body(hit->response, "cached answer");
+    } catch (const Error&) {
+    }
+  }
+  if (hit && answer.is_object()) {
     result.cache_hit = true;
     result.cache_similarity = hit->similarity;
-    result.response = RequestJson::parse(hit->response);
+    result.response = std::move(answer);
     result.headers["x-semroute-cache"] = "hit";
   } else {
     result.cache_partition = result.decision;
