@@ -4,6 +4,7 @@
 #include <set>
 
 #include "classifiers/intent_index.h"
+#include "classifiers/unified_classifier.h"
 #include "core/regex.h"
 #include "router/semantic_cache.h"
 #include "semroute/error.h"
@@ -315,7 +316,76 @@ class IntentsSignal final : public Signal {
   std::vector<std::string> labels_;
 };
 
+// Every task of a unified classifier in one call (the LoRA tasks in one
+// multi-task engine pass over their shared base): fields "<task>" and
+// "<task>.<field>", as the classifier and entities signals name theirs.
+class UnifiedSignal final : public Signal {
+ public:
+  UnifiedSignal(const std::string& name, std::shared_ptr<const UnifiedClassifier> unified)
+      : Signal(name), unified_(std::move(unified)) {
+    for (const auto& task : unified_->config().tasks) {
+      const auto& labels = unified_->labels(task.name);
+      if (task.kind == TaskKind::kToken) {
+        specs_[task.name] = {FieldType::kLabelSet, entity_types(labels)};
+        specs_[task.name + ".count"] = {FieldType::kNumber, {}};
+        continue;
+      }
+      specs_[task.name] = {FieldType::kLabel, labels};
+      specs_[task.name + ".confidence"] = {FieldType::kNumber, {}};
+      if (!task.positive_labels.empty()) {
+        specs_[task.name + ".risk"] = {FieldType::kNumber, {}};
+        specs_[task.name + ".flagged"] = {FieldType::kBool, {}};
+      }
+      for (const auto& label : labels) specs_[task.name + "." + label] = {FieldType::kNumber, {}};
+    }
+  }
+  int cost() const override { return kCostModel; }
+  std::optional<FieldSpec> field(const std::string& field) const override {
+    const auto it = specs_.find(field);
+    if (it == specs_.end()) return std::nullopt;
+    return it->second;
+  }
+  SignalValues compute(const RouteInput& input) const override {
+    const UnifiedResult result = unified_->classify({input.text}).at(0);
+    SignalValues v;
+    for (const auto& a : result.answers) {
+      if (!a.error.empty()) throw Error(a.error_code, "signal " + name() + ", task " + a.task + ": " + a.error);
+      if (a.kind == TaskKind::kToken) {
+        std::set<std::string> types;
+        for (const auto& e : a.entities) types.insert(e.type);
+        v[a.task] = FieldValue::of_labels({types.begin(), types.end()});
+        v[a.task + ".count"] = FieldValue::of_number(static_cast<double>(a.entities.size()));
+        continue;
+      }
+      const Classification& c = a.classification;
+      v[a.task] = FieldValue::of_label(c.label, c.confidence);
+      v[a.task + ".confidence"] = FieldValue::of_number(c.confidence);
+      if (specs_.count(a.task + ".risk")) {
+        v[a.task + ".risk"] = FieldValue::of_number(a.risk);
+        v[a.task + ".flagged"] = FieldValue::boolean(a.flagged);
+      }
+      const auto& labels = unified_->labels(a.task);
+      for (size_t i = 0; i < labels.size() && i < c.probabilities.size(); ++i)
+        v[a.task + "." + labels[i]] = FieldValue::of_number(c.probabilities[i]);
+    }
+    return v;
+  }
+  std::string describe_fields() const override {
+    std::vector<std::string> tasks;
+    for (const auto& task : unified_->config().tasks) tasks.push_back(task.name);
+    return "fields: a task (" + join(tasks) + "), or <task>.confidence / .risk / .flagged / .<label> / .count";
+  }
+
+ private:
+  std::shared_ptr<const UnifiedClassifier> unified_;
+  std::map<std::string, FieldSpec> specs_;
+};
+
 }  // namespace
+
+std::shared_ptr<const Signal> unified_signal(const std::string& name, std::shared_ptr<const UnifiedClassifier> unified) {
+  return std::make_shared<UnifiedSignal>(name, std::move(unified));
+}
 
 std::shared_ptr<const Signal> intents_signal(const std::string& name, std::shared_ptr<const Embedder> embedder,
                                              const IntentSet& set) {

@@ -15,6 +15,9 @@
 //               holds a similar prompt      (built in when the config has a cache)
 //   intents     the best intent ("none"     score, margin (over the runner-up),
 //               below the threshold)        <intent> (its score, when in the top k)
+//   unified     —                           <task> (a label, or a set of entity types),
+//                                           <task>.confidence / .risk / .flagged /
+//                                           .<label> / .count: every task in one call
 #pragma once
 
 #include <memory>
@@ -31,6 +34,7 @@ class SemanticCache;
 class SequenceClassifier;
 class TokenClassifier;
 class Tokenizer;
+class UnifiedClassifier;
 
 // Relative costs: no model, then a model forward pass.
 inline constexpr int kCostNoModel = 0;
@@ -52,6 +56,10 @@ std::shared_ptr<const Signal> metadata_signal(const std::string& name);
 // Looks the text's embedding up in every partition of `cache`.
 std::shared_ptr<const Signal> cache_signal(const std::string& name, std::shared_ptr<const Embedder> embedder,
                                            std::shared_ptr<SemanticCache> cache);
+
+// The tasks of a unified classifier (its YAML), answered in one call: the
+// LoRA tasks share one multi-task engine pass over their base.
+std::shared_ptr<const Signal> unified_signal(const std::string& name, std::shared_ptr<const UnifiedClassifier> unified);
 
 // Few-shot intents, or named anchors (an anchor is an intent whose examples
 // are its texts): k-nearest neighbours over the examples' embeddings.

@@ -5,6 +5,7 @@
 #include <set>
 
 #include "classifiers/intent_index.h"
+#include "classifiers/unified_classifier.h"
 #include "classifiers/yaml_input.h"
 #include "core/device.h"
 #include "models/core_model.h"
@@ -74,7 +75,7 @@ std::shared_ptr<const Signal> parse_signal(const YamlFields& f, const std::strin
   const std::string field = "signals." + name;
   if (!is_name(name)) f.fail(field, "a signal's name is letters, digits, '_' and '-'");
   if (!node.IsMap()) f.fail(field, "expected a map with a kind");
-  if (!node["kind"]) f.fail(field + ".kind", "missing (classifier, entities, keywords, intents, length, script or metadata)");
+  if (!node["kind"]) f.fail(field + ".kind", "missing (classifier, entities, keywords, intents, unified, length, script or metadata)");
   const auto kind = f.scalar<std::string>(node["kind"], field + ".kind", "a kind");
   if (kind == "classifier") {
     f.only(node, field, {"kind", "model", "positive_labels", "threshold"});
@@ -126,6 +127,11 @@ std::shared_ptr<const Signal> parse_signal(const YamlFields& f, const std::strin
       f.fail(field + ".intents", e.what());
     }
   }
+  if (kind == "unified") {
+    f.only(node, field, {"kind", "config"});
+    if (!node["config"]) f.fail(field + ".config", "missing (a unified classifier's YAML)");
+    return unified_signal(name, UnifiedClassifier::load(UnifiedConfig::from_yaml(f.path(node["config"], field + ".config"))));
+  }
   if (kind == "length") {
     f.only(node, field, {"kind", "tokenizer"});
     std::shared_ptr<const Tokenizer> tokenizer;
@@ -140,7 +146,7 @@ std::shared_ptr<const Signal> parse_signal(const YamlFields& f, const std::strin
     f.only(node, field, {"kind"});
     return metadata_signal(name);
   }
-  f.fail(field + ".kind", "'" + kind + "' is not one of classifier, entities, keywords, intents, length, script, metadata");
+  f.fail(field + ".kind", "'" + kind + "' is not one of classifier, entities, keywords, intents, unified, length, script, metadata");
 }
 
 const std::set<std::string> kActionKeys = {"model",      "system_prompt", "system_prompt_mode", "reasoning_effort",
