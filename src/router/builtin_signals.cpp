@@ -1,7 +1,10 @@
 #include "router/builtin_signals.h"
 
 #include <algorithm>
+#include <condition_variable>
+#include <mutex>
 #include <set>
+#include <thread>
 
 #include "classifiers/intent_index.h"
 #include "classifiers/unified_classifier.h"
@@ -381,7 +384,59 @@ class UnifiedSignal final : public Signal {
   std::map<std::string, FieldSpec> specs_;
 };
 
+class BudgetedSignal final : public Signal {
+ public:
+  BudgetedSignal(std::shared_ptr<const Signal> inner, std::chrono::milliseconds budget)
+      : Signal(inner->name()), inner_(std::move(inner)), budget_(budget) {}
+  int cost() const override { return inner_->cost(); }
+  std::optional<FieldSpec> field(const std::string& field) const override {
+    if (field == "timed_out") return FieldSpec{FieldType::kBool, {}};
+    return inner_->field(field);
+  }
+  SignalValues compute(const RouteInput& input) const override {
+    // The state outlives this call when the budget runs out first.
+    struct State {
+      std::mutex mutex;
+      std::condition_variable done_cv;
+      bool done = false;
+      SignalValues values;
+      std::exception_ptr error;
+    };
+    auto state = std::make_shared<State>();
+    std::thread([state, inner = inner_, copy = RouteInput{input.text, input.metadata, input.embeddings}] {
+      SignalValues values;
+      std::exception_ptr error;
+      try {
+        values = inner->compute(copy);
+      } catch (...) {
+        error = std::current_exception();
+      }
+      const std::lock_guard<std::mutex> lock(state->mutex);
+      state->values = std::move(values);
+      state->error = error;
+      state->done = true;
+      state->done_cv.notify_all();
+    }).detach();
+    std::unique_lock<std::mutex> lock(state->mutex);
+    if (!state->done_cv.wait_for(lock, budget_, [&] { return state->done; }))
+      return {{"timed_out", FieldValue::boolean(true)}};
+    if (state->error) std::rethrow_exception(state->error);
+    SignalValues values = std::move(state->values);
+    values["timed_out"] = FieldValue::boolean(false);
+    return values;
+  }
+  std::string describe_fields() const override { return inner_->describe_fields() + ", timed_out"; }
+
+ private:
+  std::shared_ptr<const Signal> inner_;
+  std::chrono::milliseconds budget_;
+};
+
 }  // namespace
+
+std::shared_ptr<const Signal> with_budget(std::shared_ptr<const Signal> signal, std::chrono::milliseconds budget) {
+  return std::make_shared<BudgetedSignal>(std::move(signal), budget);
+}
 
 std::shared_ptr<const Signal> unified_signal(const std::string& name, std::shared_ptr<const UnifiedClassifier> unified) {
   return std::make_shared<UnifiedSignal>(name, std::move(unified));

@@ -20,6 +20,7 @@
 //                                           .<label> / .count: every task in one call
 #pragma once
 
+#include <chrono>
 #include <memory>
 #include <string>
 #include <vector>
@@ -65,6 +66,11 @@ std::shared_ptr<const Signal> unified_signal(const std::string& name, std::share
 // are its texts): k-nearest neighbours over the examples' embeddings.
 std::shared_ptr<const Signal> intents_signal(const std::string& name, std::shared_ptr<const Embedder> embedder,
                                              const IntentSet& set);
+
+// `signal` with a time budget: past it, the request goes on without the
+// signal (its fields read empty: false, 0, no label) and `<signal>.timed_out`
+// is true; the computation finishes in the background and is dropped.
+std::shared_ptr<const Signal> with_budget(std::shared_ptr<const Signal> signal, std::chrono::milliseconds budget);
 
 // The text's embedding by `embedder` (RouteInput::embeddings), computed on first use.
 std::shared_ptr<const std::vector<float>> prompt_embedding(const RouteInput& input, const Embedder& embedder);

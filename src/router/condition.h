@@ -42,6 +42,8 @@ class SignalBoard {
   const FieldValue& get(const std::string& signal, const std::string& field);
   // Computes the signal unless it has been.
   Computed& compute(const std::string& signal);
+  // Records what a signal computed elsewhere (a parallel prefetch).
+  void put(const std::string& signal, Computed computed) { computed_[signal] = std::move(computed); }
   bool computed(const std::string& signal) const { return computed_.count(signal) != 0; }
   const std::map<std::string, Computed>& all_computed() const { return computed_; }
 

@@ -1,6 +1,8 @@
 #include "router/router.h"
 
+#include <algorithm>
 #include <cstdio>
+#include <future>
 
 #include "core/file_input.h"
 #include "router/builtin_signals.h"
@@ -83,9 +85,41 @@ std::string milliseconds(std::chrono::microseconds us) {
 
 }  // namespace
 
-Router::Router(SignalSet signals, DecisionEngine engine, std::vector<std::string> auto_models, RouterCache cache)
+Router::Router(SignalSet signals, DecisionEngine engine, std::vector<std::string> auto_models, RouterCache cache,
+               bool parallel)
     : signals_(std::move(signals)), engine_(std::move(engine)), auto_models_(std::move(auto_models)),
-      cache_(std::move(cache)) {}
+      cache_(std::move(cache)) {
+  if (!parallel) return;
+  std::vector<std::string> referenced;
+  for (const auto& d : engine_.decisions()) d.when->signals(referenced);
+  std::sort(referenced.begin(), referenced.end());
+  referenced.erase(std::unique(referenced.begin(), referenced.end()), referenced.end());
+  for (const auto& name : referenced)
+    if (signals_.at(name)->cost() >= kCostModel) prefetched_.push_back(name);
+}
+
+// Computes the prefetched signals at once, each on its own thread with its
+// own copy of the input (the embeddings memo is not shared between threads).
+void Router::prefetch(const RouteInput& input, SignalBoard& board) const {
+  std::vector<std::future<SignalBoard::Computed>> running;
+  for (const auto& name : prefetched_) {
+    running.push_back(std::async(std::launch::async, [signal = signals_.at(name), copy = RouteInput{input.text, input.metadata, {}}] {
+      const auto start = Clock::now();
+      SignalValues values = signal->compute(copy);
+      return SignalBoard::Computed{std::move(values),
+                                   std::chrono::duration_cast<std::chrono::microseconds>(Clock::now() - start)};
+    }));
+  }
+  std::exception_ptr error;
+  for (size_t i = 0; i < running.size(); ++i) {
+    try {
+      board.put(prefetched_[i], running[i].get());
+    } catch (...) {
+      if (!error) error = std::current_exception();
+    }
+  }
+  if (error) std::rethrow_exception(error);
+}
 
 RouteResult Router::route_json(std::string_view request_json, const std::map<std::string, std::string>& metadata,
                                const RouteOptions& options) const {
@@ -98,6 +132,7 @@ RouteResult Router::route(const RequestJson& request, const std::map<std::string
   const RouteInput input{request_text(request), metadata};
   check_text(input.text);
   SignalBoard board(signals_, input);
+  if (!prefetched_.empty()) prefetch(input, board);
   if (options.all_signals)
     for (const auto& [name, signal] : signals_) board.compute(name);
   DecisionOutcome outcome = engine_.decide(board);

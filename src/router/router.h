@@ -29,6 +29,8 @@
 //       max_tokens: 4096                # a cap
 //       headers: {x-route-tier: expert}
 //   default: {model: general}
+//   parallel: false              # true: start every model signal at once
+//   (any signal may set timeout_ms: past it the request goes on without it)
 //   cache:                       # optional: a semantic cache of answers
 //     embedding_model: models/multitask/base
 //     threshold: 0.95            # cosine for a hit
@@ -104,7 +106,10 @@ class Router {
  public:
   // Throws LoadError naming the file and the field.
   static std::shared_ptr<const Router> load(const std::filesystem::path& yaml);
-  Router(SignalSet signals, DecisionEngine engine, std::vector<std::string> auto_models, RouterCache cache = {});
+  // `parallel`: the model signals the decisions may need all start at once
+  // (lower latency, more compute); otherwise they run lazily, one by one.
+  Router(SignalSet signals, DecisionEngine engine, std::vector<std::string> auto_models, RouterCache cache = {},
+         bool parallel = false);
 
   // Thread-safe. Throws Error: kInvalidArgument for a request that is not a
   // chat request, kInvalidUtf8 / kTooLong for its text, what signals throw.
@@ -124,11 +129,13 @@ class Router {
 
  private:
   void look_up_answer(const RouteInput& input, RouteResult& result) const;
+  void prefetch(const RouteInput& input, SignalBoard& board) const;
 
   SignalSet signals_;
   DecisionEngine engine_;
   std::vector<std::string> auto_models_;
   RouterCache cache_;
+  std::vector<std::string> prefetched_;  // with `parallel`: the model signals decisions refer to
 };
 
 }  // namespace semroute

@@ -70,8 +70,22 @@ bool flag(const YamlFields& f, const YAML::Node& node, const char* key, const st
   return node[key] ? f.scalar<bool>(node[key], field + "." + key, "true or false") : false;
 }
 
+std::shared_ptr<const Signal> parse_signal_kind(const YamlFields& f, const std::string& name, const YAML::Node& node,
+                                                ModelCache& models);
+
+// A signal and its time budget (`timeout_ms`, any kind).
 std::shared_ptr<const Signal> parse_signal(const YamlFields& f, const std::string& name, const YAML::Node& node,
                                            ModelCache& models) {
+  if (!node.IsMap() || !node["timeout_ms"]) return parse_signal_kind(f, name, node, models);
+  const auto budget = f.scalar<int64_t>(node["timeout_ms"], "signals." + name + ".timeout_ms", "milliseconds");
+  if (budget <= 0 || budget > 600000) f.fail("signals." + name + ".timeout_ms", "must lie in [1, 600000]");
+  YAML::Node rest = YAML::Clone(node);
+  rest.remove("timeout_ms");
+  return with_budget(parse_signal_kind(f, name, rest, models), std::chrono::milliseconds(budget));
+}
+
+std::shared_ptr<const Signal> parse_signal_kind(const YamlFields& f, const std::string& name, const YAML::Node& node,
+                                                ModelCache& models) {
   const std::string field = "signals." + name;
   if (!is_name(name)) f.fail(field, "a signal's name is letters, digits, '_' and '-'");
   if (!node.IsMap()) f.fail(field, "expected a map with a kind");
@@ -285,8 +299,8 @@ RouterCache parse_cache(const YamlFields& f, const YAML::Node& node, ModelCache&
 
 std::shared_ptr<const Router> parse_router(const YamlFields& f, const YAML::Node& root) {
   if (!root.IsMap()) f.fail("(top)", "expected a map");
-  f.only(root, "",
-         {"auto_models", "strategy", "device", "dtype", "signals", "conditions", "decisions", "default", "cache"});
+  f.only(root, "", {"auto_models", "strategy", "device", "dtype", "signals", "conditions", "decisions", "default",
+                    "cache", "parallel"});
   std::vector<std::string> auto_models = {"auto"};
   if (root["auto_models"]) auto_models = f.strings(root["auto_models"], "auto_models");
   Strategy strategy = Strategy::kPriority;
@@ -334,8 +348,9 @@ std::shared_ptr<const Router> parse_router(const YamlFields& f, const YAML::Node
     f.only(root["default"], "default", kActionKeys);
     fallback = parse_action(f, root["default"], "default", has_cache);
   }
+  const bool parallel = root["parallel"] ? f.scalar<bool>(root["parallel"], "parallel", "true or false") : false;
   return std::make_shared<Router>(std::move(signals), DecisionEngine(std::move(decisions), fallback, strategy),
-                                  std::move(auto_models), std::move(cache));
+                                  std::move(auto_models), std::move(cache), parallel);
 }
 
 }  // namespace

@@ -649,3 +649,65 @@ TEST(RouterUnified, TasksSharingABaseAreOneSignalAndOnePass) {
 
 }  // namespace
 }  // namespace semroute::test
+
+namespace semroute::test {
+namespace {
+
+TEST(RouterBudgets, ASlowSignalIsDroppedAtItsBudget) {
+  auto finished = std::make_shared<std::atomic<bool>>(false);
+  auto slow = std::make_shared<FakeSignal>(
+      "slow", 10, std::map<std::string, FieldSpec>{{"", {FieldType::kLabel, {"a", "b"}}}},
+      [finished](const RouteInput&) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(400));
+        *finished = true;
+        return SignalValues{{"", FieldValue::of_label("a")}};
+      });
+  const SignalSet signals{{"slow", with_budget(slow, std::chrono::milliseconds(20))}};
+  ConditionCompiler compiler(signals, YAML::Node());
+  const RouteInput input{"text", {}, {}};
+  SignalBoard board(signals, input);
+  std::vector<Condition::Held> held;
+  EXPECT_FALSE(compiler.compile(YAML::Load("\"slow == a\""), "when")->holds(board, held));
+  EXPECT_FALSE(*finished);  // the request went on before the signal ended
+  EXPECT_TRUE(compiler.compile(YAML::Load("slow.timed_out"), "when")->holds(board, held));
+  EXPECT_FALSE(compiler.compile(YAML::Load("\"slow in [a, b]\""), "when")->holds(board, held));
+  for (int i = 0; i < 200 && !*finished; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  EXPECT_TRUE(*finished);  // and it finished in the background
+
+  // Within its budget, the values come through.
+  const SignalSet quick{{"slow", with_budget(slow, std::chrono::seconds(10))}};
+  SignalBoard board2(quick, input);
+  EXPECT_TRUE(ConditionCompiler(quick, YAML::Node()).compile(YAML::Load("\"slow == a\""), "when")->holds(board2, held));
+  EXPECT_FALSE(board2.get("slow", "timed_out").truth);
+}
+
+TEST(RouterBudgets, ParallelSignalsGiveTheLazyDecisions) {
+  const std::string m = (repo_dir() / "models").string();
+  const std::string config = "signals:\n"
+                             "  domain: {kind: classifier, model: " + m + "/domain, timeout_ms: 60000}\n"
+                             "  jailbreak: {kind: classifier, model: " + m + "/jailbreak, positive_labels: [jailbreak]}\n"
+                             "  pii: {kind: entities, model: " + m + "/pii}\n"
+                             "decisions:\n"
+                             "  - {name: refuse, priority: 3, when: \"jailbreak.risk >= 0.8\", block: no}\n"
+                             "  - {name: private, priority: 2, when: \"pii contains CREDIT_CARD\", model: local}\n"
+                             "  - {name: math, priority: 1, when: \"domain == math\", model: m}\n"
+                             "default: {model: general}\n";
+  TempDir dir;
+  write_file(dir / "lazy.yaml", config);
+  write_file(dir / "parallel.yaml", config + "parallel: true\n");
+  const auto lazy = Router::load(dir / "lazy.yaml");
+  const auto parallel = Router::load(dir / "parallel.yaml");
+  for (const std::string text : {"What is the integral of sin(x) from 0 to pi?", "Charge my card 4111 1111 1111 1111.",
+                                 "Is a verbal contract legally binding?"}) {
+    const RequestJson request{{"messages", {{{"role", "user"}, {"content", text}}}}};
+    const RouteResult a = lazy->route(request), b = parallel->route(request);
+    EXPECT_EQ(a.decision, b.decision) << text;
+    for (const auto& s : b.signals)
+      if (s.name == "domain" || s.name == "jailbreak" || s.name == "pii") EXPECT_TRUE(s.computed) << s.name;
+  }
+  expect_config_error(config + "parallel: maybe", "parallel: expected true or false");
+  expect_config_error("signals: {k: {kind: keywords, keywords: [a], timeout_ms: 0}}", "signals.k.timeout_ms: must lie in");
+}
+
+}  // namespace
+}  // namespace semroute::test
