@@ -139,8 +139,9 @@ TEST_F(Unified, AFailingPathFallsBackPerTask) {
 
 TEST_F(Unified, RespectsTheLatencyBudget) {
   // Sanitizer builds run the fine-tuned models ~10x slower: scale the budget
-  // and the engine's delay with them, so that only the engine is over budget.
-  const auto budget_ms = static_cast<int>(100 * test::kSlowdown);
+  // and the engine's delay with them, so that only the engine is over budget
+  // (with room for a loaded machine: the fine-tuned models take a few ms).
+  const auto budget_ms = static_cast<int>(300 * test::kSlowdown);
   UnifiedOptions slow_engine;
   slow_engine.before_path = [budget_ms](const std::string&, PathKind path) {
     if (path == PathKind::kLora) std::this_thread::sleep_for(std::chrono::milliseconds(budget_ms * 3 / 2));
