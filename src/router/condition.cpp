@@ -237,7 +237,8 @@ class Group final : public Condition {
 class Negation final : public Condition {
  public:
   explicit Negation(ConditionPtr child) : child_(std::move(child)) {}
-  bool holds(SignalBoard& board, std::vector<Held>& held) const override {
+  // What held inside a negation did not make it hold: nothing to report.
+  bool holds(SignalBoard& board, std::vector<Held>& /*held*/) const override {
     std::vector<Held> inner;
     return !child_->holds(board, inner);
   }

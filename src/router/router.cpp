@@ -129,7 +129,7 @@ RouteResult Router::route_json(std::string_view request_json, const std::map<std
 RouteResult Router::route(const RequestJson& request, const std::map<std::string, std::string>& metadata,
                           const RouteOptions& options) const {
   const auto start = Clock::now();
-  const RouteInput input{request_text(request), metadata};
+  const RouteInput input{request_text(request), metadata, {}};
   check_text(input.text);
   SignalBoard board(signals_, input);
   if (!prefetched_.empty()) prefetch(input, board);
