@@ -1,6 +1,8 @@
 // The router: load a YAML config, route chat requests (src/router/).
 #include <nlohmann/json.hpp>
 
+#include <mutex>
+
 #include "core/file_input.h"
 #include "handles.h"
 #include "router/router.h"
@@ -15,7 +17,10 @@ struct semroute_router {
 struct semroute_route {
   semroute::RouteResult result;
   // The strings handed out, kept for the route's lifetime.
-  std::string model, request_json, response_json, json;
+  std::string model, request_json, response_json;
+  // The whole result with its trace: formatted on first request only.
+  mutable std::once_flag json_once;
+  mutable std::string json;
   std::vector<std::pair<std::string, std::string>> headers;
 };
 
@@ -75,7 +80,6 @@ semroute_status* semroute_router_route(const semroute_router* router, const char
     route->model = model != r.request.end() && model->is_string() ? model->get<std::string>() : "";
     route->request_json = r.request.dump();
     if (r.blocked || r.cache_hit) route->response_json = r.response.dump();
-    route->json = r.to_json().dump();
     route->headers.assign(r.headers.begin(), r.headers.end());
     *out_route = route.release();
   });
@@ -101,7 +105,11 @@ const char* semroute_route_header_name(const semroute_route* route, size_t i) {
 const char* semroute_route_header_value(const semroute_route* route, size_t i) {
   return route && i < route->headers.size() ? route->headers[i].second.c_str() : nullptr;
 }
-const char* semroute_route_json(const semroute_route* route) { return route ? route->json.c_str() : nullptr; }
+const char* semroute_route_json(const semroute_route* route) {
+  if (route == nullptr) return nullptr;
+  std::call_once(route->json_once, [route] { route->json = route->result.to_json().dump(); });
+  return route->json.c_str();
+}
 void semroute_route_free(semroute_route* route) { delete route; }
 
 semroute_status* semroute_router_store_answer(const semroute_router* router, const semroute_route* route,

@@ -17,6 +17,7 @@
 
 #include "router/redis_cache.h"
 #include "router/router.h"
+#include "cache_test_util.h"
 #include "test_util.h"
 
 extern char** environ;
@@ -103,16 +104,6 @@ class RedisServer {
   int port_;
   pid_t pid_ = -1;
 };
-
-std::vector<float> direction(int axis, double angle = 0) {
-  std::vector<float> v(8, 0.0f);
-  v[static_cast<size_t>(axis)] = static_cast<float>(std::cos(angle));
-  v[static_cast<size_t>((axis + 1) % 8)] = static_cast<float>(std::sin(angle));
-  return v;
-}
-
-// The answer found, or "" for a miss.
-std::string answer(const std::optional<CacheHit>& hit) { return hit ? hit->response : ""; }
 
 CacheOptions options(size_t capacity = 100, int ttl_seconds = 0) {
   CacheOptions o;

@@ -8,24 +8,13 @@
 #include <thread>
 
 #include "router/semantic_cache.h"
+#include "cache_test_util.h"
 #include "test_util.h"
 
 namespace semroute::test {
 namespace {
 
 using Clock = std::chrono::steady_clock;
-
-// A unit vector of dimension 8 pointing mostly along axis `axis`, turned by
-// `angle` radians towards axis (axis + 1) % 8.
-std::vector<float> direction(int axis, double angle = 0) {
-  std::vector<float> v(8, 0.0f);
-  v[static_cast<size_t>(axis)] = static_cast<float>(std::cos(angle));
-  v[static_cast<size_t>((axis + 1) % 8)] = static_cast<float>(std::sin(angle));
-  return v;
-}
-
-// The answer found, or "" for a miss.
-std::string answer(const std::optional<CacheHit>& hit) { return hit ? hit->response : ""; }
 
 struct FakeClock {
   Clock::time_point now = Clock::time_point{} + std::chrono::hours(1);
