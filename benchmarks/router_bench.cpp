@@ -6,7 +6,10 @@
 //  2. What lazy evaluation saves on a mixed workload: the same requests routed
 //     lazily and with every signal computed up front (RouteOptions::all_signals):
 //     model calls and time, same decisions.
-//  3. Semantic cache lookups at 10k and 100k entries (dimension 256 and 768)
+//  3. Lazy against parallel (`parallel: true`: every model signal the
+//     decisions refer to starts at once): latency and throughput at 1 and 8
+//     closed-loop clients.
+//  4. Semantic cache lookups at 10k and 100k entries (dimension 256 and 768)
 //     against a float32 scan of the same vectors (libtorch's matrix-vector
 //     product).
 //
@@ -19,6 +22,7 @@
 #include <filesystem>
 #include <fstream>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include <ATen/ATen.h>
@@ -129,6 +133,42 @@ Run run(const semroute::Router& router, const std::vector<std::string>& texts, b
   return r;
 }
 
+struct Load {
+  double requests_per_second = 0;
+  double p50_ms = 0, p99_ms = 0;
+};
+
+// `clients` threads route `texts` between them, each one request after another.
+Load closed_loop(const semroute::Router& router, const std::vector<std::string>& texts, size_t clients) {
+  std::vector<std::vector<double>> latencies(clients);
+  const auto start = Clock::now();
+  std::vector<std::thread> threads;
+  for (size_t c = 0; c < clients; ++c)
+    threads.emplace_back([&, c] {
+      for (size_t i = c; i < texts.size(); i += clients) {
+        const auto t0 = Clock::now();
+        router.route(request(texts[i]), {{"tier", "free"}});
+        latencies[c].push_back(std::chrono::duration<double, std::milli>(Clock::now() - t0).count());
+      }
+    });
+  for (auto& t : threads) t.join();
+  const double seconds = std::chrono::duration<double>(Clock::now() - start).count();
+  std::vector<double> all;
+  for (const auto& l : latencies) all.insert(all.end(), l.begin(), l.end());
+  return {static_cast<double>(texts.size()) / seconds, percentile(all, 0.5), percentile(all, 0.99)};
+}
+
+void lazy_against_parallel(const semroute::Router& lazy, const semroute::Router& parallel,
+                           const std::vector<std::string>& texts) {
+  for (const size_t clients : {size_t{1}, size_t{8}}) {
+    const Load a = closed_loop(lazy, texts, clients), b = closed_loop(parallel, texts, clients);
+    std::printf("%zu client(s): lazy %.0f req/s (p50 %.2f ms, p99 %.2f ms); parallel %.0f req/s (p50 %.2f ms, p99 "
+                "%.2f ms): parallel's p50 %.2fx lazy's, p99 %.2fx, throughput %.2fx\n",
+                clients, a.requests_per_second, a.p50_ms, a.p99_ms, b.requests_per_second, b.p50_ms, b.p99_ms,
+                b.p50_ms / a.p50_ms, b.p99_ms / a.p99_ms, b.requests_per_second / a.requests_per_second);
+  }
+}
+
 // Unit vectors with a fixed seed.
 std::vector<std::vector<float>> random_units(size_t count, int64_t dim, uint32_t seed) {
   std::mt19937 rng(seed);
@@ -206,6 +246,10 @@ int main(int argc, char** argv) {
               static_cast<double>(eager.model_calls) / texts.size());
   std::printf("lazy evaluation: %.2fx the throughput, %.0f %% of the model calls; same decisions: %s\n",
               eager.seconds / lazy.seconds, 100.0 * lazy.model_calls / eager.model_calls, same ? "yes" : "NO");
+  std::ofstream(dir / "parallel.yaml") << config(models) << "parallel: true\n";
+  const auto parallel = semroute::Router::load(dir / "parallel.yaml");
+  run(*parallel, workload(16), false);  // warm-up
+  lazy_against_parallel(*router, *parallel, texts);
   for (const int64_t dim : {256, 768})
     for (const size_t entries : {size_t{10000}, size_t{100000}}) cache_lookups(entries, dim);
   return same ? 0 : 1;

@@ -1,6 +1,7 @@
 #include "router/builtin_signals.h"
 
 #include <algorithm>
+#include <atomic>
 #include <condition_variable>
 #include <mutex>
 #include <set>
@@ -384,8 +385,17 @@ class UnifiedSignal final : public Signal {
   std::map<std::string, FieldSpec> specs_;
 };
 
+// Runs the signal on a thread of its own and waits at most the budget: past
+// it the request goes on without the signal while the computation finishes
+// in the background. (Not on TBB's threads: those are few and shared with
+// the host program, and a computation past its budget would hold one.)
+// Computations past their budgets are counted; while kMaxOverdue of them
+// still run, the signal is not started again and times out at once, so a
+// model that has stalled cannot pile up threads.
 class BudgetedSignal final : public Signal {
  public:
+  static constexpr int kMaxOverdue = 16;
+
   BudgetedSignal(std::shared_ptr<const Signal> inner, std::chrono::milliseconds budget)
       : Signal(inner->name()), inner_(std::move(inner)), budget_(budget) {}
   int cost() const override { return inner_->cost(); }
@@ -394,16 +404,19 @@ class BudgetedSignal final : public Signal {
     return inner_->field(field);
   }
   SignalValues compute(const RouteInput& input) const override {
+    if (overdue_->load() >= kMaxOverdue) return timed_out();
     // The state outlives this call when the budget runs out first.
     struct State {
       std::mutex mutex;
       std::condition_variable done_cv;
       bool done = false;
+      bool overdue = false;
       SignalValues values;
       std::exception_ptr error;
     };
     auto state = std::make_shared<State>();
-    std::thread([state, inner = inner_, copy = RouteInput{input.text, input.metadata, input.embeddings}] {
+    std::thread([state, overdue = overdue_, inner = inner_,
+                 copy = RouteInput{input.text, input.metadata, input.embeddings}] {
       SignalValues values;
       std::exception_ptr error;
       try {
@@ -412,14 +425,18 @@ class BudgetedSignal final : public Signal {
         error = std::current_exception();
       }
       const std::lock_guard<std::mutex> lock(state->mutex);
+      if (state->overdue) --*overdue;
       state->values = std::move(values);
       state->error = error;
       state->done = true;
       state->done_cv.notify_all();
     }).detach();
     std::unique_lock<std::mutex> lock(state->mutex);
-    if (!state->done_cv.wait_for(lock, budget_, [&] { return state->done; }))
-      return {{"timed_out", FieldValue::boolean(true)}};
+    if (!state->done_cv.wait_for(lock, budget_, [&] { return state->done; })) {
+      state->overdue = true;
+      ++*overdue_;
+      return timed_out();
+    }
     if (state->error) std::rethrow_exception(state->error);
     SignalValues values = std::move(state->values);
     values["timed_out"] = FieldValue::boolean(false);
@@ -428,8 +445,11 @@ class BudgetedSignal final : public Signal {
   std::string describe_fields() const override { return inner_->describe_fields() + ", timed_out"; }
 
  private:
+  static SignalValues timed_out() { return {{"timed_out", FieldValue::boolean(true)}}; }
+
   std::shared_ptr<const Signal> inner_;
   std::chrono::milliseconds budget_;
+  std::shared_ptr<std::atomic<int>> overdue_ = std::make_shared<std::atomic<int>>(0);
 };
 
 }  // namespace

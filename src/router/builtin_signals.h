@@ -69,7 +69,9 @@ std::shared_ptr<const Signal> intents_signal(const std::string& name, std::share
 
 // `signal` with a time budget: past it, the request goes on without the
 // signal (its fields read empty: false, 0, no label) and `<signal>.timed_out`
-// is true; the computation finishes in the background and is dropped.
+// is true; the computation finishes in the background and is dropped. While
+// 16 computations of the signal still run past their budgets, it is not
+// started again (a stalled model cannot pile up threads).
 std::shared_ptr<const Signal> with_budget(std::shared_ptr<const Signal> signal, std::chrono::milliseconds budget);
 
 // The text's embedding by `embedder` (RouteInput::embeddings), computed on first use.

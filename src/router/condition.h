@@ -46,6 +46,8 @@ class SignalBoard {
   void put(const std::string& signal, Computed computed) { computed_[signal] = std::move(computed); }
   bool computed(const std::string& signal) const { return computed_.count(signal) != 0; }
   const std::map<std::string, Computed>& all_computed() const { return computed_; }
+  // Hands what was computed over (for the trace); the board is spent.
+  std::map<std::string, Computed> release() { return std::move(computed_); }
 
  private:
   const SignalSet& signals_;

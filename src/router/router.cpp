@@ -2,9 +2,9 @@
 
 #include <algorithm>
 #include <cstdio>
-#include <future>
 
 #include "core/file_input.h"
+#include "core/parallel.h"
 #include "router/builtin_signals.h"
 #include "router/semantic_cache.h"
 #include "semroute/error.h"
@@ -61,16 +61,18 @@ RequestJson blocked_response(const std::string& reason) {
                      {"usage", RequestJson{{"prompt_tokens", 0}, {"completion_tokens", 0}, {"total_tokens", 0}}}};
 }
 
-std::vector<SignalTrace> signal_traces(const SignalSet& signals, const SignalBoard& board) {
+std::vector<SignalTrace> signal_traces(const SignalSet& signals, SignalBoard& board) {
+  std::map<std::string, SignalBoard::Computed> computed = board.release();
   std::vector<SignalTrace> traces;
+  traces.reserve(signals.size());
   for (const auto& [name, signal] : signals) {
     SignalTrace t;
     t.name = name;
-    const auto it = board.all_computed().find(name);
-    if (it != board.all_computed().end()) {
+    const auto it = computed.find(name);
+    if (it != computed.end()) {
       t.computed = true;
       t.latency = it->second.latency;
-      for (const auto& [field, value] : it->second.values) t.values[field] = value.to_string();
+      t.values = std::move(it->second.values);
     }
     traces.push_back(std::move(t));
   }
@@ -98,27 +100,19 @@ Router::Router(SignalSet signals, DecisionEngine engine, std::vector<std::string
     if (signals_.at(name)->cost() >= kCostModel) prefetched_.push_back(name);
 }
 
-// Computes the prefetched signals at once, each on its own thread with its
-// own copy of the input (the embeddings memo is not shared between threads).
+// Computes the prefetched signals at once on TBB's threads (the caller takes
+// part; TBB's threads persist, and with them each one's OpenMP team, where a
+// thread per signal would start both anew on every request). Each signal gets
+// its own copy of the input: the embeddings memo is not shared between threads.
 void Router::prefetch(const RouteInput& input, SignalBoard& board) const {
-  std::vector<std::future<SignalBoard::Computed>> running;
-  for (const auto& name : prefetched_) {
-    running.push_back(std::async(std::launch::async, [signal = signals_.at(name), copy = RouteInput{input.text, input.metadata, {}}] {
-      const auto start = Clock::now();
-      SignalValues values = signal->compute(copy);
-      return SignalBoard::Computed{std::move(values),
-                                   std::chrono::duration_cast<std::chrono::microseconds>(Clock::now() - start)};
-    }));
-  }
-  std::exception_ptr error;
-  for (size_t i = 0; i < running.size(); ++i) {
-    try {
-      board.put(prefetched_[i], running[i].get());
-    } catch (...) {
-      if (!error) error = std::current_exception();
-    }
-  }
-  if (error) std::rethrow_exception(error);
+  std::vector<SignalBoard::Computed> computed(prefetched_.size());
+  parallel_for_each(prefetched_.size(), [&](size_t i) {
+    const RouteInput copy{input.text, input.metadata, {}};
+    const auto start = Clock::now();
+    computed[i].values = signals_.at(prefetched_[i])->compute(copy);
+    computed[i].latency = std::chrono::duration_cast<std::chrono::microseconds>(Clock::now() - start);
+  });
+  for (size_t i = 0; i < prefetched_.size(); ++i) board.put(prefetched_[i], std::move(computed[i]));
 }
 
 RouteResult Router::route_json(std::string_view request_json, const std::map<std::string, std::string>& metadata,
@@ -215,7 +209,9 @@ RequestJson RouteResult::to_json() const {
   for (const auto& s : signals) {
     RequestJson entry{{"name", s.name}, {"computed", s.computed}};
     if (s.computed) {
-      entry["values"] = s.values;
+      RequestJson values = RequestJson::object();
+      for (const auto& [field, value] : s.values) values[field] = value.to_string();
+      entry["values"] = std::move(values);
       entry["latency_us"] = s.latency.count();
     }
     signals_json.push_back(entry);
@@ -243,7 +239,7 @@ std::string RouteResult::to_text() const {
       continue;
     }
     out += "  " + s.name + " (" + milliseconds(s.latency) + "):";
-    for (const auto& [field, value] : s.values) out += " " + (field.empty() ? "" : field + "=") + value;
+    for (const auto& [field, value] : s.values) out += " " + (field.empty() ? "" : field + "=") + value.to_string();
     out += "\n";
   }
   out += "decisions:\n";

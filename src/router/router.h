@@ -68,7 +68,7 @@ struct RouterCache {
 struct SignalTrace {
   std::string name;
   bool computed = false;                    // false: no condition needed it
-  std::map<std::string, std::string> values;  // field -> value as text
+  SignalValues values;                       // formatted only when a trace is asked for
   std::chrono::microseconds latency{0};
 };
 

@@ -6,7 +6,9 @@
 #include <yaml-cpp/yaml.h>
 
 #include <atomic>
+#include <condition_variable>
 #include <functional>
+#include <mutex>
 #include <thread>
 
 #include "router/condition.h"
@@ -94,7 +96,7 @@ ConditionPtr compile(const Signals& s, const std::string& yaml, const std::strin
 
 bool holds(const Signals& s, const ConditionPtr& c, const std::string& text,
            std::map<std::string, std::string> metadata = {}) {
-  const RouteInput input{text, std::move(metadata)};
+  const RouteInput input{text, std::move(metadata), {}};
   SignalBoard board(s.set, input);
   std::vector<Condition::Held> held;
   return c->holds(board, held);
@@ -206,7 +208,7 @@ TEST(RouterDecisions, PriorityStrategyStopsAtTheFirstMatchAndSkipsTheRest) {
   decisions.push_back({"private", 5, compile(s, "\"pii contains EMAIL\""), action_named("local-model")});
   const DecisionEngine engine(std::move(decisions), action_named("general"), Strategy::kPriority);
 
-  const RouteInput urgent_math{"urgent math me@x.org", {}};
+  const RouteInput urgent_math{"urgent math me@x.org", {}, {}};
   SignalBoard board(s.set, urgent_math);
   const DecisionOutcome outcome = engine.decide(board);
   ASSERT_NE(outcome.decision, nullptr);
@@ -219,7 +221,7 @@ TEST(RouterDecisions, PriorityStrategyStopsAtTheFirstMatchAndSkipsTheRest) {
   EXPECT_FALSE(outcome.trace[2].evaluated);
   EXPECT_FALSE(board.computed("domain"));
 
-  const RouteInput plain{"a contract", {}};
+  const RouteInput plain{"a contract", {}, {}};
   SignalBoard board2(s.set, plain);
   const DecisionOutcome fallback = engine.decide(board2);
   EXPECT_EQ(fallback.decision, nullptr);  // the default
@@ -234,7 +236,7 @@ TEST(RouterDecisions, ConfidenceStrategyPicksTheSurestMatch) {
   decisions.push_back({"math", 1, compile(s, "\"domain == math\""), action_named("math-model")});
   decisions.push_back({"fact", 1, compile(s, "\"domain.confidence > 0.1\""), action_named("any-model")});
   const DecisionEngine engine(std::move(decisions), action_named("general"), Strategy::kConfidence);
-  const RouteInput input{"math", {}};
+  const RouteInput input{"math", {}, {}};
   SignalBoard board(s.set, input);
   const DecisionOutcome outcome = engine.decide(board);
   // "fact" holds with confidence 1 (a number comparison), "math" with 0.8.
@@ -466,13 +468,13 @@ TEST(RouterConfig, ErrorsNameTheFileAndTheField) {
 TEST(RouterConfig, LiteralKeywordsAreWholeWordsAndQuoted) {
   const auto keywords = keywords_signal("k", {"c++", "(draft)", "asap", "a\\Eb"}, false, false);
   const auto matches = [&](const std::string& text) {
-    return keywords->compute(RouteInput{text, {}}).at("matches").labels;
+    return keywords->compute(RouteInput{text, {}, {}}).at("matches").labels;
   };
   EXPECT_EQ(matches("I need C++ and a (DRAFT) ASAP"), (std::vector<std::string>{"c++", "(draft)", "asap"}));
   EXPECT_TRUE(matches("wasapi").empty());  // whole words only
   EXPECT_EQ(matches("x a\\Eb y"), (std::vector<std::string>{"a\\Eb"}));
   const auto exact_case = keywords_signal("k", {"ASAP"}, false, true);
-  EXPECT_FALSE(exact_case->compute(RouteInput{"asap", {}}).at("").truth);
+  EXPECT_FALSE(exact_case->compute(RouteInput{"asap", {}, {}}).at("").truth);
 }
 
 TEST(RouterConfig, BuiltInSignalsNeedNoModel) {
@@ -597,8 +599,11 @@ TEST(RouterIntents, FewShotIntentsAndAnchorsAsASignal) {
   // The cache and the intents share one model: the prompt was embedded once.
   ASSERT_TRUE(other.cache_embedding);
   const auto signals = other.to_json()["trace"]["signals"];
-  for (const auto& s : signals)
-    if (s["name"] == "topic") EXPECT_EQ(s["values"][""], "none");
+  for (const auto& s : signals) {
+    if (s["name"] == "topic") {
+      EXPECT_EQ(s["values"][""], "none");
+    }
+  }
 
   expect_config_error("signals: {t: {kind: intents, model: " + base + ", intents: {none: [x]}}}",
                       "'none' is the value when no intent matches");
@@ -681,6 +686,43 @@ TEST(RouterBudgets, ASlowSignalIsDroppedAtItsBudget) {
   EXPECT_FALSE(board2.get("slow", "timed_out").truth);
 }
 
+TEST(RouterBudgets, AStalledSignalIsNotStartedAgainPastSixteenOverdueCalls) {
+  struct Gate {
+    std::mutex mutex;
+    std::condition_variable open_cv;
+    bool open = false;
+    int started = 0;
+  };
+  auto gate = std::make_shared<Gate>();
+  auto stalled = std::make_shared<FakeSignal>(
+      "stalled", 10, std::map<std::string, FieldSpec>{{"", {FieldType::kBool, {}}}}, [gate](const RouteInput&) {
+        std::unique_lock<std::mutex> lock(gate->mutex);
+        ++gate->started;
+        gate->open_cv.wait(lock, [&] { return gate->open; });
+        return SignalValues{{"", FieldValue::boolean(true)}};
+      });
+  const auto budgeted = with_budget(stalled, std::chrono::milliseconds(1));
+  const RouteInput input{"text", {}, {}};
+  for (int i = 0; i < 40; ++i) EXPECT_TRUE(budgeted->compute(input).at("timed_out").truth);
+  {
+    const std::lock_guard<std::mutex> lock(gate->mutex);
+    EXPECT_EQ(gate->started, 16);  // the rest timed out without a thread
+    gate->open = true;
+    gate->open_cv.notify_all();
+  }
+  // Once the overdue calls finish, the signal starts again.
+  const auto started = [&] {
+    const std::lock_guard<std::mutex> lock(gate->mutex);
+    return gate->started;
+  };
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+  while (started() == 16 && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    budgeted->compute(input);
+  }
+  EXPECT_GT(started(), 16);
+}
+
 TEST(RouterBudgets, ParallelSignalsGiveTheLazyDecisions) {
   const std::string m = (repo_dir() / "models").string();
   const std::string config = "signals:\n"
@@ -702,8 +744,11 @@ TEST(RouterBudgets, ParallelSignalsGiveTheLazyDecisions) {
     const RequestJson request{{"messages", {{{"role", "user"}, {"content", text}}}}};
     const RouteResult a = lazy->route(request), b = parallel->route(request);
     EXPECT_EQ(a.decision, b.decision) << text;
-    for (const auto& s : b.signals)
-      if (s.name == "domain" || s.name == "jailbreak" || s.name == "pii") EXPECT_TRUE(s.computed) << s.name;
+    for (const auto& s : b.signals) {
+      if (s.name == "domain" || s.name == "jailbreak" || s.name == "pii") {
+        EXPECT_TRUE(s.computed) << s.name;
+      }
+    }
   }
   expect_config_error(config + "parallel: maybe", "parallel: expected true or false");
   expect_config_error("signals: {k: {kind: keywords, keywords: [a], timeout_ms: 0}}", "signals.k.timeout_ms: must lie in");
