@@ -1,0 +1,355 @@
+#include "compression/prompt_compressor.h"
+
+#include <algorithm>
+#include <cmath>
+#include <numeric>
+#include <unordered_map>
+#include <unordered_set>
+
+#include "compression/stop_words.h"
+#include "semroute/error.h"
+#include "tokenizers/tokenizer.h"
+#include "tokenizers/unicode.h"
+
+namespace semroute {
+namespace {
+
+bool is_continuation(char c) { return (static_cast<unsigned char>(c) & 0xC0) == 0x80; }
+bool is_space(unsigned char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v'; }
+
+// Tokens as the budget counts them: the tokenizer's (no special tokens), or
+// words, punctuation marks and CJK characters.
+class TokenCount {
+ public:
+  explicit TokenCount(const Tokenizer* tokenizer) : tokenizer_(tokenizer) {}
+
+  // Exact up to `limit`; limit + 1 when there are more.
+  size_t count(std::string_view text, size_t limit) const {
+    if (tokenizer_) return tokenizer_->encode(text, options(limit + 1, Keep::kStart)).size();
+    return std::min(pieces(text, limit + 1).size(), limit + 1);
+  }
+
+  // End of the longest prefix of `text` of at most n tokens, at a word's end
+  // where one lies inside it (0: not even one token fits).
+  size_t prefix_end(std::string_view text, size_t n) const {
+    size_t end = 0;
+    if (tokenizer_) {
+      for (const Span& s : tokenizer_->encode(text, options(n, Keep::kStart)).offsets) end = std::max<size_t>(end, s.end);
+    } else {
+      const auto p = pieces(text, n);
+      end = p.empty() ? 0 : p.back().end;
+    }
+    while (end > 0 && end < text.size() && is_continuation(text[end])) --end;  // byte-level tokens split characters
+    if (end >= text.size() || is_space(static_cast<unsigned char>(text[end]))) return end;
+    size_t cut = end;
+    while (cut > 0 && !is_space(static_cast<unsigned char>(text[cut - 1]))) --cut;
+    while (cut > 0 && is_space(static_cast<unsigned char>(text[cut - 1]))) --cut;
+    return cut > 0 ? cut : end;
+  }
+
+  // Start of the longest suffix of at most n tokens, at a word's start where
+  // one lies inside it (text.size(): not even one token fits).
+  size_t suffix_begin(std::string_view text, size_t n) const {
+    size_t begin = text.size();
+    if (tokenizer_) {
+      for (const Span& s : tokenizer_->encode(text, options(n, Keep::kEnd)).offsets)
+        if (s.end > s.begin) begin = std::min<size_t>(begin, s.begin);
+    } else {
+      const auto p = pieces(text, std::numeric_limits<size_t>::max());
+      if (n > 0 && !p.empty()) begin = p[p.size() - std::min(n, p.size())].begin;
+    }
+    while (begin < text.size() && is_continuation(text[begin])) ++begin;
+    if (begin == 0 || begin >= text.size() || is_space(static_cast<unsigned char>(text[begin - 1]))) return begin;
+    size_t cut = begin;
+    while (cut < text.size() && !is_space(static_cast<unsigned char>(text[cut]))) ++cut;
+    while (cut < text.size() && is_space(static_cast<unsigned char>(text[cut]))) ++cut;
+    return cut < text.size() ? cut : begin;
+  }
+
+ private:
+  static EncodeOptions options(size_t max_length, Keep keep) {
+    EncodeOptions o;
+    o.add_special_tokens = false;
+    o.max_length = max_length;
+    o.truncation = keep;
+    return o;
+  }
+
+  // The first `limit` words / marks / CJK characters of `text`.
+  static std::vector<Span> pieces(std::string_view text, size_t limit) {
+    std::vector<Span> out;
+    bool in_word = false;
+    for (size_t pos = 0; pos < text.size() && out.size() <= limit;) {
+      size_t length = 1;
+      const auto c = static_cast<unsigned char>(text[pos]);
+      const char32_t cp = c < 0x80 ? c : unicode::decode(text, pos, &length);
+      const bool space = unicode::is_whitespace(cp);
+      const bool mark = !space && (unicode::is_punctuation(cp) || unicode::is_cjk(cp));
+      const auto at = static_cast<uint32_t>(pos), to = static_cast<uint32_t>(pos + length);
+      if (space || mark) in_word = false;
+      if (mark) {
+        out.push_back({at, to});
+      } else if (!space) {
+        if (in_word) {
+          out.back().end = to;
+        } else {
+          out.push_back({at, to});
+          in_word = true;
+        }
+      }
+      pos += length;
+    }
+    if (out.size() > limit) out.resize(limit);
+    return out;
+  }
+
+  const Tokenizer* tokenizer_;
+};
+
+// One unit of the text and what the funnel made of it.
+struct Unit {
+  Span span;
+  size_t first_word = 0, end_word = 0;  // its words in the text's word list
+  std::vector<Span> pieces;             // what stage 2 keeps of it
+  double score = 0;
+  uint64_t signature = 0;               // of its content words: repeated units are kept once
+};
+
+// Stage 2: the runs of words that are not stop words, with the punctuation
+// inside each run; the unit's own start and end stay with the first and
+// last runs.
+std::vector<Span> content_runs(const Unit& unit, const std::vector<Word>& words, const std::vector<uint8_t>& stop) {
+  std::vector<Span> runs;
+  bool open = false;
+  for (size_t w = unit.first_word; w < unit.end_word; ++w) {
+    if (stop[w]) {
+      open = false;
+      continue;
+    }
+    const uint32_t begin = w == unit.first_word ? unit.span.begin : words[w].begin;
+    const uint32_t end = w + 1 == unit.end_word ? unit.span.end : words[w].end;
+    if (open) {
+      runs.back().end = end;
+    } else {
+      runs.push_back({begin, end});
+      open = true;
+    }
+  }
+  return runs;
+}
+
+// Stage 3: summed self-information of the unit's distinct content words over
+// (their count + 2).
+double information_score(const Unit& unit, const std::vector<Word>& words, const std::vector<uint8_t>& stop,
+                         const std::unordered_map<uint64_t, uint32_t>& counts, double total) {
+  std::vector<uint64_t> distinct;
+  for (size_t w = unit.first_word; w < unit.end_word; ++w)
+    if (!stop[w]) distinct.push_back(words[w].hash);
+  const double content = static_cast<double>(distinct.size());
+  std::sort(distinct.begin(), distinct.end());
+  distinct.erase(std::unique(distinct.begin(), distinct.end()), distinct.end());
+  double bits = 0;
+  for (const uint64_t h : distinct) bits += std::log2(total / counts.at(h));
+  return bits / (content + 2);
+}
+
+void check_options(const CompressOptions& o) {
+  if (o.max_tokens == 0) throw InvalidInput("compression: max_tokens must be at least 1");
+  const auto ratio_ok = [](double r) { return r >= 0 && r <= 1; };
+  if (!ratio_ok(o.head_ratio) || !ratio_ok(o.tail_ratio) || o.head_ratio + o.tail_ratio > 1)
+    throw InvalidInput("compression: head_ratio and tail_ratio must lie in [0, 1] and sum to at most 1");
+}
+
+}  // namespace
+
+std::string join_kept(std::string_view original, const std::vector<Span>& kept) {
+  std::string out;
+  for (size_t i = 0; i < kept.size(); ++i) {
+    if (i > 0 && kept[i].begin > kept[i - 1].end) {
+      const std::string_view gap = original.substr(kept[i - 1].end, kept[i].begin - kept[i - 1].end);
+      out += gap.find('\n') != std::string_view::npos ? '\n' : ' ';
+    }
+    out.append(original.substr(kept[i].begin, kept[i].end - kept[i].begin));
+  }
+  return out;
+}
+
+PromptCompressor::PromptCompressor(CompressOptions options, std::shared_ptr<const Tokenizer> tokenizer)
+    : options_(std::move(options)), tokenizer_(std::move(tokenizer)) {
+  check_options(options_);
+  if (options_.languages.empty()) {
+    for (const auto& list : stop_word_lists()) languages_.push_back(&list);
+  } else {
+    for (const auto& language : options_.languages) languages_.push_back(&stop_word_list(language));
+  }
+}
+
+CompressedText PromptCompressor::compress(std::string_view text) const {
+  if (text.size() > Tokenizer::kMaxInputBytes)
+    throw InvalidInput("compression: the text has " + std::to_string(text.size()) + " bytes, more than the limit of " +
+                           std::to_string(Tokenizer::kMaxInputBytes),
+                       ErrorCode::kTooLong);
+  if (const size_t bad = unicode::find_invalid_utf8(text); bad != std::string_view::npos)
+    throw InvalidInput("compression: invalid UTF-8 at byte " + std::to_string(bad), ErrorCode::kInvalidUtf8);
+
+  const TokenCount tokens(tokenizer_.get());
+  const size_t budget = options_.max_tokens;
+  CompressedText out;
+  if (const size_t whole = tokens.count(text, budget); whole <= budget) {
+    out.text = std::string(text);
+    if (!text.empty()) out.kept.push_back({0, static_cast<uint32_t>(text.size())});
+    out.tokens = whole;
+    out.units = out.units_kept = text.empty() ? 0 : 1;
+    return out;
+  }
+  out.compressed = true;
+
+  // Units and their words.
+  std::vector<Unit> units;
+  std::vector<Word> words;
+  for (const Span& s : split_units(text, SplitterOptions{options_.max_unit_bytes})) {
+    Unit u;
+    u.span = s;
+    u.first_word = words.size();
+    scan_words(text.substr(s.begin, s.end - s.begin), s.begin, words);
+    u.end_word = words.size();
+    units.push_back(std::move(u));
+  }
+  out.units = units.size();
+
+  // The stop-word list, guessed from the first 2000 words.
+  const StopWordList* language = nullptr;
+  if (options_.drop_stop_words) {
+    std::vector<uint64_t> sample;
+    for (size_t w = 0; w < std::min<size_t>(words.size(), 2000); ++w) sample.push_back(words[w].hash);
+    language = guess_language(sample, languages_);
+  }
+  std::vector<uint8_t> stop(words.size(), 0);
+  if (language) {
+    out.language = language->language;
+    for (size_t w = 0; w < words.size(); ++w) stop[w] = language->words.count(words[w].hash) != 0;
+  }
+
+  // Stage 1: the head and the tail.
+  std::vector<Span> kept;
+  const auto take_edge = [&](size_t index, size_t allowance, bool from_start) {
+    const Span s = units[index].span;
+    const std::string_view unit = text.substr(s.begin, s.end - s.begin);
+    const size_t n = tokens.count(unit, allowance);
+    if (n <= allowance) {
+      kept.push_back(s);
+      return n;
+    }
+    const size_t cut = from_start ? tokens.prefix_end(unit, allowance) : tokens.suffix_begin(unit, allowance);
+    const Span part = from_start ? Span{s.begin, static_cast<uint32_t>(s.begin + cut)}
+                                 : Span{static_cast<uint32_t>(s.begin + cut), s.end};
+    if (part.end > part.begin) kept.push_back(part);
+    return allowance + 1;  // the edge is full
+  };
+  const auto head_budget = static_cast<size_t>(static_cast<double>(budget) * options_.head_ratio);
+  const auto tail_budget = static_cast<size_t>(static_cast<double>(budget) * options_.tail_ratio);
+  size_t head_end = 0;  // units [0, head_end) belong to the head
+  for (size_t spent = 0; head_end < units.size() && spent < head_budget;) {
+    const size_t n = take_edge(head_end++, head_budget - spent, true);
+    if (n > head_budget - spent) break;  // it was cut: the head is full
+    spent += n;
+  }
+  size_t tail_begin = units.size();  // units [tail_begin, end) belong to the tail
+  for (size_t spent = 0; tail_begin > head_end && spent < tail_budget;) {
+    const size_t n = take_edge(--tail_begin, tail_budget - spent, false);
+    if (n > tail_budget - spent) break;
+    spent += n;
+  }
+
+  // Stages 2 and 3 on the units between.
+  std::unordered_map<uint64_t, uint32_t> counts;
+  double content_words = 0;
+  for (size_t w = 0; w < words.size(); ++w)
+    if (!stop[w]) {
+      ++counts[words[w].hash];
+      ++content_words;
+    }
+  std::vector<size_t> middle;
+  for (size_t i = head_end; i < tail_begin; ++i) {
+    Unit& u = units[i];
+    u.pieces = language ? content_runs(u, words, stop) : std::vector<Span>{u.span};
+    if (u.pieces.empty()) continue;
+    u.score = information_score(u, words, stop, counts, std::max(content_words, 1.0));
+    for (size_t w = u.first_word; w < u.end_word; ++w)
+      if (!stop[w]) u.signature = (u.signature ^ words[w].hash) * 0x100000001b3ull;
+    middle.push_back(i);
+  }
+  std::stable_sort(middle.begin(), middle.end(), [&](size_t a, size_t b) { return units[a].score > units[b].score; });
+
+  // The edges' exact cost, then the best middle units while they fit.
+  const auto skeleton_tokens = [&](const std::vector<Span>& spans) {
+    std::vector<Span> sorted = spans;
+    std::sort(sorted.begin(), sorted.end(), [](const Span& a, const Span& b) { return a.begin < b.begin; });
+    return tokens.count(join_kept(text, sorted), budget);
+  };
+  size_t used = skeleton_tokens(kept);
+  std::vector<size_t> chosen;  // indices into `middle`, best first
+  std::unordered_set<uint64_t> signatures;
+  size_t rejected_in_a_row = 0;
+  for (size_t m = 0; m < middle.size() && used < budget && rejected_in_a_row < 64; ++m) {
+    if (units[middle[m]].signature != 0 && signatures.count(units[middle[m]].signature)) continue;
+    const size_t n = tokens.count(join_kept(text, units[middle[m]].pieces), budget - used) + 1;  // +1: its separator
+    if (n <= budget - used) {
+      used += n;
+      chosen.push_back(m);
+      signatures.insert(units[middle[m]].signature);
+      rejected_in_a_row = 0;
+    } else {
+      ++rejected_in_a_row;
+    }
+  }
+
+  // The skeleton, checked as a whole: joining can merge tokens differently;
+  // the least informative chosen units go until it fits.
+  for (;;) {
+    std::vector<Span> all = kept;
+    for (const size_t m : chosen) all.insert(all.end(), units[middle[m]].pieces.begin(), units[middle[m]].pieces.end());
+    std::sort(all.begin(), all.end(), [](const Span& a, const Span& b) { return a.begin < b.begin; });
+    out.text = join_kept(text, all);
+    out.tokens = tokens.count(out.text, budget);
+    if (out.tokens <= budget || all.empty()) {
+      out.kept = std::move(all);
+      break;
+    }
+    if (!chosen.empty()) {
+      chosen.pop_back();
+      continue;
+    }
+    // Only the edges are left and still too long: keep the skeleton's first
+    // `budget` tokens.
+    const size_t end = tokens.prefix_end(out.text, budget);
+    std::vector<Span> cut;
+    size_t at = 0;
+    for (size_t i = 0; i < all.size() && at < end; ++i) {
+      if (i > 0 && all[i].begin > all[i - 1].end) ++at;  // the separator
+      const size_t length = all[i].end - all[i].begin;
+      cut.push_back({all[i].begin, static_cast<uint32_t>(all[i].begin + std::min(length, end - std::min(end, at)))});
+      at += length;
+    }
+    while (!cut.empty() && cut.back().end <= cut.back().begin) cut.pop_back();
+    if (!cut.empty() && join_kept(text, cut).size() >= out.text.size()) {  // no progress: drop the last range
+      cut.pop_back();
+    }
+    kept = std::move(cut);
+    if (kept.empty()) {  // not even one token fits: an empty skeleton
+      out.text.clear();
+      out.kept.clear();
+      out.tokens = 0;
+      break;
+    }
+  }
+  size_t units_kept = 0;
+  for (size_t u = 0, k = 0; u < units.size() && k < out.kept.size(); ++u) {
+    while (k < out.kept.size() && out.kept[k].end <= units[u].span.begin) ++k;
+    if (k < out.kept.size() && out.kept[k].begin < units[u].span.end) ++units_kept;
+  }
+  out.units_kept = units_kept;
+  return out;
+}
+
+}  // namespace semroute
