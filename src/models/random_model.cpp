@@ -6,6 +6,7 @@
 #include <ATen/ops/full.h>
 #include <ATen/ops/ones.h>
 #include <ATen/ops/randn.h>
+#include <ATen/ops/tensor.h>
 #include <ATen/ops/zeros.h>
 
 #include <cmath>
@@ -83,7 +84,12 @@ void write_random_modernbert(const RandomModelSpec& spec, const fs::path& out) {
   tensors.emplace_back("head.dense.weight", linear(p.hidden, p.hidden));
   tensors.emplace_back("head.norm.weight", at::ones({p.hidden}));
   tensors.emplace_back("classifier.weight", linear(static_cast<int64_t>(labels.size()), p.hidden));
-  tensors.emplace_back("classifier.bias", at::zeros({static_cast<int64_t>(labels.size())}));
+  at::Tensor bias = at::zeros({static_cast<int64_t>(labels.size())});
+  if (!spec.label_bias.empty()) {
+    if (spec.label_bias.size() != labels.size()) throw InvalidInput("label_bias: one value per label");
+    bias = at::tensor(spec.label_bias);
+  }
+  tensors.emplace_back("classifier.bias", bias);
   save_safetensors(out / "model.safetensors", tensors);
 
   if (!spec.tokenizer.empty())

@@ -18,6 +18,7 @@ struct RandomModelSpec {
   std::vector<std::string> labels = {"negative", "positive"};
   bool token_task = false;      // ModernBertForTokenClassification instead of sequence
   std::filesystem::path tokenizer;  // copied beside the weights when set
+  std::vector<float> label_bias;    // the classifier's bias (zeros when empty): tests steer a random head
   uint64_t seed = 1;
 };
 
