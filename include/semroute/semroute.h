@@ -454,6 +454,150 @@ SEMROUTE_API SEMROUTE_MUST_USE semroute_status* semroute_router_store_answer(con
                                                                              const char* answer_json, size_t answer_len,
                                                                              int* out_stored);
 
+/* ------------------------------------------------------ prompt compression */
+
+/* A long prompt reduced to a "semantic skeleton" within a token budget, for
+ * classifying it fast (the full prompt still goes to the LLM): the start and
+ * end of the text kept, stop words dropped in between, the most informative
+ * sentences kept (see the README's "Prompt compression"). No model. */
+typedef struct semroute_compress_params {
+  uint32_t struct_size;      /* sizeof(semroute_compress_params) */
+  uint32_t max_tokens;       /* the budget; default 512 */
+  double head_ratio;         /* share of the budget for the text's start; default 0.2 */
+  double tail_ratio;         /* and for its end; default 0.2 */
+  int32_t drop_stop_words;   /* 1 (default) or 0 */
+  const char* languages;     /* stop-word lists to choose from, comma-separated ("en,de"); NULL = every list shipped */
+  const char* tokenizer;     /* tokenizer.json or a model directory: the budget counts its tokens;
+                                NULL = words, punctuation marks and CJK characters */
+} semroute_compress_params;
+
+SEMROUTE_API semroute_compress_params semroute_compress_default_params(void);
+
+typedef struct semroute_compressor semroute_compressor;
+typedef struct semroute_compressed semroute_compressed;
+
+/* params may be NULL (the defaults). *out is caller-owned (semroute_compressor_free). */
+SEMROUTE_API SEMROUTE_MUST_USE semroute_status* semroute_compressor_new(const semroute_compress_params* params,
+                                                                        semroute_compressor** out);
+SEMROUTE_API void semroute_compressor_free(semroute_compressor* compressor);
+
+/* Compresses length bytes of UTF-8 text. Thread-safe. *out is caller-owned
+ * (semroute_compressed_free). */
+SEMROUTE_API SEMROUTE_MUST_USE semroute_status* semroute_compress(const semroute_compressor* compressor,
+                                                                  const char* text, size_t length,
+                                                                  semroute_compressed** out);
+/* The skeleton (the whole text when it fits the budget), borrowed; its length in *out_length (may be NULL). */
+SEMROUTE_API const char* semroute_compressed_text(const semroute_compressed* compressed, size_t* out_length);
+/* 1 when the text was reduced, 0 when it fit. */
+SEMROUTE_API int semroute_compressed_reduced(const semroute_compressed* compressed);
+/* Tokens of the skeleton, as the budget counts them. */
+SEMROUTE_API size_t semroute_compressed_tokens(const semroute_compressed* compressed);
+/* The stop-word list used ("en", …; "" for none), borrowed. */
+SEMROUTE_API const char* semroute_compressed_language(const semroute_compressed* compressed);
+/* The kept byte ranges of the original, in order: 2 * count values (begin,
+ * end, begin, end …), borrowed. The skeleton is these ranges joined by "\n"
+ * where the original held a newline between them, else by " ". */
+SEMROUTE_API const uint64_t* semroute_compressed_ranges(const semroute_compressed* compressed, size_t* out_count);
+SEMROUTE_API void semroute_compressed_free(semroute_compressed* compressed);
+
+/* ------------------------------------------------- hallucination detection */
+
+/* Which parts of an LLM's answer the request's ground truth (retrieved
+ * context, tool results) does not support, judged sentence by sentence: a
+ * LettuceDetect-style token classifier finds unsupported spans, an optional
+ * NLI model explains each (see the README's "Hallucination detection"). */
+typedef struct semroute_halluc_params {
+  uint32_t struct_size;            /* sizeof(semroute_halluc_params) */
+  const char* nli_model;           /* an NLI sequence classifier directory; NULL = none */
+  const char* input_template;      /* "lettucedetect" (default) or "halugate" */
+  double threshold;                /* a token is unsupported from this probability on; default 0.5 */
+  uint32_t min_span_words;         /* default 1 */
+  double min_span_score;           /* default 0 */
+  uint32_t context_windows;        /* context windows read per sentence, best matches first; default 2; 0 = all */
+  uint32_t window_overlap;         /* tokens neighbouring windows share; default 32 */
+  uint32_t answer_tokens;          /* room for the answer in each input; default 192 */
+  uint32_t answer_context_bytes;   /* answer before a sentence given with it; default 512 */
+  uint32_t max_sentence_bytes;     /* longer sentences are judged in pieces; default 1024 */
+  int32_t nli_filter;              /* 1 (default): drop spans of sentences the NLI model finds entailed */
+  double nli_entailment_threshold; /* default 0.75 */
+  double nli_confidence;           /* below it a span's severity drops one step; default 0.7 */
+  const semroute_model_params* model; /* device, dtype, threads, max_length … for both models; NULL = defaults */
+} semroute_halluc_params;
+
+SEMROUTE_API semroute_halluc_params semroute_halluc_default_params(void);
+
+typedef enum semroute_halluc_event {
+  SEMROUTE_HALLUC_OK = 0,   /* the sentence is supported */
+  SEMROUTE_HALLUC_WARN = 1, /* it has unsupported spans */
+  SEMROUTE_HALLUC_STOP = 2  /* a span reached the stream's stop severity: end the stream */
+} semroute_halluc_event;
+
+typedef struct semroute_halluc_span {
+  uint32_t struct_size;  /* sizeof(semroute_halluc_span) in the library that filled it */
+  uint64_t begin;        /* bytes of the answer */
+  uint64_t end;
+  double score;          /* highest token probability of being unsupported */
+  const char* nli_label; /* "entailment", "neutral", "contradiction"; "" without an NLI model */
+  double entailment, neutral, contradiction;
+  int32_t severity;      /* 0 low, 1 low-medium, 2 medium, 3 high, 4 critical */
+} semroute_halluc_span;
+
+typedef struct semroute_halluc_sentence {
+  uint32_t struct_size;  /* sizeof(semroute_halluc_sentence) in the library that filled it */
+  uint64_t begin;        /* bytes of the answer */
+  uint64_t end;
+  int32_t event;         /* semroute_halluc_event */
+  double max_score;      /* highest token score of the sentence */
+  double latency_ms;     /* time to judge it */
+  size_t span_count;
+  const semroute_halluc_span* const* spans;
+} semroute_halluc_sentence;
+
+typedef struct semroute_halluc semroute_halluc;
+typedef struct semroute_halluc_stream semroute_halluc_stream;
+typedef struct semroute_halluc_result semroute_halluc_result;
+
+/* detector_model: a token classifier directory (labels supported /
+ * hallucinated). params may be NULL. *out is caller-owned (semroute_halluc_free). */
+SEMROUTE_API SEMROUTE_MUST_USE semroute_status* semroute_halluc_load(const char* detector_model,
+                                                                     const semroute_halluc_params* params,
+                                                                     semroute_halluc** out);
+SEMROUTE_API void semroute_halluc_free(semroute_halluc* detector);
+
+/* Checks a whole answer against context (and the question, may be empty).
+ * Thread-safe. *out is caller-owned (semroute_halluc_result_free). */
+SEMROUTE_API SEMROUTE_MUST_USE semroute_status* semroute_halluc_detect(const semroute_halluc* detector,
+                                                                       const char* context, size_t context_len,
+                                                                       const char* question, size_t question_len,
+                                                                       const char* answer, size_t answer_len,
+                                                                       semroute_halluc_result** out);
+
+/* A stream of answer chunks checked as they arrive: sse = 1 reads the raw
+ * bytes of an OpenAI SSE stream (data: lines, comments, [DONE]), sse = 0
+ * plain text deltas. stop_severity > 0: a span at least that severe gives a
+ * STOP event and ends the stream. The stream keeps the detector alive; one
+ * caller at a time per stream. *out is caller-owned (semroute_halluc_stream_free). */
+SEMROUTE_API SEMROUTE_MUST_USE semroute_status* semroute_halluc_stream_open(const semroute_halluc* detector,
+                                                                            const char* context, size_t context_len,
+                                                                            const char* question, size_t question_len,
+                                                                            int sse, int stop_severity,
+                                                                            semroute_halluc_stream** out);
+/* The sentences the chunk completes, judged. A malformed chunk fails the
+ * stream: later calls fail too. */
+SEMROUTE_API SEMROUTE_MUST_USE semroute_status* semroute_halluc_stream_feed(semroute_halluc_stream* stream,
+                                                                            const char* chunk, size_t length,
+                                                                            semroute_halluc_result** out);
+/* The end of the answer: its last sentence, judged. */
+SEMROUTE_API SEMROUTE_MUST_USE semroute_status* semroute_halluc_stream_finish(semroute_halluc_stream* stream,
+                                                                              semroute_halluc_result** out);
+SEMROUTE_API void semroute_halluc_stream_free(semroute_halluc_stream* stream);
+
+SEMROUTE_API size_t semroute_halluc_result_count(const semroute_halluc_result* result);
+/* Sentence i, borrowed from result; NULL out of range. */
+SEMROUTE_API const semroute_halluc_sentence* semroute_halluc_result_sentence(const semroute_halluc_result* result,
+                                                                             size_t i);
+SEMROUTE_API void semroute_halluc_result_free(semroute_halluc_result* result);
+
 #ifdef __cplusplus
 }
 #endif

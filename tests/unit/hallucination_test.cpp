@@ -12,7 +12,6 @@
 #include "hallucination/answer_stream.h"
 #include "hallucination/hallucination_detector.h"
 #include "hallucination/sse_reader.h"
-#include "models/random_model.h"
 #include "test_util.h"
 
 namespace semroute {
@@ -146,23 +145,7 @@ class HallucinationModels : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {
     dir_ = new test::TempDir();
-    RandomModelSpec spec;
-    spec.tokenizer = data_dir() / "tokenizers/modernbert/tokenizer.json";
-    spec.token_task = true;
-    spec.labels = {"SUPPORTED", "HALLUCINATED"};
-    spec.label_bias = {0, 12};
-    write_random_modernbert(spec, *dir_ / "flags_all");
-    spec.label_bias = {12, 0};
-    write_random_modernbert(spec, *dir_ / "flags_none");
-    spec.label_bias = {};
-    spec.seed = 3;
-    write_random_modernbert(spec, *dir_ / "random");
-    spec.token_task = false;
-    spec.labels = {"entailment", "neutral", "contradiction"};
-    spec.label_bias = {0, 0, 12};
-    write_random_modernbert(spec, *dir_ / "nli_contradiction");
-    spec.label_bias = {12, 0, 0};
-    write_random_modernbert(spec, *dir_ / "nli_entailment");
+    test::write_hallucination_models(dir_->path());
   }
   static void TearDownTestSuite() {
     delete dir_;

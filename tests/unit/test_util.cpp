@@ -58,6 +58,26 @@ void write_intent_and_pii_models(const std::filesystem::path& dir) {
   write_random_modernbert(spec, dir / "pii");
 }
 
+void write_hallucination_models(const std::filesystem::path& dir) {
+  RandomModelSpec spec;
+  spec.tokenizer = data_dir() / "tokenizers/modernbert/tokenizer.json";
+  spec.token_task = true;
+  spec.labels = {"SUPPORTED", "HALLUCINATED"};
+  spec.label_bias = {0, 12};
+  write_random_modernbert(spec, dir / "flags_all");
+  spec.label_bias = {12, 0};
+  write_random_modernbert(spec, dir / "flags_none");
+  spec.label_bias = {};
+  spec.seed = 3;
+  write_random_modernbert(spec, dir / "random");
+  spec.token_task = false;
+  spec.labels = {"entailment", "neutral", "contradiction"};
+  spec.label_bias = {0, 0, 12};
+  write_random_modernbert(spec, dir / "nli_contradiction");
+  spec.label_bias = {12, 0, 0};
+  write_random_modernbert(spec, dir / "nli_entailment");
+}
+
 TempDir* IntentAndPiiModels::dir_ = nullptr;
 
 void IntentAndPiiModels::SetUpTestSuite() {

@@ -69,6 +69,13 @@ void expect_error(Fn&& fn, ErrorCode code, const std::string& needle) {
 // O, B-/I-EMAIL, B-/I-PERSON).
 void write_intent_and_pii_models(const std::filesystem::path& dir);
 
+// Tiny random ModernBERT checkpoints for hallucination detection, their heads
+// steered by a classifier bias: dir/flags_all and dir/flags_none (token
+// classifiers SUPPORTED / HALLUCINATED that flag every token or none),
+// dir/random (unsteered), dir/nli_contradiction and dir/nli_entailment (NLI
+// sequence classifiers entailment / neutral / contradiction, one label sure).
+void write_hallucination_models(const std::filesystem::path& dir);
+
 // A test suite over those two models, written once per suite: path("intent"), path("pii").
 class IntentAndPiiModels : public ::testing::Test {
  protected:
