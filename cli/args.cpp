@@ -2,6 +2,8 @@
 #include <ATen/ops/contiguous.h>  // IWYU pragma: keep
 #include <ATen/ops/to.h>          // IWYU pragma: keep
 
+#include <algorithm>
+#include <cmath>
 #include <cstdlib>
 #include <cstring>
 
@@ -11,6 +13,53 @@
 #include "semroute/error.h"
 
 namespace semroute::cli {
+
+std::string Options::get(const std::string& key, const std::string& fallback) const {
+  const auto it = values.find(key);
+  return it == values.end() ? fallback : it->second;
+}
+
+double Options::number(const std::string& key, double fallback) const {
+  const auto it = values.find(key);
+  if (it == values.end()) return fallback;
+  char* end = nullptr;
+  const double v = std::strtod(it->second.c_str(), &end);
+  if (end == it->second.c_str() || *end != '\0' || !std::isfinite(v))
+    throw InvalidInput("--" + key + " needs a number, got '" + it->second + "'");
+  return v;
+}
+
+int64_t Options::integer(const std::string& key, int64_t fallback) const {
+  const double v = number(key, static_cast<double>(fallback));
+  if (v != std::floor(v) || v < 0 || v > 9e15) throw InvalidInput("--" + key + " needs a whole number >= 0");
+  return static_cast<int64_t>(v);
+}
+
+Options parse_options(const std::vector<std::string>& argv, const std::string& usage,
+                      const std::vector<std::string>& keys) {
+  Options args;
+  for (size_t i = 0; i < argv.size(); ++i) {
+    const std::string& arg = argv[i];
+    if (arg == "--") {
+      args.positional.insert(args.positional.end(), argv.begin() + static_cast<std::ptrdiff_t>(i) + 1, argv.end());
+      break;
+    }
+    if (arg == "--json") {
+      args.json = true;
+      continue;
+    }
+    if (arg.size() < 2 || arg.rfind("--", 0) != 0) {
+      args.positional.push_back(arg);
+      continue;
+    }
+    const std::string key = arg.substr(2);
+    if (std::find(keys.begin(), keys.end(), key) == keys.end())
+      throw InvalidInput("unexpected argument '" + arg + "'\n" + usage);
+    if (i + 1 >= argv.size()) throw InvalidInput(arg + " needs a value");
+    args.values[key] = argv[++i];
+  }
+  return args;
+}
 
 Args parse_args(int argc, char** argv, int first) {
   Args args;

@@ -68,6 +68,8 @@ int run_unified(const Args& args);
 // Their own options (see train.cpp): the arguments after the command.
 int run_train(const std::vector<std::string>& argv);
 int run_trim_vocab(const std::vector<std::string>& argv);
+int run_compress(const std::vector<std::string>& argv);
+int run_check_answer(const std::vector<std::string>& argv);
 
 // One JSON answer per text, in order (classify, tokens, embed, unified).
 using TextAnswerer = std::function<std::vector<nlohmann::json>(const std::vector<std::string_view>&)>;
@@ -78,6 +80,21 @@ bool reads_input(const Args& args, size_t first_text);
 // in batches, printing one JSON line per text ({"line": N, …} or
 // {"line": N, "error": …}). Exit code 0, or 1 when any line failed.
 int stream_texts(const Args& args, const TextAnswerer& answer);
+
+// The arguments of commands with options of their own (train, trim-vocab,
+// compress, check-answer): --key VALUE for the keys given, --json, the rest
+// positional. An unknown --option is InvalidInput with `usage`.
+struct Options {
+  std::map<std::string, std::string> values;
+  std::vector<std::string> positional;
+  bool json = false;
+  std::string get(const std::string& key, const std::string& fallback = "") const;
+  bool has(const std::string& key) const { return values.count(key) != 0; }
+  double number(const std::string& key, double fallback) const;
+  int64_t integer(const std::string& key, int64_t fallback) const;  // whole and >= 0
+};
+Options parse_options(const std::vector<std::string>& argv, const std::string& usage,
+                      const std::vector<std::string>& keys);
 
 // "a,b,c" -> {"a", "b", "c"} (empty items dropped).
 std::vector<std::string> split_list(const std::string& csv);

@@ -48,6 +48,14 @@ commands:
       The router: an OpenAI chat-completions request (a file, or - for
       stdin) through the config's decisions: the decision, the rewritten
       request, headers, and which signals ran (and which were skipped).
+  compress FILE|- [--max-tokens N] [--tokenizer PATH] [--head R] [--tail R] [--stop-words yes|no] [--json]
+      Reduce a long prompt to a skeleton within N tokens (start and end kept,
+      stop words dropped between, the most informative sentences kept), with
+      the byte ranges of the original it kept (--json).
+  check-answer DETECTOR_DIR --context FILE [ANSWER|-] [--question TEXT] [--nli DIR] [--stop-at SEVERITY] [--json]
+      Check an LLM answer against its context as it streams in (an OpenAI SSE
+      stream or plain text on stdin): each sentence judged when complete, its
+      unsupported spans and their NLI label. Exit code 3 when any is found.
   merge-adapter BASE_DIR ADAPTER_DIR OUT_DIR
       Fold a PEFT LoRA adapter into its base (merge_and_unload): a plain model
       directory with the adapter's head and labels, marked by lora_config.json.
@@ -79,7 +87,8 @@ options:
   -h, --help  this help
 
 exit codes: 0 success; 1 an error (model, input, or any --input line that
-failed: see its "error" line); 2 bad usage (unknown option, missing argument).
+failed: see its "error" line); 2 bad usage (unknown option, missing argument);
+3 check-answer found unsupported spans.
 Errors go to stderr.
 )";
 
@@ -96,6 +105,8 @@ extern "C" __attribute__((visibility("default"))) int semroute_cli_main(int argc
     const std::vector<std::string> rest(argv + 2, argv + argc);
     if (command == "train") return cli::run_train(rest);
     if (command == "trim-vocab") return cli::run_trim_vocab(rest);
+    if (command == "compress") return cli::run_compress(rest);
+    if (command == "check-answer") return cli::run_check_answer(rest);
     const cli::Args args = cli::parse_args(argc, argv, 2);
     if (command == "info") return cli::run_info(args);
     if (command == "forward") return cli::run_forward(args);

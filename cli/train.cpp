@@ -36,46 +36,6 @@ const char* kTrainUsage =
     "--data takes several files (comma-separated); a text is held out (--valid, --test fractions)\n"
     "by a hash of its text and --seed, so runs with the same seed agree on the split.";
 
-struct TrainArgs {
-  std::map<std::string, std::string> values;
-  bool json = false;
-  std::string get(const std::string& key, const std::string& fallback = "") const {
-    const auto it = values.find(key);
-    return it == values.end() ? fallback : it->second;
-  }
-  double number(const std::string& key, double fallback) const {
-    const auto it = values.find(key);
-    if (it == values.end()) return fallback;
-    char* end = nullptr;
-    const double v = std::strtod(it->second.c_str(), &end);
-    if (end == it->second.c_str() || *end != '\0' || !std::isfinite(v))
-      throw InvalidInput("--" + key + " needs a number, got '" + it->second + "'");
-    return v;
-  }
-  int64_t integer(const std::string& key, int64_t fallback) const {
-    const double v = number(key, static_cast<double>(fallback));
-    if (v != std::floor(v) || v < 0) throw InvalidInput("--" + key + " needs a whole number >= 0");
-    return static_cast<int64_t>(v);
-  }
-};
-
-TrainArgs parse_train_args(const std::vector<std::string>& argv, const std::vector<std::string>& known) {
-  TrainArgs args;
-  for (size_t i = 0; i < argv.size(); ++i) {
-    const std::string& arg = argv[i];
-    if (arg == "--json") {
-      args.json = true;
-      continue;
-    }
-    const std::string key = arg.rfind("--", 0) == 0 ? arg.substr(2) : "";
-    if (std::find(known.begin(), known.end(), key) == known.end())
-      throw InvalidInput("unexpected argument '" + arg + "'\n" + kTrainUsage);
-    if (i + 1 >= argv.size()) throw InvalidInput(arg + " needs a value");
-    args.values[key] = argv[++i];
-  }
-  return args;
-}
-
 Objective parse_task(const std::string& task) {
   if (task == "sequence") return Objective::kSequence;
   if (task == "token") return Objective::kToken;
@@ -97,7 +57,7 @@ int32_t token_id(const Tokenizer& tokenizer, std::initializer_list<const char*> 
 }
 
 // The config the model starts from: the base's, or a preset's sized to the tokenizer.
-nlohmann::json start_config(const TrainArgs& args, const Tokenizer& tokenizer) {
+nlohmann::json start_config(const Options& args, const Tokenizer& tokenizer) {
   const std::string base = args.get("base");
   nlohmann::json config;
   if (!base.empty()) {
@@ -180,12 +140,13 @@ int run_train(const std::vector<std::string>& argv) {
     std::printf("%s\n", kTrainUsage);
     return 0;
   }
-  const TrainArgs args = parse_train_args(
-      argv, {"task", "data", "out", "base", "preset", "tokenizer", "lora", "lora-alpha", "lora-targets", "epochs",
+  const Options args = parse_options(
+      argv, kTrainUsage, {"task", "data", "out", "base", "preset", "tokenizer", "lora", "lora-alpha", "lora-targets", "epochs",
              "batch-size", "lr", "max-length", "dropout", "patience", "valid", "test", "seed", "max-steps", "pooling",
              "save-dtype", "random-windows", "map-labels"});
   const std::string data = args.get("data"), out = args.get("out"), base = args.get("base");
-  if (args.get("task").empty() || data.empty() || out.empty()) throw InvalidInput(kTrainUsage);
+  if (args.get("task").empty() || data.empty() || out.empty() || !args.positional.empty())
+    throw InvalidInput(kTrainUsage);
   if (!base.empty() && args.values.count("preset")) throw InvalidInput("--base and --preset exclude each other");
   const Objective kind = parse_task(args.get("task"));
   const uint64_t seed = static_cast<uint64_t>(args.integer("seed", 1));
@@ -303,10 +264,13 @@ int run_train(const std::vector<std::string>& argv) {
 }
 
 int run_trim_vocab(const std::vector<std::string>& argv) {
-  const TrainArgs args = parse_train_args(argv, {"tokenizer", "data", "size", "out", "seed", "valid", "test"});
-  if (args.get("tokenizer").empty() || args.get("data").empty() || args.get("out").empty())
-    throw InvalidInput("usage: semroute trim-vocab --tokenizer tokenizer.json --data A.jsonl[,B.jsonl…] --size N --out FILE "
-                       "[--seed N --valid F --test F (the texts train would hold out are not counted)]");
+  const char* usage =
+      "usage: semroute trim-vocab --tokenizer tokenizer.json --data A.jsonl[,B.jsonl…] --size N --out FILE "
+      "[--seed N --valid F --test F (the texts train would hold out are not counted)]";
+  const Options args = parse_options(argv, usage, {"tokenizer", "data", "size", "out", "seed", "valid", "test"});
+  if (args.get("tokenizer").empty() || args.get("data").empty() || args.get("out").empty() ||
+      !args.positional.empty())
+    throw InvalidInput(usage);
   std::vector<std::string> corpus;
   for (const std::string& file : split_list(args.get("data")))
     for (Example& e : read_jsonl(file, Objective::kMaskedLm))  // held-out texts do not shape the vocabulary

@@ -322,6 +322,7 @@ SentenceCheck HallucinationDetector::check(const GroundTruth& truth, std::string
   SentenceCheck out;
   out.begin = offset;
   out.end = offset + sentence.size();
+  out.text = std::string(sentence);
   for (const TokenScore& t : scores)
     if (t.end > sentence_begin) out.max_score = std::max<double>(out.max_score, t.score);
   out.spans = spans_from_scores(answer_part, sentence_begin, scores, offset, options_);

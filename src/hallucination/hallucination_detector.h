@@ -91,6 +91,7 @@ struct HallucinationSpan {
 // One sentence of the answer, judged.
 struct SentenceCheck {
   uint64_t begin = 0, end = 0;  // bytes of the answer
+  std::string text;             // those bytes
   std::vector<HallucinationSpan> spans;
   double max_score = 0;         // highest token score of the sentence
   std::chrono::microseconds latency{0};

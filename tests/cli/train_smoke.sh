@@ -31,7 +31,13 @@ grep -q "PEFT LoRA adapter" "$work/adapter.txt"
 test -f "$work/adapter/adapter_config.json" -a -f "$work/adapter/adapter_model.safetensors"
 merged=$("$cli" classify "$work/seq" "is contract 9 legally binding" --adapter "$work/adapter" --json)
 unmerged=$("$cli" classify "$work/seq" "is contract 9 legally binding" --adapter "$work/adapter" --unmerged --json)
-test "$merged" = "$unmerged" || { echo "merged and unmerged answers differ"; exit 1; }
+# The same answer to float rounding (merged weights round differently from a delta added at run time).
+python3 - "$merged" "$unmerged" <<'PY' || { echo "merged and unmerged answers differ"; exit 1; }
+import json, sys
+a, b = (json.loads(x)["results"][0] for x in sys.argv[1:])
+assert a["label"] == b["label"], (a, b)
+assert all(abs(a["probabilities"][k] - b["probabilities"][k]) <= 1e-5 for k in a["probabilities"]), (a, b)
+PY
 
 "$cli" train --task token --preset tiny --tokenizer "$tokenizer" --data "$work/tok.jsonl" --out "$work/tok" \
   "${common[@]}" > "$work/tok.txt"
