@@ -10,10 +10,6 @@ struct semroute_halluc {
   std::shared_ptr<const semroute::HallucinationDetector> detector;
 };
 
-struct semroute_halluc_stream {
-  std::unique_ptr<semroute::AnswerStream> stream;
-};
-
 struct semroute_halluc_result {
   struct Sentence {
     semroute::SentenceCheck check;

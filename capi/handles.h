@@ -11,6 +11,7 @@
 #include "semroute/error.h"
 #include "semroute/semroute.h"
 #include "classifiers/unified_classifier.h"
+#include "hallucination/answer_stream.h"
 #include "tasks/batcher.h"
 #include "tasks/multitask_engine.h"
 #include "tasks/embedder.h"
@@ -85,6 +86,11 @@ struct semroute_token_results {
   // C views of items (pointers into its strings: built once items is final).
   semroute::capi::CLists<semroute_entity> entities;
   semroute::capi::CLists<semroute_token_label> tokens;
+};
+
+// An answer checked as it streams (a detector's, or a routed request's).
+struct semroute_halluc_stream {
+  std::unique_ptr<semroute::AnswerStream> stream;
 };
 
 struct semroute_engine {

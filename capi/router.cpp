@@ -123,3 +123,23 @@ semroute_status* semroute_router_store_answer(const semroute_router* router, con
     if (out_stored != nullptr) *out_stored = stored ? 1 : 0;
   });
 }
+
+extern "C" {
+
+int semroute_route_check_answer(const semroute_route* route) { return route && route->result.check_answer ? 1 : 0; }
+
+semroute_status* semroute_router_check_answer(const semroute_router* router, const semroute_route* route,
+                                              const char* context, size_t context_len, int sse,
+                                              semroute_halluc_stream** out) {
+  if (out != nullptr) *out = nullptr;
+  return guarded([&] {
+    require(router, "router");
+    require(route, "route");
+    require(out, "out");
+    auto handle = std::make_unique<semroute_halluc_stream>();
+    handle->stream = router->router->check_answer(route->result, text_view(context, context_len, "context"), sse != 0);
+    *out = handle.release();
+  });
+}
+
+}  // extern "C"

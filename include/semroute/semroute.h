@@ -598,6 +598,19 @@ SEMROUTE_API const semroute_halluc_sentence* semroute_halluc_result_sentence(con
                                                                              size_t i);
 SEMROUTE_API void semroute_halluc_result_free(semroute_halluc_result* result);
 
+/* 1 when the route's decision asks for its answer to be checked
+ * (`check_answer: true` with a `hallucination:` section in the config). */
+SEMROUTE_API int semroute_route_check_answer(const semroute_route* route);
+/* A stream checking the model's answer to a routed request (feed it with
+ * semroute_halluc_stream_feed) against context, or when context_len is 0
+ * against the request's tool messages; the question is the prompt; the
+ * config's stop_severity applies. Thread-safe. *out is caller-owned
+ * (semroute_halluc_stream_free). */
+SEMROUTE_API SEMROUTE_MUST_USE semroute_status* semroute_router_check_answer(const semroute_router* router,
+                                                                             const semroute_route* route,
+                                                                             const char* context, size_t context_len,
+                                                                             int sse, semroute_halluc_stream** out);
+
 #ifdef __cplusplus
 }
 #endif

@@ -1,5 +1,7 @@
 #include "router/builtin_signals.h"
 
+#include "compression/prompt_compressor.h"
+
 #include <algorithm>
 #include <atomic>
 #include <condition_variable>
@@ -415,8 +417,7 @@ class BudgetedSignal final : public Signal {
       std::exception_ptr error;
     };
     auto state = std::make_shared<State>();
-    std::thread([state, overdue = overdue_, inner = inner_,
-                 copy = RouteInput{input.text, input.metadata, input.embeddings}] {
+    std::thread([state, overdue = overdue_, inner = inner_, copy = input.copy()] {
       SignalValues values;
       std::exception_ptr error;
       try {
@@ -452,7 +453,51 @@ class BudgetedSignal final : public Signal {
   std::shared_ptr<std::atomic<int>> overdue_ = std::make_shared<std::atomic<int>>(0);
 };
 
+// Computes the inner signal on the prompt's skeleton.
+class SkeletonSignal final : public Signal {
+ public:
+  explicit SkeletonSignal(std::shared_ptr<const Signal> inner) : Signal(inner->name()), inner_(std::move(inner)) {}
+  int cost() const override { return inner_->cost(); }
+  std::optional<FieldSpec> field(const std::string& field) const override { return inner_->field(field); }
+  SignalValues compute(const RouteInput& input) const override {
+    return inner_->compute(RouteInput{input.compressed().text, input.metadata, {}, nullptr, nullptr});
+  }
+  std::string describe_fields() const override { return inner_->describe_fields(); }
+
+ private:
+  std::shared_ptr<const Signal> inner_;
+};
+
+// Whether and how much the prompt was compressed for the signals that read its skeleton.
+class CompressionSignal final : public Signal {
+ public:
+  using Signal::Signal;
+  int cost() const override { return kCostTokenizer; }
+  std::optional<FieldSpec> field(const std::string& field) const override {
+    if (field.empty()) return FieldSpec{FieldType::kBool, {}};
+    if (field == "tokens" || field == "ratio") return FieldSpec{FieldType::kNumber, {}};
+    return std::nullopt;
+  }
+  SignalValues compute(const RouteInput& input) const override {
+    const CompressedText& c = input.compressed();
+    const double ratio =
+        input.text.empty() ? 1.0 : static_cast<double>(c.text.size()) / static_cast<double>(input.text.size());
+    return {{"", FieldValue::boolean(c.compressed)},
+            {"tokens", FieldValue::of_number(static_cast<double>(c.tokens))},
+            {"ratio", FieldValue::of_number(ratio)}};
+  }
+  std::string describe_fields() const override { return "tokens, ratio"; }
+};
+
 }  // namespace
+
+std::shared_ptr<const Signal> on_skeleton(std::shared_ptr<const Signal> signal) {
+  return std::make_shared<SkeletonSignal>(std::move(signal));
+}
+
+std::shared_ptr<const Signal> compression_signal(const std::string& name) {
+  return std::make_shared<CompressionSignal>(name);
+}
 
 std::shared_ptr<const Signal> with_budget(std::shared_ptr<const Signal> signal, std::chrono::milliseconds budget) {
   return std::make_shared<BudgetedSignal>(std::move(signal), budget);

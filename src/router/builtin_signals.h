@@ -74,6 +74,15 @@ std::shared_ptr<const Signal> intents_signal(const std::string& name, std::share
 // started again (a stalled model cannot pile up threads).
 std::shared_ptr<const Signal> with_budget(std::shared_ptr<const Signal> signal, std::chrono::milliseconds budget);
 
+// `signal` computed on the prompt's skeleton (RouteInput::compressed) instead
+// of the whole prompt: the router's `compressed: true`.
+std::shared_ptr<const Signal> on_skeleton(std::shared_ptr<const Signal> signal);
+
+// The router's prompt compression as a signal: whether the prompt was
+// compressed (the signal itself), `tokens` of the skeleton, `ratio` of its
+// bytes to the prompt's.
+std::shared_ptr<const Signal> compression_signal(const std::string& name);
+
 // The text's embedding by `embedder` (RouteInput::embeddings), computed on first use.
 std::shared_ptr<const std::vector<float>> prompt_embedding(const RouteInput& input, const Embedder& embedder);
 

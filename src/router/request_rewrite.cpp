@@ -94,6 +94,20 @@ std::string request_text(const RequestJson& request) {
   bad_request("neither \"messages\" nor a \"prompt\" string");
 }
 
+std::string request_ground_truth(const RequestJson& request) {
+  std::string truth;
+  const auto messages = request.find("messages");
+  if (messages == request.end() || !messages->is_array()) return truth;
+  for (size_t i = 0; i < messages->size(); ++i) {
+    const RequestJson& m = (*messages)[i];
+    if (!has_role(m, "tool") && !has_role(m, "function")) continue;
+    const std::string text = message_text(m, i);
+    if (text.empty()) continue;
+    truth += (truth.empty() ? "" : "\n\n") + text;
+  }
+  return truth;
+}
+
 void apply_action(const Action& action, const std::vector<std::string>& auto_models, RequestJson& request) {
   if (!request.is_object()) bad_request("not a JSON object");
   if (!action.model.empty()) {

@@ -31,6 +31,7 @@ struct Action {
   bool block = false;                  // refuse the request
   std::string block_reason;
   bool cache = false;                  // serve from / store in the semantic cache
+  bool check_answer = false;           // the answer should be checked for hallucinations
 };
 
 // The text to classify: the last user message (its content string, or its
@@ -39,6 +40,10 @@ struct Action {
 // malformed where it matters (messages not a list, content neither a string
 // nor a list of parts).
 std::string request_text(const RequestJson& request);
+
+// What an answer to `request` can be checked against: the contents of its
+// tool (and legacy function) messages, joined by blank lines; "" if none.
+std::string request_ground_truth(const RequestJson& request);
 
 // Applies `action` to `request`: "model" (only when the request's model is one
 // of `auto_models`, or absent), the system prompt, "reasoning_effort" and the

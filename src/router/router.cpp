@@ -5,6 +5,7 @@
 
 #include "core/file_input.h"
 #include "core/parallel.h"
+#include "hallucination/answer_stream.h"
 #include "router/builtin_signals.h"
 #include "router/semantic_cache.h"
 #include "semroute/error.h"
@@ -87,11 +88,10 @@ std::string milliseconds(std::chrono::microseconds us) {
 
 }  // namespace
 
-Router::Router(SignalSet signals, DecisionEngine engine, std::vector<std::string> auto_models, RouterCache cache,
-               bool parallel)
+Router::Router(SignalSet signals, DecisionEngine engine, std::vector<std::string> auto_models, RouterParts parts)
     : signals_(std::move(signals)), engine_(std::move(engine)), auto_models_(std::move(auto_models)),
-      cache_(std::move(cache)) {
-  if (!parallel) return;
+      parts_(std::move(parts)) {
+  if (!parts_.parallel) return;
   std::vector<std::string> referenced;
   for (const auto& d : engine_.decisions()) d.when->signals(referenced);
   std::sort(referenced.begin(), referenced.end());
@@ -107,7 +107,7 @@ Router::Router(SignalSet signals, DecisionEngine engine, std::vector<std::string
 void Router::prefetch(const RouteInput& input, SignalBoard& board) const {
   std::vector<SignalBoard::Computed> computed(prefetched_.size());
   parallel_for_each(prefetched_.size(), [&](size_t i) {
-    const RouteInput copy{input.text, input.metadata, {}};
+    const RouteInput copy = input.copy();
     const auto start = Clock::now();
     computed[i].values = signals_.at(prefetched_[i])->compute(copy);
     computed[i].latency = std::chrono::duration_cast<std::chrono::microseconds>(Clock::now() - start);
@@ -123,10 +123,14 @@ RouteResult Router::route_json(std::string_view request_json, const std::map<std
 RouteResult Router::route(const RequestJson& request, const std::map<std::string, std::string>& metadata,
                           const RouteOptions& options) const {
   const auto start = Clock::now();
-  const RouteInput input{request_text(request), metadata, {}};
+  RouteInput input{request_text(request), metadata, {}};
   check_text(input.text);
+  input.compressor = parts_.compressor.get();
   SignalBoard board(signals_, input);
-  if (!prefetched_.empty()) prefetch(input, board);
+  if (!prefetched_.empty()) {
+    if (input.compressor) input.compressed();  // once, before the threads share it
+    prefetch(input, board);
+  }
   if (options.all_signals)
     for (const auto& [name, signal] : signals_) board.compute(name);
   DecisionOutcome outcome = engine_.decide(board);
@@ -145,7 +149,11 @@ RouteResult Router::route(const RequestJson& request, const std::map<std::string
     result.headers["x-semroute-blocked"] = "true";
   } else {
     apply_action(action, auto_models_, result.request);
-    if (action.cache && cache_.store) look_up_answer(input, result);
+    if (action.cache && parts_.cache.store) look_up_answer(input, result);
+    if (action.check_answer && parts_.detector) {
+      result.check_answer = true;
+      result.headers["x-semroute-check-answer"] = "true";
+    }
   }
   result.decisions = std::move(outcome.trace);
   result.signals = signal_traces(signals_, board);
@@ -156,8 +164,8 @@ RouteResult Router::route(const RequestJson& request, const std::map<std::string
 // Serves the decision's cached answer for a similar prompt, or keeps what
 // store_answer needs to cache the model's.
 void Router::look_up_answer(const RouteInput& input, RouteResult& result) const {
-  const auto embedding = prompt_embedding(input, *cache_.embedder);
-  const auto hit = cache_.store->lookup(result.decision, *embedding);
+  const auto embedding = prompt_embedding(input, *parts_.cache.embedder);
+  const auto hit = parts_.cache.store->lookup(result.decision, *embedding);
   // (A shared store may hold what another writer put there: an answer that
   // does not parse is a miss.)
   RequestJson answer;
@@ -180,11 +188,24 @@ void Router::look_up_answer(const RouteInput& input, RouteResult& result) const 
 }
 
 bool Router::store_answer(const RouteResult& route, std::string_view response_json) const {
-  if (!cache_.store || !route.cache_embedding) return false;
+  if (!parts_.cache.store || !route.cache_embedding) return false;
   const RequestJson response = parse_body(response_json, "answer");
   if (!response.is_object()) throw Error(ErrorCode::kInvalidArgument, "answer: not a JSON object");
-  cache_.store->store(route.cache_partition, *route.cache_embedding, response.dump());
+  parts_.cache.store->store(route.cache_partition, *route.cache_embedding, response.dump());
   return true;
+}
+
+std::unique_ptr<AnswerStream> Router::check_answer(const RouteResult& route, std::string_view context, bool sse) const {
+  if (!parts_.detector) throw InvalidInput("the router config has no 'hallucination:' section");
+  const std::string truth = context.empty() ? request_ground_truth(route.request) : std::string(context);
+  if (truth.find_first_not_of(" \t\r\n") == std::string::npos)
+    throw InvalidInput("no ground truth to check the answer against: the request has no tool messages and no context "
+                       "was given");
+  StreamOptions options;
+  options.format = sse ? StreamFormat::kSse : StreamFormat::kText;
+  options.stop_severity = parts_.stop_severity;
+  return std::make_unique<AnswerStream>(parts_.detector, parts_.detector->pin(truth, request_text(route.request)),
+                                        options);
 }
 
 RequestJson RouteResult::to_json() const {
@@ -195,6 +216,7 @@ RequestJson RouteResult::to_json() const {
   if (blocked) out["reason"] = block_reason;
   if (cache_embedding || cache_hit) out["cache"] = cache_hit ? "hit" : "miss";
   if (cache_hit) out["cache_similarity"] = cache_similarity;
+  if (check_answer) out["check_answer"] = true;
   if (blocked || cache_hit) out["response"] = response;
   out["request"] = request;
   out["headers"] = headers;

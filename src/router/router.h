@@ -37,6 +37,14 @@
 //     ttl_seconds: 3600
 //     capacity: 10000
 //   (and `cache: true` in the decisions whose answers may be cached)
+//   compression:                 # optional: long prompts reduced to a skeleton
+//     max_tokens: 512            # for the signals marked `compressed: true`
+//     tokenizer: models/domain   # counts the budget (else words and marks)
+//   hallucination:               # optional: answers checked against tool results
+//     model: models/halluc       # a token classifier (supported / hallucinated)
+//     nli: models/nli            # optional NLI model explaining each span
+//     stop_severity: 4           # 0: never stop a stream
+//   (and `check_answer: true` in the decisions whose answers are checked)
 //
 // `length`, `script` and `meta` exist without being declared. Paths are
 // relative to the YAML file; every error names the file and the field.
@@ -56,8 +64,12 @@
 
 namespace semroute {
 
+class AnswerStream;
 class Embedder;
+class HallucinationDetector;
+class PromptCompressor;
 class SemanticCache;
+struct StreamOptions;
 
 // The router's semantic cache and the model that embeds prompts for it.
 struct RouterCache {
@@ -85,6 +97,7 @@ struct RouteResult {
   std::vector<DecisionTrace> decisions;
   std::vector<SignalTrace> signals;
   std::chrono::microseconds latency{0};
+  bool check_answer = false;  // the decision asks for the answer to be checked (Router::check_answer)
   // For Router::store_answer after a cache miss (null otherwise).
   std::string cache_partition;
   std::shared_ptr<const std::vector<float>> cache_embedding;
@@ -94,6 +107,17 @@ struct RouteResult {
   RequestJson to_json() const;
   // A readable trace for people (the CLI).
   std::string to_text() const;
+};
+
+// The router's optional parts beside signals and decisions.
+struct RouterParts {
+  RouterCache cache;
+  // `compression:`: signals marked `compressed` read the prompt's skeleton.
+  std::shared_ptr<const PromptCompressor> compressor;
+  // `hallucination:`: checks the answers of decisions with `check_answer: true`.
+  std::shared_ptr<const HallucinationDetector> detector;
+  int stop_severity = 0;
+  bool parallel = false;
 };
 
 struct RouteOptions {
@@ -108,8 +132,7 @@ class Router {
   static std::shared_ptr<const Router> load(const std::filesystem::path& yaml);
   // `parallel`: the model signals the decisions may need all start at once
   // (lower latency, more compute); otherwise they run lazily, one by one.
-  Router(SignalSet signals, DecisionEngine engine, std::vector<std::string> auto_models, RouterCache cache = {},
-         bool parallel = false);
+  Router(SignalSet signals, DecisionEngine engine, std::vector<std::string> auto_models, RouterParts parts = {});
 
   // Thread-safe. Throws Error: kInvalidArgument for a request that is not a
   // chat request, kInvalidUtf8 / kTooLong for its text, what signals throw.
@@ -124,6 +147,14 @@ class Router {
   // Returns false when the route has nothing to store. Thread-safe.
   bool store_answer(const RouteResult& route, std::string_view response_json) const;
 
+  // A stream that checks the model's answer to a routed request as it
+  // arrives (hallucination/answer_stream.h), against `context` or, when
+  // empty, the request's tool messages; the question is the prompt. sse:
+  // the answer comes as the raw SSE stream. InvalidInput when the config has
+  // no `hallucination:` section or there is no ground truth. Thread-safe.
+  std::unique_ptr<AnswerStream> check_answer(const RouteResult& route, std::string_view context, bool sse) const;
+  const HallucinationDetector* detector() const { return parts_.detector.get(); }
+
   const SignalSet& signals() const { return signals_; }
   const DecisionEngine& engine() const { return engine_; }
 
@@ -134,7 +165,7 @@ class Router {
   SignalSet signals_;
   DecisionEngine engine_;
   std::vector<std::string> auto_models_;
-  RouterCache cache_;
+  RouterParts parts_;
   std::vector<std::string> prefetched_;  // with `parallel`: the model signals decisions refer to
 };
 

@@ -7,7 +7,9 @@
 #include "classifiers/intent_index.h"
 #include "classifiers/unified_classifier.h"
 #include "classifiers/yaml_input.h"
+#include "compression/prompt_compressor.h"
 #include "core/device.h"
+#include "hallucination/hallucination_detector.h"
 #include "models/core_model.h"
 #include "router/builtin_signals.h"
 #include "router/router.h"
@@ -73,15 +75,24 @@ bool flag(const YamlFields& f, const YAML::Node& node, const char* key, const st
 std::shared_ptr<const Signal> parse_signal_kind(const YamlFields& f, const std::string& name, const YAML::Node& node,
                                                 ModelCache& models);
 
-// A signal and its time budget (`timeout_ms`, any kind).
+// A signal, on the prompt's skeleton (`compressed: true`, any kind), with
+// its time budget (`timeout_ms`, any kind).
 std::shared_ptr<const Signal> parse_signal(const YamlFields& f, const std::string& name, const YAML::Node& node,
-                                           ModelCache& models) {
-  if (!node.IsMap() || !node["timeout_ms"]) return parse_signal_kind(f, name, node, models);
-  const auto budget = f.scalar<int64_t>(node["timeout_ms"], "signals." + name + ".timeout_ms", "milliseconds");
-  if (budget <= 0 || budget > 600000) f.fail("signals." + name + ".timeout_ms", "must lie in [1, 600000]");
+                                           ModelCache& models, bool has_compression) {
+  if (!node.IsMap() || (!node["timeout_ms"] && !node["compressed"])) return parse_signal_kind(f, name, node, models);
+  const std::string field = "signals." + name;
   YAML::Node rest = YAML::Clone(node);
   rest.remove("timeout_ms");
-  return with_budget(parse_signal_kind(f, name, rest, models), std::chrono::milliseconds(budget));
+  rest.remove("compressed");
+  std::shared_ptr<const Signal> signal = parse_signal_kind(f, name, rest, models);
+  if (flag(f, node, "compressed", field)) {
+    if (!has_compression) f.fail(field + ".compressed", "the config has no 'compression:' section");
+    signal = on_skeleton(std::move(signal));
+  }
+  if (!node["timeout_ms"]) return signal;
+  const auto budget = f.scalar<int64_t>(node["timeout_ms"], field + ".timeout_ms", "milliseconds");
+  if (budget <= 0 || budget > 600000) f.fail(field + ".timeout_ms", "must lie in [1, 600000]");
+  return with_budget(std::move(signal), std::chrono::milliseconds(budget));
 }
 
 std::shared_ptr<const Signal> parse_signal_kind(const YamlFields& f, const std::string& name, const YAML::Node& node,
@@ -163,11 +174,23 @@ std::shared_ptr<const Signal> parse_signal_kind(const YamlFields& f, const std::
   f.fail(field + ".kind", "'" + kind + "' is not one of classifier, entities, keywords, intents, unified, length, script, metadata");
 }
 
-const std::set<std::string> kActionKeys = {"model",      "system_prompt", "system_prompt_mode", "reasoning_effort",
-                                           "max_tokens", "headers",       "block",              "cache"};
+const std::set<std::string> kActionKeys = {"model",   "system_prompt", "system_prompt_mode", "reasoning_effort",
+                                           "max_tokens", "headers", "block", "cache", "check_answer"};
 
-Action parse_action(const YamlFields& f, const YAML::Node& node, const std::string& field, bool has_cache) {
+// What the config has besides signals and decisions, for checking actions.
+struct Sections {
+  bool cache = false, hallucination = false;
+};
+
+Action parse_action(const YamlFields& f, const YAML::Node& node, const std::string& field, Sections sections) {
   Action a;
+  const bool has_cache = sections.cache;
+  if (node["check_answer"]) {
+    a.check_answer = f.scalar<bool>(node["check_answer"], field + ".check_answer", "true or false");
+    if (a.check_answer && !sections.hallucination)
+      f.fail(field + ".check_answer", "the config has no 'hallucination:' section");
+    if (a.check_answer && node["block"]) f.fail(field + ".check_answer", "a blocked request has no answer to check");
+  }
   if (node["cache"]) {
     a.cache = f.scalar<bool>(node["cache"], field + ".cache", "true or false");
     if (a.cache && !has_cache) f.fail(field + ".cache", "the config has no 'cache:' section");
@@ -219,7 +242,7 @@ Action parse_action(const YamlFields& f, const YAML::Node& node, const std::stri
 }
 
 std::vector<Decision> parse_decisions(const YamlFields& f, const YAML::Node& node, ConditionCompiler& compiler,
-                                      bool has_cache) {
+                                      Sections sections) {
   if (!node) return {};
   if (!node.IsSequence()) f.fail("decisions", "expected a list");
   std::vector<Decision> decisions;
@@ -240,7 +263,7 @@ std::vector<Decision> parse_decisions(const YamlFields& f, const YAML::Node& nod
     if (d["priority"]) decision.priority = f.scalar<int>(d["priority"], field + ".priority", "an integer");
     if (!d["when"]) f.fail(field + ".when", "missing (a condition)");
     decision.when = compiler.compile(d["when"], field + ".when");
-    decision.action = parse_action(f, d, field, has_cache);
+    decision.action = parse_action(f, d, field, sections);
     decisions.push_back(std::move(decision));
   }
   return decisions;
@@ -297,10 +320,63 @@ RouterCache parse_cache(const YamlFields& f, const YAML::Node& node, ModelCache&
   return out;
 }
 
+std::shared_ptr<const PromptCompressor> parse_compression(const YamlFields& f, const YAML::Node& node) {
+  if (!node.IsMap()) f.fail("compression", "expected a map");
+  f.only(node, "compression", {"max_tokens", "tokenizer", "head_ratio", "tail_ratio", "drop_stop_words", "languages"});
+  CompressOptions o;
+  if (node["max_tokens"]) {
+    const auto n = f.scalar<int64_t>(node["max_tokens"], "compression.max_tokens", "a number of tokens");
+    if (n < 1 || n > 1000000) f.fail("compression.max_tokens", "must lie in [1, 1000000]");
+    o.max_tokens = static_cast<size_t>(n);
+  }
+  if (node["head_ratio"]) o.head_ratio = f.scalar<double>(node["head_ratio"], "compression.head_ratio", "a number");
+  if (node["tail_ratio"]) o.tail_ratio = f.scalar<double>(node["tail_ratio"], "compression.tail_ratio", "a number");
+  if (node["drop_stop_words"]) o.drop_stop_words = flag(f, node, "drop_stop_words", "compression");
+  if (node["languages"]) o.languages = f.strings(node["languages"], "compression.languages");
+  std::shared_ptr<const Tokenizer> tokenizer;
+  if (node["tokenizer"]) tokenizer = load_tokenizer(f.path(node["tokenizer"], "compression.tokenizer"));
+  try {
+    return std::make_shared<const PromptCompressor>(std::move(o), std::move(tokenizer));
+  } catch (const InvalidInput& e) {
+    f.fail("compression", e.what());
+  }
+}
+
+std::shared_ptr<const HallucinationDetector> parse_hallucination(const YamlFields& f, const YAML::Node& node,
+                                                                 const TaskOptions& options, int& stop_severity) {
+  if (!node.IsMap()) f.fail("hallucination", "expected a map");
+  f.only(node, "hallucination", {"model", "nli", "template", "threshold", "context_windows", "stop_severity"});
+  if (!node["model"]) f.fail("hallucination.model", "missing (a token classifier: supported / hallucinated)");
+  DetectorOptions o;
+  if (node["template"]) {
+    const auto t = f.scalar<std::string>(node["template"], "hallucination.template", "lettucedetect or halugate");
+    if (t == "halugate") {
+      o.input_template = DetectorTemplate::kHaluGate;
+    } else if (t != "lettucedetect") {
+      f.fail("hallucination.template", "'" + t + "' is neither lettucedetect nor halugate");
+    }
+  }
+  if (node["threshold"]) {
+    o.threshold = threshold(f, node, "hallucination", 0.5);
+    if (o.threshold <= 0) f.fail("hallucination.threshold", "must lie in (0, 1]");
+  }
+  if (node["context_windows"]) {
+    const auto n = f.scalar<int64_t>(node["context_windows"], "hallucination.context_windows", "a count");
+    if (n < 0 || n > 1000) f.fail("hallucination.context_windows", "must lie in [0, 1000] (0: all)");
+    o.context_windows = static_cast<size_t>(n);
+  }
+  if (node["stop_severity"]) {
+    stop_severity = f.scalar<int>(node["stop_severity"], "hallucination.stop_severity", "0 to 4");
+    if (stop_severity < 0 || stop_severity > 4) f.fail("hallucination.stop_severity", "must lie in [0, 4] (0: never)");
+  }
+  const fs::path nli = node["nli"] ? f.path(node["nli"], "hallucination.nli") : fs::path();
+  return HallucinationDetector::load(f.path(node["model"], "hallucination.model"), nli, o, options);
+}
+
 std::shared_ptr<const Router> parse_router(const YamlFields& f, const YAML::Node& root) {
   if (!root.IsMap()) f.fail("(top)", "expected a map");
   f.only(root, "", {"auto_models", "strategy", "device", "dtype", "signals", "conditions", "decisions", "default",
-                    "cache", "parallel"});
+                    "cache", "parallel", "compression", "hallucination"});
   std::vector<std::string> auto_models = {"auto"};
   if (root["auto_models"]) auto_models = f.strings(root["auto_models"], "auto_models");
   Strategy strategy = Strategy::kPriority;
@@ -322,35 +398,38 @@ std::shared_ptr<const Router> parse_router(const YamlFields& f, const YAML::Node
     f.fail("device / dtype", e.what());
   }
   ModelCache models(options);
+  RouterParts parts;
+  if (root["compression"]) parts.compressor = parse_compression(f, root["compression"]);
+  if (root["hallucination"]) parts.detector = parse_hallucination(f, root["hallucination"], options, parts.stop_severity);
   SignalSet signals;
   if (root["signals"]) {
     if (!root["signals"].IsMap()) f.fail("signals", "expected a map of names to signals");
     for (const auto& s : root["signals"]) {
       const auto name = s.first.as<std::string>();
-      signals[name] = parse_signal(f, name, s.second, models);
+      signals[name] = parse_signal(f, name, s.second, models, parts.compressor != nullptr);
     }
   }
+  if (parts.compressor && !signals.count("compression")) signals["compression"] = compression_signal("compression");
   if (!signals.count("length")) signals["length"] = length_signal("length", nullptr);
   if (!signals.count("script")) signals["script"] = script_signal("script");
   if (!signals.count("meta")) signals["meta"] = metadata_signal("meta");
-  RouterCache cache;
   if (root["cache"]) {
-    cache = parse_cache(f, root["cache"], models);
-    if (!signals.count("cache")) signals["cache"] = cache_signal("cache", cache.embedder, cache.store);
+    parts.cache = parse_cache(f, root["cache"], models);
+    if (!signals.count("cache")) signals["cache"] = cache_signal("cache", parts.cache.embedder, parts.cache.store);
   }
 
   ConditionCompiler compiler(signals, root["conditions"]);
-  const bool has_cache = cache.store != nullptr;
-  std::vector<Decision> decisions = parse_decisions(f, root["decisions"], compiler, has_cache);
+  const Sections sections{parts.cache.store != nullptr, parts.detector != nullptr};
+  std::vector<Decision> decisions = parse_decisions(f, root["decisions"], compiler, sections);
   Action fallback;
   if (root["default"]) {
     if (!root["default"].IsMap()) f.fail("default", "expected a map (an action)");
     f.only(root["default"], "default", kActionKeys);
-    fallback = parse_action(f, root["default"], "default", has_cache);
+    fallback = parse_action(f, root["default"], "default", sections);
   }
-  const bool parallel = root["parallel"] ? f.scalar<bool>(root["parallel"], "parallel", "true or false") : false;
+  parts.parallel = root["parallel"] ? f.scalar<bool>(root["parallel"], "parallel", "true or false") : false;
   return std::make_shared<Router>(std::move(signals), DecisionEngine(std::move(decisions), fallback, strategy),
-                                  std::move(auto_models), std::move(cache), parallel);
+                                  std::move(auto_models), std::move(parts));
 }
 
 }  // namespace

@@ -2,7 +2,23 @@
 
 #include <cstdio>
 
+#include "compression/prompt_compressor.h"
+
 namespace semroute {
+
+const CompressedText& RouteInput::compressed() const {
+  if (!skeleton) {
+    if (compressor) {
+      skeleton = std::make_shared<const CompressedText>(compressor->compress(text));
+    } else {
+      CompressedText whole;
+      whole.text = text;
+      whole.kept.push_back({0, static_cast<uint32_t>(text.size())});
+      skeleton = std::make_shared<const CompressedText>(std::move(whole));
+    }
+  }
+  return *skeleton;
+}
 
 const char* field_type_name(FieldType type) {
   switch (type) {

@@ -13,6 +13,9 @@
 
 namespace semroute {
 
+class PromptCompressor;
+struct CompressedText;
+
 // What a route is asked about: the text to classify (the last user message of
 // a chat request) and the caller's metadata (user role, headers …).
 struct RouteInput {
@@ -22,6 +25,15 @@ struct RouteInput {
   // request by the first signal that needs each (signals of one request run
   // one after another).
   mutable std::map<const void*, std::shared_ptr<const std::vector<float>>> embeddings;
+  // The router's prompt compression (its `compression:` section), or null;
+  // the skeleton of `text`, computed once by the first signal that reads it.
+  const PromptCompressor* compressor = nullptr;
+  mutable std::shared_ptr<const CompressedText> skeleton{};
+
+  // The skeleton (the text itself without a compressor, or when it fits).
+  const CompressedText& compressed() const;
+  // A copy for another thread: the memos computed so far are shared (they are immutable).
+  RouteInput copy() const { return RouteInput{text, metadata, embeddings, compressor, skeleton}; }
 };
 
 enum class FieldType { kBool, kNumber, kLabel, kLabelSet };

@@ -172,4 +172,32 @@ TEST_F(CApiHalluc, BadInputGetsAStatus) {
   EXPECT_EQ(detector, nullptr);
 }
 
+TEST_F(CApiHalluc, RoutedRequestsOpenAnswerChecks) {
+  const std::string yaml = (*dir_ / "router.yaml").string();
+  semroute::test::write_file(yaml, "hallucination: {model: " + path("flags_none") + "}\n"
+                                   "decisions: [{name: rag, when: \"length > 0\", check_answer: true}]\n");
+  semroute_router* router = nullptr;
+  ASSERT_EQ(code_of(semroute_router_load(yaml.c_str(), &router)), SEMROUTE_OK);
+  const std::string request = R"({"model": "auto", "messages": [{"role": "user", "content": "When was it built?"},
+      {"role": "tool", "tool_call_id": "a", "content": "It was completed in 1889."}]})";
+  semroute_route* route = nullptr;
+  ASSERT_EQ(code_of(semroute_router_route(router, request.data(), request.size(), nullptr, 0, &route)), SEMROUTE_OK);
+  EXPECT_EQ(semroute_route_check_answer(route), 1);
+  semroute_halluc_stream* stream = nullptr;
+  ASSERT_EQ(code_of(semroute_router_check_answer(router, route, nullptr, 0, 0, &stream)), SEMROUTE_OK);
+  semroute_halluc_result* result = nullptr;
+  ASSERT_EQ(code_of(semroute_halluc_stream_feed(stream, "In 1889. ", 9, &result)), SEMROUTE_OK);
+  semroute_halluc_result_free(result);
+  ASSERT_EQ(code_of(semroute_halluc_stream_finish(stream, &result)), SEMROUTE_OK);
+  ASSERT_EQ(semroute_halluc_result_count(result), 1u);
+  EXPECT_EQ(semroute_halluc_result_sentence(result, 0)->event, SEMROUTE_HALLUC_OK);
+  semroute_halluc_result_free(result);
+  semroute_halluc_stream_free(stream);
+  EXPECT_EQ(semroute_route_check_answer(nullptr), 0);
+  EXPECT_EQ(code_of(semroute_router_check_answer(router, nullptr, nullptr, 0, 0, &stream)),
+            SEMROUTE_ERR_INVALID_ARGUMENT);
+  semroute_route_free(route);
+  semroute_router_free(router);
+}
+
 }  // namespace

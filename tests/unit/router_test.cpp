@@ -17,6 +17,9 @@
 #include "router/request_rewrite.h"
 #include "router/builtin_signals.h"
 #include "router/router.h"
+#include "compression/prompt_compressor.h"
+#include "hallucination/answer_stream.h"
+#include "tasks/sequence_classifier.h"
 #include "test_util.h"
 
 namespace semroute::test {
@@ -752,6 +755,107 @@ TEST(RouterBudgets, ParallelSignalsGiveTheLazyDecisions) {
   }
   expect_config_error(config + "parallel: maybe", "parallel: expected true or false");
   expect_config_error("signals: {k: {kind: keywords, keywords: [a], timeout_ms: 0}}", "signals.k.timeout_ms: must lie in");
+}
+
+}  // namespace
+}  // namespace semroute::test
+
+namespace semroute::test {
+namespace {
+
+// A long prompt of our own whose subject (math) is in its middle, among filler.
+std::string long_math_prompt() {
+  std::string text = "I am writing to you with a question from my homework.\n";
+  for (int i = 0; i < 150; ++i) text += "Thanks for reading this message and have a nice day. ";
+  text += "Find the derivative of x cubed plus four x and the integral of the sine function. ";
+  for (int i = 0; i < 150; ++i) text += "Thanks for reading this message and have a nice day. ";
+  return text + "\nPlease answer soon.";
+}
+
+TEST(RouterCompression, SignalsMarkedCompressedReadTheSkeleton) {
+  const std::string m = (repo_dir() / "models").string();
+  const std::string config = "compression: {max_tokens: 100, tokenizer: " + m + "/domain}\n"
+                             "signals:\n"
+                             "  domain: {kind: classifier, model: " + m + "/domain, compressed: true}\n"
+                             "  domain_full: {kind: classifier, model: " + m + "/domain}\n"
+                             "  urgent: {kind: keywords, keywords: [derivative]}\n"
+                             "decisions:\n"
+                             "  - {name: long_prompt, priority: 2, when: {all: [compression, urgent]}, model: m}\n"
+                             "default: {model: general}\n";
+  TempDir dir;
+  write_file(dir / "router.yaml", config);
+  const auto router = Router::load(dir / "router.yaml");
+  const RequestJson request{{"messages", {{{"role", "user"}, {"content", long_math_prompt()}}}}};
+  const RouteResult r = router->route(request, {}, RouteOptions{true});
+  std::map<std::string, SignalValues> values;
+  for (const auto& s : r.signals) values[s.name] = s.values;
+  EXPECT_TRUE(values["compression"].at("").truth);
+  EXPECT_LE(values["compression"].at("tokens").number, 100);
+  EXPECT_LT(values["compression"].at("ratio").number, 0.2);
+  // The compressed signal classified the skeleton (which kept the sentence
+  // from the middle), the other one the whole prompt (truncated by the model).
+  CompressOptions options;
+  options.max_tokens = 100;
+  const auto domain = SequenceClassifier::load(m + "/domain");
+  const auto skeleton = PromptCompressor(options, domain->task().tokenizer).compress(long_math_prompt());
+  EXPECT_NE(skeleton.text.find("Find derivative x cubed"), std::string::npos) << skeleton.text;
+  const auto expected = domain->classify({skeleton.text, long_math_prompt()});
+  EXPECT_EQ(values["domain"].at("").label, expected[0].label);
+  EXPECT_NEAR(values["domain"].at("confidence").number, expected[0].confidence, 1e-6);
+  EXPECT_EQ(values["domain_full"].at("").label, expected[1].label);
+  EXPECT_NEAR(values["domain_full"].at("confidence").number, expected[1].confidence, 1e-6);
+  EXPECT_EQ(r.decision, "long_prompt");
+  // Keywords read the whole prompt, not the skeleton.
+  EXPECT_TRUE(values["urgent"].at("").truth);
+  // A short prompt is not compressed: both read the same text.
+  const RouteResult s = router->route({{"messages", {{{"role", "user"}, {"content", "What is 2 + 2?"}}}}}, {},
+                                      RouteOptions{true});
+  for (const auto& t : s.signals)
+    if (t.name == "compression") EXPECT_FALSE(t.values.at("").truth);
+
+  expect_config_error("signals: {k: {kind: keywords, keywords: [a], compressed: true}}",
+                      "signals.k.compressed: the config has no 'compression:' section");
+  expect_config_error("compression: {max_tokens: 0}", "compression.max_tokens: must lie in");
+  expect_config_error("compression: {head_ratio: 0.9, tail_ratio: 0.9}", "compression: compression: head_ratio");
+  expect_config_error("compression: {languages: [xx]}", "no stop-word list for language 'xx'");
+}
+
+TEST(RouterAnswers, DecisionsAskForAnswerChecksAgainstToolResults) {
+  TempDir dir;
+  test::write_hallucination_models(dir.path());
+  const std::string config = "hallucination: {model: " + (dir / "flags_all").string() + ", stop_severity: 3}\n"
+                             "signals: {facts: {kind: keywords, keywords: [tower]}}\n"
+                             "decisions:\n"
+                             "  - {name: factual, when: facts, model: rag-model, check_answer: true}\n"
+                             "default: {model: general}\n";
+  write_file(dir / "router.yaml", config);
+  const auto router = Router::load(dir / "router.yaml");
+  const RequestJson request{
+      {"messages",
+       {{{"role", "user"}, {"content", "How tall is the tower?"}},
+        {{"role", "assistant"}, {"content", nullptr}, {"tool_calls", RequestJson::array()}},
+        {{"role", "tool"}, {"tool_call_id", "1"}, {"content", "The Eiffel Tower is 330 metres tall."}}}}};
+  const RouteResult r = router->route(request);
+  EXPECT_EQ(r.decision, "factual");
+  EXPECT_TRUE(r.check_answer);
+  EXPECT_EQ(r.headers.at("x-semroute-check-answer"), "true");
+  EXPECT_EQ(request_ground_truth(r.request), "The Eiffel Tower is 330 metres tall.");
+  auto stream = router->check_answer(r, "", false);
+  const auto events = stream->feed("It is 500 metres tall. More follows.");
+  ASSERT_EQ(events.size(), 1u);
+  EXPECT_EQ(events[0].kind, StreamEventKind::kStop);  // every token flagged, severity 3 >= stop_severity 3
+  // No tool messages and no context: nothing to check against.
+  const RouteResult plain = router->route({{"messages", {{{"role", "user"}, {"content", "the tower?"}}}}});
+  expect_error([&] { router->check_answer(plain, "", false); }, ErrorCode::kInvalidArgument, "no ground truth");
+  EXPECT_NO_THROW(router->check_answer(plain, "The tower is tall.", true));
+  // A decision not asking for it: no flag.
+  EXPECT_FALSE(router->route({{"messages", {{{"role", "user"}, {"content", "hello"}}}}}).check_answer);
+
+  expect_config_error("decisions: [{name: a, when: \"length > 1\", check_answer: true}]",
+                      "decisions[0].check_answer: the config has no 'hallucination:' section");
+  expect_config_error("hallucination: {nli: x}", "hallucination.model: missing");
+  expect_config_error("hallucination: {model: " + (dir / "flags_all").string() + ", stop_severity: 9}",
+                      "hallucination.stop_severity: must lie in [0, 4]");
 }
 
 }  // namespace
