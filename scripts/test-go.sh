@@ -23,6 +23,15 @@ tokenizer=tests/data/tokenizers/modernbert/tokenizer.json
 embed_texts=("solve for x" "court ruling" "protein folding")
 printf '%s\n' "${embed_texts[@]}" >"$models/embed.txt"
 "$cli" embed "$models/intent" "${embed_texts[@]}" --json >"$models/embed.json"
+# Prompt compression and hallucination detection: the CLI's answers.
+{ echo "Please read the report."; for i in $(seq 1 200); do echo "Nothing new happened in week $((i % 9))."; done
+  echo "The Lisbon office closed after the audit of 2024."; echo "What changed?"; } >"$models/long.txt"
+"$cli" compress "$models/long.txt" --max-tokens 40 --tokenizer "$tokenizer" --json >"$models/compress.json"
+"$cli" make-model tiny "$models/halluc" --token-labels SUPPORTED,HALLUCINATED --seed 5 --tokenizer "$tokenizer" >/dev/null
+echo "The Eiffel Tower is in Paris. It was completed in 1889 and is 330 metres tall." >"$models/context.txt"
+printf 'It was finished in 1889. It is 500 metres tall!\nParis is in Spain.' >"$models/answer.txt"
+"$cli" check-answer "$models/halluc" --context "$models/context.txt" --question "Tell me about the tower." \
+  "$models/answer.txt" --json >"$models/halluc.jsonl" || [ $? -eq 3 ]
 
 export SEMROUTE_TEST_MODELS=$models
 cd bindings/go

@@ -56,50 +56,12 @@ type Model struct {
 // Load loads a model directory (config.json, *.safetensors, tokenizer.json).
 // opts may be nil.
 func Load(dir string, opts *Options) (*Model, error) {
-	if opts == nil {
-		opts = &Options{}
+	var strings cStrings
+	defer strings.free()
+	params, err := modelParams(opts, &strings)
+	if err != nil {
+		return nil, err
 	}
-	var strings []*C.char
-	cstr := func(s string) *C.char {
-		if s == "" {
-			return nil
-		}
-		p := C.CString(s)
-		strings = append(strings, p)
-		return p
-	}
-	defer func() {
-		for _, p := range strings {
-			C.free(unsafe.Pointer(p))
-		}
-	}()
-	params := C.semroute_model_default_params()
-	params.task = C.int32_t(opts.Task)
-	params.device = cstr(opts.Device)
-	params.dtype = cstr(opts.DType)
-	params.threads = C.int32_t(opts.Threads)
-	params.max_length = C.uint32_t(opts.MaxLength)
-	params.truncation = C.int32_t(opts.Truncation)
-	params.tokenizer = cstr(opts.Tokenizer)
-	params.pooling = C.int32_t(opts.Pooling)
-	if opts.NoNormalize {
-		params.normalize = 0
-	}
-	params.dimension = C.uint32_t(opts.Dimension)
-	params.layer = C.uint32_t(opts.Layer)
-	params.prompt = cstr(opts.Prompt)
-	params.adapter = cstr(opts.Adapter)
-	if opts.UnmergedAdapter {
-		params.merge_adapter = 0
-	}
-	if opts.Threads < 0 || opts.MaxLength < 0 || opts.Dimension < 0 || opts.Layer < 0 || opts.MaxBatch < 0 ||
-		opts.MaxWait < 0 || opts.MaxBatch > 1<<20 || opts.MaxWait > time.Second {
-		return nil, &Error{Code: CodeInvalidArgument,
-			Message: "Threads, MaxLength, Dimension, Layer, MaxBatch and MaxWait must be >= 0 (MaxWait <= 1s)"}
-	}
-	params.max_batch = C.uint32_t(opts.MaxBatch)
-	params.max_wait_us = C.uint32_t(opts.MaxWait / time.Microsecond)
-
 	path := C.CString(dir)
 	defer C.free(unsafe.Pointer(path))
 	var handle *C.semroute_model
@@ -319,6 +281,60 @@ func inChunks(ctx context.Context, n int, fn func(lo, hi int) error) error {
 			return nil
 		}
 	}
+}
+
+// cStrings are C copies of Go strings, freed together.
+type cStrings struct{ list []*C.char }
+
+// get copies s ("" gives NULL).
+func (c *cStrings) get(s string) *C.char {
+	if s == "" {
+		return nil
+	}
+	p := C.CString(s)
+	c.list = append(c.list, p)
+	return p
+}
+
+func (c *cStrings) free() {
+	for _, p := range c.list {
+		C.free(unsafe.Pointer(p))
+	}
+	c.list = nil
+}
+
+// modelParams converts opts (nil: the defaults); its strings live in strings.
+func modelParams(opts *Options, strings *cStrings) (C.semroute_model_params, error) {
+	if opts == nil {
+		opts = &Options{}
+	}
+	params := C.semroute_model_default_params()
+	params.task = C.int32_t(opts.Task)
+	params.device = strings.get(opts.Device)
+	params.dtype = strings.get(opts.DType)
+	params.threads = C.int32_t(opts.Threads)
+	params.max_length = C.uint32_t(opts.MaxLength)
+	params.truncation = C.int32_t(opts.Truncation)
+	params.tokenizer = strings.get(opts.Tokenizer)
+	params.pooling = C.int32_t(opts.Pooling)
+	if opts.NoNormalize {
+		params.normalize = 0
+	}
+	params.dimension = C.uint32_t(opts.Dimension)
+	params.layer = C.uint32_t(opts.Layer)
+	params.prompt = strings.get(opts.Prompt)
+	params.adapter = strings.get(opts.Adapter)
+	if opts.UnmergedAdapter {
+		params.merge_adapter = 0
+	}
+	if opts.Threads < 0 || opts.MaxLength < 0 || opts.Dimension < 0 || opts.Layer < 0 || opts.MaxBatch < 0 ||
+		opts.MaxWait < 0 || opts.MaxBatch > 1<<20 || opts.MaxWait > time.Second {
+		return params, &Error{Code: CodeInvalidArgument,
+			Message: "Threads, MaxLength, Dimension, Layer, MaxBatch and MaxWait must be >= 0 (MaxWait <= 1s)"}
+	}
+	params.max_batch = C.uint32_t(opts.MaxBatch)
+	params.max_wait_us = C.uint32_t(opts.MaxWait / time.Microsecond)
+	return params, nil
 }
 
 func statusError(s *C.semroute_status) error {

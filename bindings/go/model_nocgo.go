@@ -75,3 +75,37 @@ func (r *Router) Route(request []byte, metadata map[string]string) (*Route, erro
 func (r *Router) StoreAnswer(route *Route, answer []byte) (bool, error) {
 	return false, ErrUnavailable
 }
+
+func (r *Router) CheckAnswer(route *Route, groundTruth string, sse bool) (*Stream, error) {
+	return nil, ErrUnavailable
+}
+
+// Compressor is unavailable without cgo.
+type Compressor struct{}
+
+// NewCompressor returns ErrUnavailable: this build has no cgo.
+func NewCompressor(opts *CompressOptions) (*Compressor, error) { return nil, ErrUnavailable }
+func (c *Compressor) Close() error                             { return nil }
+func (c *Compressor) Compress(text string) (Compressed, error) { return Compressed{}, ErrUnavailable }
+
+// HallucinationDetector is unavailable without cgo.
+type HallucinationDetector struct{}
+
+// LoadHallucinationDetector returns ErrUnavailable: this build has no cgo.
+func LoadHallucinationDetector(dir string, opts *DetectorOptions) (*HallucinationDetector, error) {
+	return nil, ErrUnavailable
+}
+func (d *HallucinationDetector) Close() error { return nil }
+func (d *HallucinationDetector) Detect(ctx context.Context, groundTruth, question, answer string) ([]SentenceCheck, error) {
+	return nil, ErrUnavailable
+}
+func (d *HallucinationDetector) OpenStream(groundTruth, question string, opts *StreamOptions) (*Stream, error) {
+	return nil, ErrUnavailable
+}
+
+// Stream is unavailable without cgo.
+type Stream struct{}
+
+func (s *Stream) Feed(chunk []byte) ([]SentenceCheck, error) { return nil, ErrUnavailable }
+func (s *Stream) Finish() ([]SentenceCheck, error)           { return nil, ErrUnavailable }
+func (s *Stream) Close() error                               { return nil }

@@ -17,3 +17,12 @@ func TestWithoutCgoEverythingIsUnavailable(t *testing.T) {
 		t.Fatalf("Classify: %v", err)
 	}
 }
+
+func TestWithoutCgoAnswersAreUnavailable(t *testing.T) {
+	if _, err := NewCompressor(nil); !errors.Is(err, ErrUnavailable) {
+		t.Fatalf("NewCompressor: %v", err)
+	}
+	if _, err := LoadHallucinationDetector("x", nil); !errors.Is(err, ErrUnavailable) {
+		t.Fatalf("LoadHallucinationDetector: %v", err)
+	}
+}

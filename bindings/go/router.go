@@ -76,6 +76,7 @@ func (r *Router) Route(request []byte, metadata map[string]string) (*Route, erro
 			JSON:       json.RawMessage(C.GoString(C.semroute_route_json(route))),
 		}
 		out.CacheHit = C.semroute_route_cache_hit(route) != 0
+		out.CheckAnswer = C.semroute_route_check_answer(route) != 0
 		if response := C.semroute_route_response_json(route); response != nil {
 			out.Response = json.RawMessage(C.GoString(response))
 		}
@@ -83,11 +84,11 @@ func (r *Router) Route(request []byte, metadata map[string]string) (*Route, erro
 			out.Headers[C.GoString(C.semroute_route_header_name(route, i))] =
 				C.GoString(C.semroute_route_header_value(route, i))
 		}
-		if out.Headers["x-semroute-cache"] == "miss" {
-			// Kept for StoreAnswer: it holds the prompt's embedding.
-			key := &cacheKey{route: route}
-			runtime.SetFinalizer(key, func(k *cacheKey) { C.semroute_route_free(k.route) })
-			out.answerKey = key
+		if out.Headers["x-semroute-cache"] == "miss" || out.CheckAnswer {
+			// Kept for StoreAnswer (it holds the prompt's embedding) and CheckAnswer.
+			key := &routeHandle{route: route}
+			runtime.SetFinalizer(key, func(k *routeHandle) { C.semroute_route_free(k.route) })
+			out.handle = key
 		} else {
 			C.semroute_route_free(route)
 		}
@@ -96,8 +97,8 @@ func (r *Router) Route(request []byte, metadata map[string]string) (*Route, erro
 	return out, err
 }
 
-// cacheKey holds a routed request's C handle after a cache miss.
-type cacheKey struct {
+// routeHandle holds a routed request's C handle after a cache miss or for an answer check.
+type routeHandle struct {
 	route *C.semroute_route
 }
 
@@ -106,8 +107,8 @@ type cacheKey struct {
 // decision. It reports false when the route has nothing to store (no cache,
 // a hit, a blocked request).
 func (r *Router) StoreAnswer(route *Route, answer []byte) (bool, error) {
-	key, ok := route.answerKey.(*cacheKey)
-	if !ok || key == nil {
+	key, ok := route.handle.(*routeHandle)
+	if !ok || key == nil || route.Headers["x-semroute-cache"] != "miss" {
 		return false, nil
 	}
 	if len(answer) == 0 {
@@ -120,4 +121,29 @@ func (r *Router) StoreAnswer(route *Route, answer []byte) (bool, error) {
 	})
 	runtime.KeepAlive(key)
 	return stored != 0, err
+}
+
+// CheckAnswer opens a stream that checks the model's answer to a routed
+// request whose decision asked for it (route.CheckAnswer) against
+// groundTruth, or when it is empty the request's tool messages; the
+// question is the prompt, the config's stop_severity applies. sse: the
+// chunks are the raw SSE stream.
+func (r *Router) CheckAnswer(route *Route, groundTruth string, sse bool) (*Stream, error) {
+	key, ok := route.handle.(*routeHandle)
+	if !ok || key == nil || !route.CheckAnswer {
+		return nil, &Error{Code: CodeInvalidArgument, Message: "the route's decision does not ask for an answer check"}
+	}
+	var s *Stream
+	g := []byte(groundTruth)
+	err := r.do(func() error {
+		var h *C.semroute_halluc_stream
+		status := C.semroute_router_check_answer(r.handle, key.route, cBytes(g), C.size_t(len(g)), cBool(sse), &h)
+		if err := statusError(status); err != nil {
+			return err
+		}
+		s = newStream(h)
+		return nil
+	})
+	runtime.KeepAlive(key)
+	return s, err
 }

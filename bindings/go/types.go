@@ -184,5 +184,73 @@ type Route struct {
 	// latency) and skipped.
 	JSON json.RawMessage
 
-	answerKey any // after a cache miss: what Router.StoreAnswer needs
+	// The decision asks for the model's answer to be checked: Router.CheckAnswer.
+	CheckAnswer bool
+
+	handle any // after a cache miss or for an answer check: the C route
+}
+
+// CompressOptions configure a Compressor; the zero value is the defaults.
+type CompressOptions struct {
+	MaxTokens int // the skeleton's budget; 0 = 512
+	// Shares of the budget kept from the text's start and end; both 0 = 0.2 each.
+	HeadRatio, TailRatio float64
+	KeepStopWords        bool     // do not drop stop words between the start and the end
+	Languages            []string // stop-word lists to choose from ("en", "de" …); nil = every list shipped
+	Tokenizer            string   // tokenizer.json or a model directory counting the budget; "" = words and marks
+}
+
+// Compressed is a prompt's skeleton.
+type Compressed struct {
+	Text     string   // the skeleton; the whole text when it fits the budget
+	Reduced  bool     // false: the text fit and is Text
+	Tokens   int      // of Text, as the budget counts them
+	Language string   // the stop-word list used, "" for none
+	Ranges   [][2]int // byte ranges of the original kept, in order
+}
+
+// Event is what a checked sentence means for the answer's stream.
+type Event int
+
+const (
+	EventOK   Event = 0 // the sentence is supported
+	EventWarn Event = 1 // it has unsupported spans
+	EventStop Event = 2 // a span reached the stream's stop severity: end the stream
+)
+
+// DetectorOptions configure a HallucinationDetector; the zero value is the defaults.
+type DetectorOptions struct {
+	NLIModel       string  // an NLI model directory explaining each span; "" = none
+	Template       string  // "lettucedetect" (default) or "halugate"
+	Threshold      float64 // a token is unsupported from this probability on; 0 = 0.5
+	ContextWindows int     // context windows read per sentence; 0 = 2, -1 = all
+	MinSpanWords   int     // 0 = 1
+	KeepEntailed   bool    // keep spans of sentences the NLI model finds entailed
+	Model          *Options
+}
+
+// HallucinationSpan is a part of the answer the context does not support.
+type HallucinationSpan struct {
+	Begin, End    int     // bytes of the answer
+	Score         float64 // highest token probability of being unsupported
+	NLILabel      string  // "entailment", "neutral", "contradiction"; "" without an NLI model
+	Entailment    float64 // NLI probabilities
+	Neutral       float64
+	Contradiction float64
+	Severity      int // 0 low … 4 critical
+}
+
+// SentenceCheck is one sentence of the answer, judged.
+type SentenceCheck struct {
+	Begin, End int // bytes of the answer
+	Event      Event
+	MaxScore   float64
+	Latency    time.Duration
+	Spans      []HallucinationSpan
+}
+
+// StreamOptions configure a Stream.
+type StreamOptions struct {
+	SSE          bool // the chunks are an OpenAI SSE stream's raw bytes; false: plain text deltas
+	StopSeverity int  // a span at least this severe stops the stream; 0 = never
 }
