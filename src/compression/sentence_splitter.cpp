@@ -134,6 +134,10 @@ size_t skip_whitespace(std::string_view text, size_t pos) {
 
 std::optional<size_t> find_unit_end(std::string_view text, size_t begin, bool at_end, const SplitterOptions& options) {
   const size_t limit = begin + std::max<size_t>(options.max_unit_bytes, 16);
+  // A multi-byte mark may be cut by the end of what has arrived: wait for it.
+  const auto partial = [&](size_t pos) {
+    return !at_end && pos < text.size() && pos + 3 > text.size() && static_cast<unsigned char>(text[pos]) >= 0x80;
+  };
   if (is_fence(text, begin)) return fence_end(text, begin, limit, at_end);
   for (size_t i = begin; i < text.size();) {
     const size_t stop = std::min(text.size(), limit);
@@ -147,10 +151,11 @@ std::optional<size_t> find_unit_end(std::string_view text, size_t begin, bool at
       ++i;
       continue;
     }
+    if (partial(i)) return std::nullopt;
     if (const size_t n = match_any(text, i, kCjkTerminators)) {
       size_t j = i + n;
       while (const size_t m = match_any(text, j, kClosers)) j += m;
-      if (j >= text.size() && !at_end) return std::nullopt;
+      if ((j >= text.size() && !at_end) || partial(j)) return std::nullopt;
       return j;
     }
     const size_t n = match_any(text, i, kTerminators);
@@ -163,6 +168,7 @@ std::optional<size_t> find_unit_end(std::string_view text, size_t begin, bool at
     bool dots_only = text[i] == '.' || n == 3;  // "…" is 3 bytes
     size_t terminators = 1;
     for (;;) {
+      if (partial(j)) return std::nullopt;
       if (const size_t m = match_any(text, j, kTerminators)) {
         dots_only = dots_only && (text[j] == '.' || m == 3);
         ++terminators;
