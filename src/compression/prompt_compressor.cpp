@@ -14,8 +14,6 @@
 namespace semroute {
 namespace {
 
-bool is_continuation(char c) { return (static_cast<unsigned char>(c) & 0xC0) == 0x80; }
-bool is_space(unsigned char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v'; }
 
 // Tokens as the budget counts them: the tokenizer's (no special tokens), or
 // words, punctuation marks and CJK characters.
@@ -39,11 +37,11 @@ class TokenCount {
       const auto p = pieces(text, n);
       end = p.empty() ? 0 : p.back().end;
     }
-    while (end > 0 && end < text.size() && is_continuation(text[end])) --end;  // byte-level tokens split characters
-    if (end >= text.size() || is_space(static_cast<unsigned char>(text[end]))) return end;
+    while (end > 0 && end < text.size() && is_utf8_continuation(text[end])) --end;  // byte-level tokens split characters
+    if (end >= text.size() || is_ascii_space(text[end])) return end;
     size_t cut = end;
-    while (cut > 0 && !is_space(static_cast<unsigned char>(text[cut - 1]))) --cut;
-    while (cut > 0 && is_space(static_cast<unsigned char>(text[cut - 1]))) --cut;
+    while (cut > 0 && !is_ascii_space(text[cut - 1])) --cut;
+    while (cut > 0 && is_ascii_space(text[cut - 1])) --cut;
     return cut > 0 ? cut : end;
   }
 
@@ -58,11 +56,11 @@ class TokenCount {
       const auto p = pieces(text, std::numeric_limits<size_t>::max());
       if (n > 0 && !p.empty()) begin = p[p.size() - std::min(n, p.size())].begin;
     }
-    while (begin < text.size() && is_continuation(text[begin])) ++begin;
-    if (begin == 0 || begin >= text.size() || is_space(static_cast<unsigned char>(text[begin - 1]))) return begin;
+    while (begin < text.size() && is_utf8_continuation(text[begin])) ++begin;
+    if (begin == 0 || begin >= text.size() || is_ascii_space(text[begin - 1])) return begin;
     size_t cut = begin;
-    while (cut < text.size() && !is_space(static_cast<unsigned char>(text[cut]))) ++cut;
-    while (cut < text.size() && is_space(static_cast<unsigned char>(text[cut]))) ++cut;
+    while (cut < text.size() && !is_ascii_space(text[cut])) ++cut;
+    while (cut < text.size() && is_ascii_space(text[cut])) ++cut;
     return cut < text.size() ? cut : begin;
   }
 

@@ -7,7 +7,6 @@
 namespace semroute {
 namespace {
 
-bool is_space(unsigned char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v'; }
 bool is_lower(unsigned char c) { return c >= 'a' && c <= 'z'; }
 bool is_alpha(unsigned char c) { return (c | 0x20) >= 'a' && (c | 0x20) <= 'z'; }
 bool is_digit(unsigned char c) { return c >= '0' && c <= '9'; }
@@ -47,7 +46,7 @@ constexpr std::array<bool, 256> kMayEnd = [] {
 bool is_fence(std::string_view text, size_t pos) { return starts_with(text, pos, "```") || starts_with(text, pos, "~~~"); }
 
 size_t trim_end(std::string_view text, size_t begin, size_t end) {
-  while (end > begin + 1 && is_space(static_cast<unsigned char>(text[end - 1]))) --end;
+  while (end > begin + 1 && is_ascii_space(text[end - 1])) --end;
   return end;
 }
 
@@ -57,8 +56,8 @@ size_t cut(std::string_view text, size_t begin, size_t limit) {
   const size_t half = begin + (limit - begin) / 2;
   for (const bool newline_only : {true, false}) {
     for (size_t p = limit; p > half; --p) {
-      const auto c = static_cast<unsigned char>(text[p - 1]);
-      if (newline_only ? c == '\n' : is_space(c)) return trim_end(text, begin, p - 1);
+      const char c = text[p - 1];
+      if (newline_only ? c == '\n' : is_ascii_space(c)) return trim_end(text, begin, p - 1);
     }
   }
   size_t p = limit;
@@ -73,8 +72,8 @@ std::optional<size_t> next_word(std::string_view text, size_t pos, bool lines, b
   size_t k = pos;
   const size_t stop = std::min(text.size(), pos + kSplitterLookahead);
   while (k < stop) {
-    const auto c = static_cast<unsigned char>(text[k]);
-    if (!is_space(c) || (!lines && c == '\n')) return k;
+    const char c = text[k];
+    if (!is_ascii_space(c) || (!lines && c == '\n')) return k;
     ++k;
   }
   if (k == text.size() && !at_end && k < pos + kSplitterLookahead) return std::nullopt;
@@ -87,7 +86,7 @@ std::optional<bool> newline_ends(std::string_view text, size_t begin, size_t nl,
   if (!k) return std::nullopt;
   if (*k >= text.size() || text[*k] == '\n' || is_fence(text, *k)) return true;
   size_t prev = nl;
-  while (prev > begin && is_space(static_cast<unsigned char>(text[prev - 1]))) --prev;
+  while (prev > begin && is_ascii_space(text[prev - 1])) --prev;
   const auto last = static_cast<unsigned char>(text[prev - 1]);
   const bool open_line = is_alpha(last) || is_digit(last) || last == ',' || last == '-' || last >= 0x80;
   return !(open_line && is_lower(static_cast<unsigned char>(text[*k])));
@@ -128,7 +127,7 @@ std::optional<size_t> fence_end(std::string_view text, size_t begin, size_t limi
 }  // namespace
 
 size_t skip_whitespace(std::string_view text, size_t pos) {
-  while (pos < text.size() && is_space(static_cast<unsigned char>(text[pos]))) ++pos;
+  while (pos < text.size() && is_ascii_space(text[pos])) ++pos;
   return pos;
 }
 
@@ -183,7 +182,7 @@ std::optional<size_t> find_unit_end(std::string_view text, size_t begin, bool at
       if (!at_end) return std::nullopt;
       return j;
     }
-    if (!is_space(static_cast<unsigned char>(text[j]))) {  // 3.14, file.txt, "?!x"
+    if (!is_ascii_space(text[j])) {  // 3.14, file.txt, "?!x"
       i = j;
       continue;
     }

@@ -31,6 +31,13 @@ struct SplitterOptions {
   size_t max_unit_bytes = 2048;
 };
 
+// ASCII whitespace: what separates units and words here.
+inline bool is_ascii_space(char c) {
+  return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v';
+}
+// A UTF-8 continuation byte: a cut before it would split a character.
+inline bool is_utf8_continuation(char c) { return (static_cast<unsigned char>(c) & 0xC0) == 0x80; }
+
 // How far past a unit's end the rules may look (the next word's first
 // letter after a run of spaces); beyond it the unit simply ends.
 constexpr size_t kSplitterLookahead = 256;

@@ -8,6 +8,7 @@
 #include <numeric>
 #include <unordered_map>
 
+#include "compression/sentence_splitter.h"
 #include "compression/stop_words.h"
 #include "semroute/error.h"
 #include "tasks/sequence_classifier.h"
@@ -25,8 +26,6 @@ std::string_view GroundTruth::text(size_t w, size_t drop) const {
 
 namespace {
 
-bool is_space(unsigned char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v'; }
-bool is_continuation(char c) { return (static_cast<unsigned char>(c) & 0xC0) == 0x80; }
 
 std::string lower(std::string s) {
   for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
@@ -143,15 +142,15 @@ std::vector<HallucinationSpan> spans_from_scores(std::string_view answer_part, s
   }
   std::vector<HallucinationSpan> spans;
   for (Open f : found) {
-    while (f.begin < f.end && is_space(static_cast<unsigned char>(answer_part[f.begin]))) ++f.begin;
-    while (f.end > f.begin && is_space(static_cast<unsigned char>(answer_part[f.end - 1]))) --f.end;
-    while (f.begin < f.end && is_continuation(answer_part[f.begin])) ++f.begin;  // whole characters only
-    while (f.end < answer_part.size() && is_continuation(answer_part[f.end])) ++f.end;
+    while (f.begin < f.end && is_ascii_space(answer_part[f.begin])) ++f.begin;
+    while (f.end > f.begin && is_ascii_space(answer_part[f.end - 1])) --f.end;
+    while (f.begin < f.end && is_utf8_continuation(answer_part[f.begin])) ++f.begin;  // whole characters only
+    while (f.end < answer_part.size() && is_utf8_continuation(answer_part[f.end])) ++f.end;
     if (f.begin >= f.end || f.score < options.min_span_score) continue;
     const std::string_view text = answer_part.substr(f.begin, f.end - f.begin);
     size_t words = 0;
     for (size_t i = 0; i < text.size(); ++i)
-      words += !is_space(static_cast<unsigned char>(text[i])) && (i == 0 || is_space(static_cast<unsigned char>(text[i - 1])));
+      words += !is_ascii_space(text[i]) && (i == 0 || is_ascii_space(text[i - 1]));
     if (words < options.min_span_words) continue;
     HallucinationSpan s;
     s.begin = offset + (f.begin - sentence_begin);
@@ -238,8 +237,8 @@ std::shared_ptr<const GroundTruth> HallucinationDetector::pin(std::string_view c
   if (truth->tokens.empty()) throw InvalidInput("hallucination: the context has no tokens");
   // Byte-level tokens may split a character: windows begin and end on whole ones.
   for (Span& s : truth->tokens) {
-    while (s.begin > 0 && is_continuation(truth->context[s.begin])) --s.begin;
-    while (s.end < truth->context.size() && is_continuation(truth->context[s.end])) ++s.end;
+    while (s.begin > 0 && is_utf8_continuation(truth->context[s.begin])) --s.begin;
+    while (s.end < truth->context.size() && is_utf8_continuation(truth->context[s.end])) ++s.end;
   }
   for (size_t start = 0;;) {
     GroundTruth::Window w;

@@ -2,7 +2,9 @@
 // funnel's budget on every kind of input, kept ranges that map back.
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <random>
+#include <thread>
 #include <string>
 #include <vector>
 
@@ -226,6 +228,22 @@ TEST(PromptCompressor, EveryInputFitsItsBudget) {
       }
     }
   }
+}
+
+TEST(PromptCompressor, ManyThreadsShareOneCompressor) {
+  CompressOptions options;
+  options.max_tokens = 64;
+  const PromptCompressor compressor(options, load_tokenizer(repo_dir() / "models/domain"));
+  const std::string text = long_prompt(200);
+  const std::string expected = compressor.compress(text).text;
+  std::atomic<int> mismatches{0};
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 8; ++t)
+    threads.emplace_back([&] {
+      for (int i = 0; i < 5; ++i) mismatches += compressor.compress(text).text != expected;
+    });
+  for (auto& th : threads) th.join();
+  EXPECT_EQ(mismatches.load(), 0);
 }
 
 TEST(PromptCompressor, RefusesBadInputAndOptions) {

@@ -4,7 +4,9 @@
 // every chunking against the one-shot check.
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <random>
+#include <thread>
 #include <string>
 #include <vector>
 
@@ -335,6 +337,29 @@ TEST_F(HallucinationModels, StopsErrorsAndBoundedMemory) {
   EXPECT_GT(events_seen, 200u);
   EXPECT_LE(most, quiet->options().max_sentence_bytes + kSplitterLookahead + quiet->options().answer_context_bytes + 200);
   EXPECT_EQ(endless.answer_bytes(), 200u * 101 + 200u * 20);
+}
+
+TEST_F(HallucinationModels, ManyThreadsShareOneDetector) {
+  const auto d = detector("random", "nli_contradiction");
+  const auto truth = d->pin(kContext, "Tell me about the tower.");
+  const auto expected = detect(d, kContext, "Tell me about the tower.", kAnswer).sentences;
+  std::vector<std::thread> threads;
+  std::atomic<int> mismatches{0};
+  for (int t = 0; t < 8; ++t) {
+    threads.emplace_back([&, t] {
+      AnswerStream stream(d, truth, StreamOptions{t % 2 ? StreamFormat::kSse : StreamFormat::kText, 0, 1 << 20});
+      std::vector<SentenceCheck> got;
+      const std::string input = t % 2 ? sse_stream(kAnswer, 5, false) : kAnswer;
+      for (size_t i = 0; i < input.size(); i += 3 + t)
+        for (auto& e : stream.feed(std::string_view(input).substr(i, 3 + t))) got.push_back(e.check);
+      for (auto& e : stream.finish()) got.push_back(e.check);
+      if (got.size() != expected.size()) ++mismatches;
+      for (size_t i = 0; i < std::min(got.size(), expected.size()); ++i)
+        if (got[i].spans.size() != expected[i].spans.size() || got[i].end != expected[i].end) ++mismatches;
+    });
+  }
+  for (auto& th : threads) th.join();
+  EXPECT_EQ(mismatches.load(), 0);
 }
 
 TEST_F(HallucinationModels, RefusesModelsWithoutTheirLabels) {
