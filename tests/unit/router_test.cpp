@@ -707,6 +707,14 @@ TEST(RouterBudgets, AStalledSignalIsNotStartedAgainPastSixteenOverdueCalls) {
   const auto budgeted = with_budget(stalled, std::chrono::milliseconds(1));
   const RouteInput input{"text", {}, {}};
   for (int i = 0; i < 40; ++i) EXPECT_TRUE(budgeted->compute(input).at("timed_out").truth);
+  const auto started = [&] {
+    const std::lock_guard<std::mutex> lock(gate->mutex);
+    return gate->started;
+  };
+  // The 16 threads started may still be on their way in on a loaded machine.
+  for (const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+       started() < 16 && std::chrono::steady_clock::now() < until;)
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
   {
     const std::lock_guard<std::mutex> lock(gate->mutex);
     EXPECT_EQ(gate->started, 16);  // the rest timed out without a thread
@@ -714,10 +722,6 @@ TEST(RouterBudgets, AStalledSignalIsNotStartedAgainPastSixteenOverdueCalls) {
     gate->open_cv.notify_all();
   }
   // Once the overdue calls finish, the signal starts again.
-  const auto started = [&] {
-    const std::lock_guard<std::mutex> lock(gate->mutex);
-    return gate->started;
-  };
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
   while (started() == 16 && std::chrono::steady_clock::now() < deadline) {
     std::this_thread::sleep_for(std::chrono::milliseconds(5));
