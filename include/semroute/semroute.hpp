@@ -260,6 +260,8 @@ class Route {
   double confidence() const { return semroute_route_confidence(get()); }
   bool blocked() const { return semroute_route_blocked(get()) != 0; }
   bool cache_hit() const { return semroute_route_cache_hit(get()) != 0; }
+  // The decision asks for the model's answer to be checked: RouterClient::check_answer.
+  bool check_answer() const { return semroute_route_check_answer(get()) != 0; }
   std::string model() const { return semroute_route_model(get()); }
   std::string request_json() const { return semroute_route_request_json(get()); }
   // The answer to return instead of calling a model (blocked, or from the cache); "" otherwise.
@@ -281,6 +283,135 @@ class Route {
   friend class RouterClient;
   explicit Route(semroute_route* route) : route_(route) {}
   detail::Owned<semroute_route, semroute_route_free> route_;
+};
+
+// A long prompt's skeleton (see the README's "Prompt compression").
+struct PromptSkeleton {
+  std::string text;
+  bool reduced = false;  // false: the text fit and is `text`
+  size_t tokens = 0;
+  std::string language;                                // the stop-word list used, "" for none
+  std::vector<std::pair<uint64_t, uint64_t>> ranges;  // byte ranges of the original kept
+};
+
+// Prompt compression. (Named apart from the library's internal classes, which
+// a static link brings into the same program.) Safe from many threads.
+class CompressorClient {
+ public:
+  static semroute_compress_params default_params() { return semroute_compress_default_params(); }
+  static CompressorClient make(const semroute_compress_params& params = default_params()) {
+    semroute_compressor* raw = nullptr;
+    detail::check(semroute_compressor_new(&params, &raw));
+    return CompressorClient(raw);
+  }
+  PromptSkeleton compress(std::string_view text) const {
+    semroute_compressed* raw = nullptr;
+    detail::check(semroute_compress(compressor_.get(), text.data(), text.size(), &raw));
+    const detail::Owned<semroute_compressed, semroute_compressed_free> owned(raw);
+    PromptSkeleton out;
+    size_t length = 0;
+    const char* skeleton = semroute_compressed_text(raw, &length);
+    out.text.assign(skeleton, length);
+    out.reduced = semroute_compressed_reduced(raw) != 0;
+    out.tokens = semroute_compressed_tokens(raw);
+    out.language = semroute_compressed_language(raw);
+    size_t count = 0;
+    const uint64_t* ranges = semroute_compressed_ranges(raw, &count);
+    for (size_t i = 0; i < count; ++i) out.ranges.emplace_back(ranges[2 * i], ranges[2 * i + 1]);
+    return out;
+  }
+
+ private:
+  explicit CompressorClient(semroute_compressor* c) : compressor_(c) {}
+  detail::Owned<semroute_compressor, semroute_compressor_free> compressor_;
+};
+
+struct UnsupportedSpan {
+  uint64_t begin = 0, end = 0;  // bytes of the answer
+  double score = 0;
+  std::string nli_label;  // "" without an NLI model
+  double entailment = 0, neutral = 0, contradiction = 0;
+  int severity = 0;  // 0 low … 4 critical
+};
+
+struct CheckedSentence {
+  uint64_t begin = 0, end = 0;  // bytes of the answer
+  semroute_halluc_event event = SEMROUTE_HALLUC_OK;
+  double max_score = 0;
+  double latency_ms = 0;
+  std::vector<UnsupportedSpan> spans;
+};
+
+namespace detail {
+
+inline std::vector<CheckedSentence> checked(semroute_halluc_result* raw) {
+  const Owned<semroute_halluc_result, semroute_halluc_result_free> owned(raw);
+  std::vector<CheckedSentence> out;
+  for (size_t i = 0; i < semroute_halluc_result_count(raw); ++i) {
+    const semroute_halluc_sentence* c = semroute_halluc_result_sentence(raw, i);
+    CheckedSentence s{c->begin, c->end, static_cast<semroute_halluc_event>(c->event), c->max_score, c->latency_ms, {}};
+    for (size_t k = 0; k < c->span_count; ++k) {
+      const semroute_halluc_span* p = c->spans[k];
+      s.spans.push_back({p->begin, p->end, p->score, p->nli_label, p->entailment, p->neutral, p->contradiction,
+                         p->severity});
+    }
+    out.push_back(std::move(s));
+  }
+  return out;
+}
+
+}  // namespace detail
+
+// An answer checked as it streams; one caller at a time.
+class AnswerCheckStream {
+ public:
+  std::vector<CheckedSentence> feed(std::string_view chunk) {
+    semroute_halluc_result* raw = nullptr;
+    detail::check(semroute_halluc_stream_feed(stream_.get(), chunk.data(), chunk.size(), &raw));
+    return detail::checked(raw);
+  }
+  std::vector<CheckedSentence> finish() {
+    semroute_halluc_result* raw = nullptr;
+    detail::check(semroute_halluc_stream_finish(stream_.get(), &raw));
+    return detail::checked(raw);
+  }
+
+ private:
+  friend class AnswerChecker;
+  friend class RouterClient;
+  explicit AnswerCheckStream(semroute_halluc_stream* s) : stream_(s) {}
+  detail::Owned<semroute_halluc_stream, semroute_halluc_stream_free> stream_;
+};
+
+// Hallucination detection (see the README's "Hallucination detection"). Safe
+// from many threads.
+class AnswerChecker {
+ public:
+  static semroute_halluc_params default_params() { return semroute_halluc_default_params(); }
+  static AnswerChecker load(const std::string& detector_dir, const semroute_halluc_params& params = default_params()) {
+    semroute_halluc* raw = nullptr;
+    detail::check(semroute_halluc_load(detector_dir.c_str(), &params, &raw));
+    return AnswerChecker(raw);
+  }
+  std::vector<CheckedSentence> detect(std::string_view context, std::string_view question,
+                                      std::string_view answer) const {
+    semroute_halluc_result* raw = nullptr;
+    detail::check(semroute_halluc_detect(checker_.get(), context.data(), context.size(), question.data(),
+                                         question.size(), answer.data(), answer.size(), &raw));
+    return detail::checked(raw);
+  }
+  // sse: the chunks are an OpenAI SSE stream's bytes; stop_severity 0: never stop.
+  AnswerCheckStream open_stream(std::string_view context, std::string_view question, bool sse,
+                                int stop_severity = 0) const {
+    semroute_halluc_stream* raw = nullptr;
+    detail::check(semroute_halluc_stream_open(checker_.get(), context.data(), context.size(), question.data(),
+                                              question.size(), sse ? 1 : 0, stop_severity, &raw));
+    return AnswerCheckStream(raw);
+  }
+
+ private:
+  explicit AnswerChecker(semroute_halluc* c) : checker_(c) {}
+  detail::Owned<semroute_halluc, semroute_halluc_free> checker_;
 };
 
 // The router from a YAML config (see the README's "The router"). (Named
@@ -307,6 +438,13 @@ class RouterClient {
     int stored = 0;
     detail::check(semroute_router_store_answer(get(), route.get(), answer_json.data(), answer_json.size(), &stored));
     return stored != 0;
+  }
+  // A stream checking the model's answer to `route` (whose decision asked for
+  // it: route.check_answer()) against `context`, or the request's tool messages.
+  AnswerCheckStream check_answer(const Route& route, std::string_view context = {}, bool sse = false) const {
+    semroute_halluc_stream* raw = nullptr;
+    detail::check(semroute_router_check_answer(get(), route.get(), context.data(), context.size(), sse ? 1 : 0, &raw));
+    return AnswerCheckStream(raw);
   }
   const semroute_router* get() const { return router_.get(); }
 

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "semroute/semroute.h"
+#include "semroute/semroute.hpp"
 #include "test_util.h"
 
 namespace {
@@ -198,6 +199,37 @@ TEST_F(CApiHalluc, RoutedRequestsOpenAnswerChecks) {
             SEMROUTE_ERR_INVALID_ARGUMENT);
   semroute_route_free(route);
   semroute_router_free(router);
+}
+
+TEST_F(CApiHalluc, TheCppClientWrapsCompressionAndChecks) {
+  auto params = semroute::CompressorClient::default_params();
+  params.max_tokens = 5;
+  const auto compressor = semroute::CompressorClient::make(params);
+  const std::string text = "First sentence here. " + std::string(200, 'x') + " Last one.";
+  const semroute::PromptSkeleton skeleton = compressor.compress(text);
+  EXPECT_TRUE(skeleton.reduced);
+  EXPECT_LE(skeleton.tokens, 5u);
+  ASSERT_FALSE(skeleton.ranges.empty());
+  EXPECT_EQ(text.substr(skeleton.ranges[0].first, 5), "First");
+  EXPECT_THROW(compressor.compress("\xff"), semroute::Error);
+
+  const auto checker = semroute::AnswerChecker::load(path("flags_all"));
+  const auto whole = checker.detect(kContext, "", kAnswer);
+  ASSERT_EQ(whole.size(), 2u);
+  EXPECT_EQ(whole[1].event, SEMROUTE_HALLUC_WARN);
+  ASSERT_EQ(whole[1].spans.size(), 1u);
+  EXPECT_EQ(whole[1].spans[0].severity, 3);
+  auto stream = checker.open_stream(kContext, "", false, 3);
+  const auto events = stream.feed(kAnswer);
+  ASSERT_EQ(events.size(), 1u);
+  EXPECT_EQ(events[0].event, SEMROUTE_HALLUC_STOP);
+  EXPECT_THROW(stream.feed("more"), semroute::Error);
+  try {
+    semroute::AnswerChecker::load("/nonexistent");
+    ADD_FAILURE() << "loaded a missing directory";
+  } catch (const semroute::Error& e) {
+    EXPECT_EQ(e.code(), semroute::ErrorCode::kNotFound);
+  }
 }
 
 }  // namespace
