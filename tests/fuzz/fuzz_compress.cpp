@@ -3,11 +3,13 @@
 // first byte. Invalid UTF-8 must be refused with an error; otherwise the
 // skeleton fits its budget and is its kept ranges joined, and the sentence
 // units found in pieces (as a stream reads them) equal those of the whole.
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <string_view>
+#include <vector>
 
 #include "compression/prompt_compressor.h"
 #include "compression/sentence_splitter.h"
