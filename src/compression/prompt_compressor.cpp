@@ -182,6 +182,197 @@ PromptCompressor::PromptCompressor(CompressOptions options, std::shared_ptr<cons
   }
 }
 
+namespace {
+
+std::vector<Span> sorted_by_start(std::vector<Span> spans) {
+  std::sort(spans.begin(), spans.end(), [](const Span& a, const Span& b) { return a.begin < b.begin; });
+  return spans;
+}
+
+// One compression: the text cut into units and words, and the funnel's
+// stages over them.
+class Funnel {
+ public:
+  Funnel(std::string_view text, const CompressOptions& options, const TokenCount& tokens,
+         const std::vector<const StopWordList*>& languages)
+      : text_(text), options_(options), tokens_(tokens), budget_(options.max_tokens) {
+    for (const Span& s : split_units(text, SplitterOptions{options.max_unit_bytes})) {
+      Unit u;
+      u.span = s;
+      u.first_word = words_.size();
+      scan_words(text.substr(s.begin, s.end - s.begin), s.begin, words_);
+      u.end_word = words_.size();
+      units_.push_back(std::move(u));
+    }
+    mark_stop_words(languages);
+  }
+
+  size_t units() const { return units_.size(); }
+  const StopWordList* language() const { return language_; }
+
+  // Stage 1: the first units fill the head's share of the budget, the last
+  // ones the tail's (the unit at an edge is cut at a word).
+  std::vector<Span> take_edges() {
+    std::vector<Span> kept;
+    const auto share = [&](double ratio) { return static_cast<size_t>(static_cast<double>(budget_) * ratio); };
+    const size_t head = share(options_.head_ratio), tail = share(options_.tail_ratio);
+    for (size_t spent = 0; head_end_ < units_.size() && spent < head;) {
+      const size_t n = take_edge(head_end_++, head - spent, true, kept);
+      if (n > head - spent) break;  // it was cut: the head is full
+      spent += n;
+    }
+    tail_begin_ = units_.size();
+    for (size_t spent = 0; tail_begin_ > head_end_ && spent < tail;) {
+      const size_t n = take_edge(--tail_begin_, tail - spent, false, kept);
+      if (n > tail - spent) break;
+      spent += n;
+    }
+    return kept;
+  }
+
+  // Stages 2 and 3: the units between the edges, stop words dropped, the
+  // most informative first.
+  std::vector<size_t> rank_middle() {
+    std::unordered_map<uint64_t, uint32_t> counts;
+    double content_words = 0;
+    for (size_t w = 0; w < words_.size(); ++w)
+      if (!stop_[w]) {
+        ++counts[words_[w].hash];
+        ++content_words;
+      }
+    std::vector<size_t> middle;
+    for (size_t i = head_end_; i < tail_begin_; ++i) {
+      Unit& u = units_[i];
+      u.pieces = language_ ? content_runs(u, words_, stop_) : std::vector<Span>{u.span};
+      if (u.pieces.empty()) continue;
+      u.score = information_score(u, words_, stop_, counts, std::max(content_words, 1.0));
+      for (size_t w = u.first_word; w < u.end_word; ++w)
+        if (!stop_[w]) u.signature = (u.signature ^ words_[w].hash) * 0x100000001b3ull;
+      middle.push_back(i);
+    }
+    std::stable_sort(middle.begin(), middle.end(),
+                     [&](size_t a, size_t b) { return units_[a].score > units_[b].score; });
+    return middle;
+  }
+
+  // The best ranked units that fit beside the edges, best first; a unit
+  // repeated word for word is taken once.
+  std::vector<size_t> choose(const std::vector<Span>& edges, const std::vector<size_t>& ranked) const {
+    size_t used = tokens_.count(join_kept(text_, sorted_by_start(edges)), budget_);
+    std::vector<size_t> chosen;
+    std::unordered_set<uint64_t> signatures;
+    size_t rejected_in_a_row = 0;
+    for (size_t m = 0; m < ranked.size() && used < budget_ && rejected_in_a_row < 64; ++m) {
+      const Unit& u = units_[ranked[m]];
+      if (u.signature != 0 && signatures.count(u.signature)) continue;
+      const size_t n = tokens_.count(join_kept(text_, u.pieces), budget_ - used) + 1;  // +1: its separator
+      if (n > budget_ - used) {
+        ++rejected_in_a_row;
+        continue;
+      }
+      used += n;
+      chosen.push_back(ranked[m]);
+      signatures.insert(u.signature);
+      rejected_in_a_row = 0;
+    }
+    return chosen;
+  }
+
+  // The skeleton, checked as a whole: joining can merge tokens differently,
+  // so the least informative chosen units go until it fits; if the edges
+  // alone do not, their first `budget` tokens stay.
+  void assemble(std::vector<Span> edges, std::vector<size_t> chosen, CompressedText& out) const {
+    for (;;) {
+      std::vector<Span> all = edges;
+      for (const size_t u : chosen) all.insert(all.end(), units_[u].pieces.begin(), units_[u].pieces.end());
+      all = sorted_by_start(std::move(all));
+      out.text = join_kept(text_, all);
+      out.tokens = tokens_.count(out.text, budget_);
+      if (out.tokens <= budget_ || all.empty()) {
+        out.kept = std::move(all);
+        break;
+      }
+      if (!chosen.empty()) {
+        chosen.pop_back();
+        continue;
+      }
+      edges = first_tokens(all, out.text);
+      if (edges.empty()) {  // not even one token fits: an empty skeleton
+        out.text.clear();
+        out.kept.clear();
+        out.tokens = 0;
+        break;
+      }
+    }
+    out.units_kept = units_touched(out.kept);
+  }
+
+ private:
+  void mark_stop_words(const std::vector<const StopWordList*>& languages) {
+    stop_.assign(words_.size(), 0);
+    if (!options_.drop_stop_words) return;
+    std::vector<uint64_t> sample;  // the first 2000 words tell the language
+    for (size_t w = 0; w < std::min<size_t>(words_.size(), 2000); ++w) sample.push_back(words_[w].hash);
+    language_ = guess_language(sample, languages);
+    if (!language_) return;
+    for (size_t w = 0; w < words_.size(); ++w) stop_[w] = language_->words.count(words_[w].hash) != 0;
+  }
+
+  // Keeps unit `index` (or the part of it within `allowance` tokens, from
+  // its start or end); returns its tokens, allowance + 1 when it was cut.
+  size_t take_edge(size_t index, size_t allowance, bool from_start, std::vector<Span>& kept) const {
+    const Span s = units_[index].span;
+    const std::string_view unit = text_.substr(s.begin, s.end - s.begin);
+    const size_t n = tokens_.count(unit, allowance);
+    if (n <= allowance) {
+      kept.push_back(s);
+      return n;
+    }
+    const size_t cut = from_start ? tokens_.prefix_end(unit, allowance) : tokens_.suffix_begin(unit, allowance);
+    const Span part = from_start ? Span{s.begin, static_cast<uint32_t>(s.begin + cut)}
+                                 : Span{static_cast<uint32_t>(s.begin + cut), s.end};
+    if (part.end > part.begin) kept.push_back(part);
+    return allowance + 1;
+  }
+
+  // The ranges of `all` (joined as `joined`) cut to its first `budget` tokens.
+  std::vector<Span> first_tokens(const std::vector<Span>& all, const std::string& joined) const {
+    const size_t end = tokens_.prefix_end(joined, budget_);
+    std::vector<Span> cut;
+    size_t at = 0;  // position in `joined`
+    for (size_t i = 0; i < all.size() && at < end; ++i) {
+      if (i > 0 && all[i].begin > all[i - 1].end) ++at;  // the separator
+      const size_t length = all[i].end - all[i].begin;
+      cut.push_back({all[i].begin, static_cast<uint32_t>(all[i].begin + std::min(length, end - std::min(end, at)))});
+      at += length;
+    }
+    while (!cut.empty() && cut.back().end <= cut.back().begin) cut.pop_back();
+    if (!cut.empty() && join_kept(text_, cut).size() >= joined.size()) cut.pop_back();  // always progress
+    return cut;
+  }
+
+  size_t units_touched(const std::vector<Span>& kept) const {
+    size_t touched = 0;
+    for (size_t u = 0, k = 0; u < units_.size() && k < kept.size(); ++u) {
+      while (k < kept.size() && kept[k].end <= units_[u].span.begin) ++k;
+      if (k < kept.size() && kept[k].begin < units_[u].span.end) ++touched;
+    }
+    return touched;
+  }
+
+  std::string_view text_;
+  const CompressOptions& options_;
+  const TokenCount& tokens_;
+  size_t budget_;
+  std::vector<Unit> units_;
+  std::vector<Word> words_;
+  std::vector<uint8_t> stop_;  // per word
+  const StopWordList* language_ = nullptr;
+  size_t head_end_ = 0, tail_begin_ = 0;  // units [0, head_end) are the head, [tail_begin, end) the tail
+};
+
+}  // namespace
+
 CompressedText PromptCompressor::compress(std::string_view text) const {
   if (text.size() > Tokenizer::kMaxInputBytes)
     throw InvalidInput("compression: the text has " + std::to_string(text.size()) + " bytes, more than the limit of " +
@@ -191,162 +382,22 @@ CompressedText PromptCompressor::compress(std::string_view text) const {
     throw InvalidInput("compression: invalid UTF-8 at byte " + std::to_string(bad), ErrorCode::kInvalidUtf8);
 
   const TokenCount tokens(tokenizer_.get());
-  const size_t budget = options_.max_tokens;
   CompressedText out;
-  if (const size_t whole = tokens.count(text, budget); whole <= budget) {
+  if (const size_t whole = tokens.count(text, options_.max_tokens); whole <= options_.max_tokens) {
     out.text = std::string(text);
     if (!text.empty()) out.kept.push_back({0, static_cast<uint32_t>(text.size())});
     out.tokens = whole;
     out.units = out.units_kept = text.empty() ? 0 : 1;
     return out;
   }
+  Funnel funnel(text, options_, tokens, languages_);
   out.compressed = true;
-
-  // Units and their words.
-  std::vector<Unit> units;
-  std::vector<Word> words;
-  for (const Span& s : split_units(text, SplitterOptions{options_.max_unit_bytes})) {
-    Unit u;
-    u.span = s;
-    u.first_word = words.size();
-    scan_words(text.substr(s.begin, s.end - s.begin), s.begin, words);
-    u.end_word = words.size();
-    units.push_back(std::move(u));
-  }
-  out.units = units.size();
-
-  // The stop-word list, guessed from the first 2000 words.
-  const StopWordList* language = nullptr;
-  if (options_.drop_stop_words) {
-    std::vector<uint64_t> sample;
-    for (size_t w = 0; w < std::min<size_t>(words.size(), 2000); ++w) sample.push_back(words[w].hash);
-    language = guess_language(sample, languages_);
-  }
-  std::vector<uint8_t> stop(words.size(), 0);
-  if (language) {
-    out.language = language->language;
-    for (size_t w = 0; w < words.size(); ++w) stop[w] = language->words.count(words[w].hash) != 0;
-  }
-
-  // Stage 1: the head and the tail.
-  std::vector<Span> kept;
-  const auto take_edge = [&](size_t index, size_t allowance, bool from_start) {
-    const Span s = units[index].span;
-    const std::string_view unit = text.substr(s.begin, s.end - s.begin);
-    const size_t n = tokens.count(unit, allowance);
-    if (n <= allowance) {
-      kept.push_back(s);
-      return n;
-    }
-    const size_t cut = from_start ? tokens.prefix_end(unit, allowance) : tokens.suffix_begin(unit, allowance);
-    const Span part = from_start ? Span{s.begin, static_cast<uint32_t>(s.begin + cut)}
-                                 : Span{static_cast<uint32_t>(s.begin + cut), s.end};
-    if (part.end > part.begin) kept.push_back(part);
-    return allowance + 1;  // the edge is full
-  };
-  const auto head_budget = static_cast<size_t>(static_cast<double>(budget) * options_.head_ratio);
-  const auto tail_budget = static_cast<size_t>(static_cast<double>(budget) * options_.tail_ratio);
-  size_t head_end = 0;  // units [0, head_end) belong to the head
-  for (size_t spent = 0; head_end < units.size() && spent < head_budget;) {
-    const size_t n = take_edge(head_end++, head_budget - spent, true);
-    if (n > head_budget - spent) break;  // it was cut: the head is full
-    spent += n;
-  }
-  size_t tail_begin = units.size();  // units [tail_begin, end) belong to the tail
-  for (size_t spent = 0; tail_begin > head_end && spent < tail_budget;) {
-    const size_t n = take_edge(--tail_begin, tail_budget - spent, false);
-    if (n > tail_budget - spent) break;
-    spent += n;
-  }
-
-  // Stages 2 and 3 on the units between.
-  std::unordered_map<uint64_t, uint32_t> counts;
-  double content_words = 0;
-  for (size_t w = 0; w < words.size(); ++w)
-    if (!stop[w]) {
-      ++counts[words[w].hash];
-      ++content_words;
-    }
-  std::vector<size_t> middle;
-  for (size_t i = head_end; i < tail_begin; ++i) {
-    Unit& u = units[i];
-    u.pieces = language ? content_runs(u, words, stop) : std::vector<Span>{u.span};
-    if (u.pieces.empty()) continue;
-    u.score = information_score(u, words, stop, counts, std::max(content_words, 1.0));
-    for (size_t w = u.first_word; w < u.end_word; ++w)
-      if (!stop[w]) u.signature = (u.signature ^ words[w].hash) * 0x100000001b3ull;
-    middle.push_back(i);
-  }
-  std::stable_sort(middle.begin(), middle.end(), [&](size_t a, size_t b) { return units[a].score > units[b].score; });
-
-  // The edges' exact cost, then the best middle units while they fit.
-  const auto skeleton_tokens = [&](const std::vector<Span>& spans) {
-    std::vector<Span> sorted = spans;
-    std::sort(sorted.begin(), sorted.end(), [](const Span& a, const Span& b) { return a.begin < b.begin; });
-    return tokens.count(join_kept(text, sorted), budget);
-  };
-  size_t used = skeleton_tokens(kept);
-  std::vector<size_t> chosen;  // indices into `middle`, best first
-  std::unordered_set<uint64_t> signatures;
-  size_t rejected_in_a_row = 0;
-  for (size_t m = 0; m < middle.size() && used < budget && rejected_in_a_row < 64; ++m) {
-    if (units[middle[m]].signature != 0 && signatures.count(units[middle[m]].signature)) continue;
-    const size_t n = tokens.count(join_kept(text, units[middle[m]].pieces), budget - used) + 1;  // +1: its separator
-    if (n <= budget - used) {
-      used += n;
-      chosen.push_back(m);
-      signatures.insert(units[middle[m]].signature);
-      rejected_in_a_row = 0;
-    } else {
-      ++rejected_in_a_row;
-    }
-  }
-
-  // The skeleton, checked as a whole: joining can merge tokens differently;
-  // the least informative chosen units go until it fits.
-  for (;;) {
-    std::vector<Span> all = kept;
-    for (const size_t m : chosen) all.insert(all.end(), units[middle[m]].pieces.begin(), units[middle[m]].pieces.end());
-    std::sort(all.begin(), all.end(), [](const Span& a, const Span& b) { return a.begin < b.begin; });
-    out.text = join_kept(text, all);
-    out.tokens = tokens.count(out.text, budget);
-    if (out.tokens <= budget || all.empty()) {
-      out.kept = std::move(all);
-      break;
-    }
-    if (!chosen.empty()) {
-      chosen.pop_back();
-      continue;
-    }
-    // Only the edges are left and still too long: keep the skeleton's first
-    // `budget` tokens.
-    const size_t end = tokens.prefix_end(out.text, budget);
-    std::vector<Span> cut;
-    size_t at = 0;
-    for (size_t i = 0; i < all.size() && at < end; ++i) {
-      if (i > 0 && all[i].begin > all[i - 1].end) ++at;  // the separator
-      const size_t length = all[i].end - all[i].begin;
-      cut.push_back({all[i].begin, static_cast<uint32_t>(all[i].begin + std::min(length, end - std::min(end, at)))});
-      at += length;
-    }
-    while (!cut.empty() && cut.back().end <= cut.back().begin) cut.pop_back();
-    if (!cut.empty() && join_kept(text, cut).size() >= out.text.size()) {  // no progress: drop the last range
-      cut.pop_back();
-    }
-    kept = std::move(cut);
-    if (kept.empty()) {  // not even one token fits: an empty skeleton
-      out.text.clear();
-      out.kept.clear();
-      out.tokens = 0;
-      break;
-    }
-  }
-  size_t units_kept = 0;
-  for (size_t u = 0, k = 0; u < units.size() && k < out.kept.size(); ++u) {
-    while (k < out.kept.size() && out.kept[k].end <= units[u].span.begin) ++k;
-    if (k < out.kept.size() && out.kept[k].begin < units[u].span.end) ++units_kept;
-  }
-  out.units_kept = units_kept;
+  out.units = funnel.units();
+  if (funnel.language()) out.language = funnel.language()->language;
+  std::vector<Span> edges = funnel.take_edges();
+  const std::vector<size_t> ranked = funnel.rank_middle();
+  std::vector<size_t> chosen = funnel.choose(edges, ranked);
+  funnel.assemble(std::move(edges), std::move(chosen), out);
   return out;
 }
 
