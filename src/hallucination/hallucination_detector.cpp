@@ -258,52 +258,61 @@ std::shared_ptr<const GroundTruth> HallucinationDetector::pin(std::string_view c
   return truth;
 }
 
-SentenceCheck HallucinationDetector::check(const GroundTruth& truth, std::string_view answer_before,
-                                           std::string_view sentence, uint64_t offset) const {
-  const auto start = std::chrono::steady_clock::now();
-  const TaskModel& task = tokens_->task();
-  const Tokenizer& tokenizer = *task.tokenizer;
-  const size_t max_length = task.encode.max_length;
+namespace {
 
-  // The answer part: the sentence after the answer before it, while both fit.
-  std::string answer_part = std::string(answer_before) + std::string(sentence);
-  size_t sentence_begin = answer_before.size();
-  size_t answer_tokens = tokenizer.encode(answer_part, whole(false)).size();
-  if (answer_tokens > options_.answer_tokens && !answer_before.empty()) {
-    answer_part = std::string(sentence);
-    sentence_begin = 0;
-    answer_tokens = tokenizer.encode(answer_part, whole(false)).size();
+// The answer as the model reads it with a sentence: the answer before the
+// sentence and the sentence, or the sentence alone when both exceed the
+// room; `overflow`: tokens of it beyond the room (the window gives them up).
+struct AnswerPart {
+  std::string text;
+  size_t sentence_begin = 0;
+  size_t overflow = 0;
+};
+
+AnswerPart answer_part(const Tokenizer& tokenizer, std::string_view before, std::string_view sentence, size_t room) {
+  AnswerPart part{std::string(before) + std::string(sentence), before.size(), 0};
+  size_t tokens = tokenizer.encode(part.text, whole(false)).size();
+  if (tokens > room && !before.empty()) {
+    part = AnswerPart{std::string(sentence), 0, 0};
+    tokens = tokenizer.encode(part.text, whole(false)).size();
   }
-  const size_t shrink = answer_tokens > options_.answer_tokens ? answer_tokens - options_.answer_tokens : 0;
+  part.overflow = tokens > room ? tokens - room : 0;
+  return part;
+}
 
-  const std::vector<size_t> order = matching_windows(truth, sentence, options_.context_windows);
-
-  // One input per window; a window gives up tokens until its input fits.
+// The token model's inputs, one per window; a window gives up tokens until
+// its input fits the model (the answer part never does).
+struct Inputs {
   std::vector<Encoding> encodings;
   std::vector<size_t> answer_starts;  // halugate: where the answer part starts in the single text
-  for (const size_t w : order) {
-    for (size_t drop = shrink;; drop += 8) {
-      const auto [first, second] = detector_input(options_.input_template, truth.text(w, drop), truth.question,
-                                                  answer_part);
+};
+
+Inputs encode_inputs(const Tokenizer& tokenizer, DetectorTemplate input_template, const GroundTruth& truth,
+                     const std::vector<size_t>& windows, const AnswerPart& part, size_t max_length) {
+  Inputs inputs;
+  for (const size_t w : windows) {
+    const size_t window_size = truth.windows[w].end - truth.windows[w].first;
+    for (size_t drop = part.overflow;; drop += 8) {
+      const auto [first, second] = detector_input(input_template, truth.text(w, drop), truth.question, part.text);
       Encoding e = second.empty() ? tokenizer.encode(first, whole()) : tokenizer.encode_pair(first, second, whole());
-      const size_t window_size = truth.windows[w].end - truth.windows[w].first;
       if (e.size() <= max_length || drop >= window_size) {
         if (e.size() > max_length) e.truncate(max_length, Keep::kEnd);  // the answer stays
-        encodings.push_back(std::move(e));
-        answer_starts.push_back(first.size() - answer_part.size());
+        inputs.encodings.push_back(std::move(e));
+        inputs.answer_starts.push_back(first.size() - part.text.size());
         break;
       }
     }
   }
-  const TextBatch batch = batch_from_encodings(encodings, tokenizer, task.encoder->device());
-  const at::Tensor probabilities =
-      tokens_->logits(batch.inputs).to(at::kFloat).softmax(-1).select(-1, hallucinated_label_).contiguous().cpu();
+  return inputs;
+}
 
-  std::vector<std::vector<TokenScore>> per_input(encodings.size());
-  for (size_t i = 0; i < encodings.size(); ++i) {
+// Each input's answer tokens with their P(hallucinated), in bytes of the answer part.
+std::vector<std::vector<TokenScore>> answer_scores(const TextBatch& batch, const at::Tensor& probabilities,
+                                                   const std::vector<size_t>& answer_starts, bool pair) {
+  std::vector<std::vector<TokenScore>> per_input(batch.encodings.size());
+  for (size_t i = 0; i < batch.encodings.size(); ++i) {
     const Encoding& e = batch.encodings[i];
     const float* p = probabilities[static_cast<int64_t>(i)].data_ptr<float>();
-    const bool pair = options_.input_template == DetectorTemplate::kLettuceDetect;
     const size_t a0 = answer_starts[i];
     for (size_t t = 0; t < e.size(); ++t) {
       if (!e.attention_mask[t] || e.special_tokens_mask[t]) continue;
@@ -316,16 +325,33 @@ SentenceCheck HallucinationDetector::check(const GroundTruth& truth, std::string
       }
     }
   }
-  const std::vector<TokenScore> scores = lowest_scores(per_input);
+  return per_input;
+}
+
+}  // namespace
+
+SentenceCheck HallucinationDetector::check(const GroundTruth& truth, std::string_view answer_before,
+                                           std::string_view sentence, uint64_t offset) const {
+  const auto start = std::chrono::steady_clock::now();
+  const TaskModel& task = tokens_->task();
+  const AnswerPart part = answer_part(*task.tokenizer, answer_before, sentence, options_.answer_tokens);
+  const std::vector<size_t> windows = matching_windows(truth, sentence, options_.context_windows);
+  const Inputs inputs =
+      encode_inputs(*task.tokenizer, options_.input_template, truth, windows, part, task.encode.max_length);
+  const TextBatch batch = batch_from_encodings(inputs.encodings, *task.tokenizer, task.encoder->device());
+  const at::Tensor probabilities =
+      tokens_->logits(batch.inputs).to(at::kFloat).softmax(-1).select(-1, hallucinated_label_).contiguous().cpu();
+  const std::vector<TokenScore> scores = lowest_scores(answer_scores(
+      batch, probabilities, inputs.answer_starts, options_.input_template == DetectorTemplate::kLettuceDetect));
 
   SentenceCheck out;
   out.begin = offset;
   out.end = offset + sentence.size();
   out.text = std::string(sentence);
   for (const TokenScore& t : scores)
-    if (t.end > sentence_begin) out.max_score = std::max<double>(out.max_score, t.score);
-  out.spans = spans_from_scores(answer_part, sentence_begin, scores, offset, options_);
-  if (!out.spans.empty()) explain(truth, order.front(), sentence, out.spans);
+    if (t.end > part.sentence_begin) out.max_score = std::max<double>(out.max_score, t.score);
+  out.spans = spans_from_scores(part.text, part.sentence_begin, scores, offset, options_);
+  if (!out.spans.empty()) explain(truth, windows.front(), sentence, out.spans);
   out.latency = std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now() - start);
   return out;
 }
