@@ -27,6 +27,19 @@ class TokenCount {
     return std::min(pieces(text, limit + 1).size(), limit + 1);
   }
 
+  // count(), reading a long text as little as possible: a prefix ending
+  // before whitespace has no more tokens than the whole text (pre-tokenizers
+  // start a piece at whitespace and tokenize pieces independently), so a
+  // prefix of ~8 bytes a token that is over the limit decides at once.
+  size_t count_long(std::string_view text, size_t limit) const {
+    if (tokenizer_ && text.size() > (limit + 1) * 8) {
+      size_t cut = (limit + 1) * 8;
+      while (cut > 0 && !(is_ascii_space(text[cut]) && !is_ascii_space(text[cut - 1]))) --cut;
+      if (cut > 0 && count(text.substr(0, cut), limit) > limit) return limit + 1;
+    }
+    return count(text, limit);
+  }
+
   // End of the longest prefix of `text` of at most n tokens, at a word's end
   // where one lies inside it (0: not even one token fits).
   size_t prefix_end(std::string_view text, size_t n) const {
@@ -383,7 +396,7 @@ CompressedText PromptCompressor::compress(std::string_view text) const {
 
   const TokenCount tokens(tokenizer_.get());
   CompressedText out;
-  if (const size_t whole = tokens.count(text, options_.max_tokens); whole <= options_.max_tokens) {
+  if (const size_t whole = tokens.count_long(text, options_.max_tokens); whole <= options_.max_tokens) {
     out.text = std::string(text);
     if (!text.empty()) out.kept.push_back({0, static_cast<uint32_t>(text.size())});
     out.tokens = whole;

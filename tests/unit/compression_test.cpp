@@ -167,6 +167,25 @@ TEST(PromptCompressor, AShortTextIsReturnedWhole) {
   EXPECT_TRUE(compressor.compress("").text.empty());
 }
 
+TEST(PromptCompressor, ATextOfLongTokensThatFitsIsKeptWhole) {
+  // 16 bytes a token: longer than the quick check's prefix of 8 bytes a
+  // token, so the whole text must be counted before it is judged too long.
+  const auto tokenizer = load_tokenizer(test::data_dir() / "tokenizers/modernbert/tokenizer.json");
+  std::string text;
+  for (int i = 0; i < 50; ++i) text += "responsibilities ";
+  const size_t tokens = tokenizer->encode(text, EncodeOptions{false, 0, Keep::kStart}).size();
+  ASSERT_GT(text.size(), (tokens + 1) * 8);
+  CompressOptions options;
+  options.max_tokens = tokens;
+  const auto whole = PromptCompressor(options, tokenizer).compress(text);
+  EXPECT_FALSE(whole.compressed);
+  EXPECT_EQ(whole.tokens, tokens);
+  options.max_tokens = tokens - 1;
+  const auto cut = PromptCompressor(options, tokenizer).compress(text);
+  EXPECT_TRUE(cut.compressed);
+  EXPECT_LT(cut.tokens, tokens);
+}
+
 TEST(PromptCompressor, KeepsHeadTailAndTheInformativeSentences) {
   const auto tokenizer = load_tokenizer(repo_dir() / "models/domain");
   CompressOptions options;
