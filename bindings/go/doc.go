@@ -1,7 +1,10 @@
 // Package semroute runs the classifiers and embedding models of an LLM
 // semantic router in-process: intent and jailbreak classification with full
 // probabilities, PII entity spans with byte offsets, sentence embeddings,
-// similarity and top-k search.
+// similarity and top-k search; the router's decisions (Router); long
+// prompts reduced to a skeleton within a token budget (Compressor); and an
+// LLM's answer checked for unsupported spans against its context, whole or
+// as its SSE stream arrives (HallucinationDetector, Stream).
 //
 // It links libsemroute through cgo, found with pkg-config:
 //
@@ -13,7 +16,9 @@
 // rpath to the build). Without cgo the package still compiles; every call
 // then returns ErrUnavailable.
 //
-// A *Model is safe for concurrent use by many goroutines. Close waits for
+// A *Model (like a *Router, *Compressor or *HallucinationDetector) is safe
+// for concurrent use by many goroutines; a *Stream is fed by one goroutine
+// at a time. Close waits for
 // calls in flight; calls after Close return ErrClosed. Results are Go values
 // copied out of C memory, which is released before each call returns.
 package semroute
