@@ -113,11 +113,14 @@ semroute_status* semroute_halluc_detect(const semroute_halluc* detector, const c
   return guarded([&] {
     require(detector, "detector");
     require(out, "out");
-    const auto& d = detector->detector;
-    semroute::AnswerStream stream(d, d->pin(text_view(context, context_len, "context"),
-                                            text_view(question, question_len, "question")));
-    std::vector<semroute::StreamEvent> events = stream.feed(text_view(answer, answer_len, "answer"));
-    for (auto& e : stream.finish()) events.push_back(std::move(e));
+    semroute::DetectionResult result =
+        semroute::detect(detector->detector, text_view(context, context_len, "context"),
+                         text_view(question, question_len, "question"), text_view(answer, answer_len, "answer"));
+    std::vector<semroute::StreamEvent> events;
+    for (auto& check : result.sentences) {
+      const semroute::StreamEventKind kind = semroute::event_kind(check, 0);
+      events.push_back({kind, std::move(check)});
+    }
     *out = result_of(std::move(events));
   });
 }

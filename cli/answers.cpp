@@ -1,7 +1,5 @@
 // `semroute compress` (prompt compression) and `semroute check-answer`
 // (hallucination detection over a streamed answer).
-#include <unistd.h>
-
 #include <chrono>
 #include <cstdio>
 
@@ -29,34 +27,6 @@ const char* kCheckUsage =
     "                             [--threshold P] [--windows N] [--max-length N] [--dtype T] [--json]\n"
     "  Reads an LLM answer (stdin by default) as it arrives, an OpenAI SSE stream or plain text, and judges each\n"
     "  sentence against the context as soon as it is complete. Exit code 3 when a sentence has unsupported spans.";
-
-// Reads `source` ("-": stdin) in the chunks it arrives in, up to `limit` bytes in all.
-template <class OnChunk>
-void read_chunks(const std::string& source, size_t limit, OnChunk&& on_chunk) {
-  if (source != "-") {
-    on_chunk(read_file(source, limit));
-    return;
-  }
-  char buffer[1 << 16];
-  size_t total = 0;
-  for (;;) {
-    const ssize_t n = ::read(STDIN_FILENO, buffer, sizeof buffer);
-    if (n == 0) return;
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      throw Error(ErrorCode::kNotFound, "cannot read stdin");
-    }
-    total += static_cast<size_t>(n);
-    if (total > limit) throw Error(ErrorCode::kTooLong, "the input on stdin exceeds " + std::to_string(limit) + " bytes");
-    on_chunk(std::string_view(buffer, static_cast<size_t>(n)));
-  }
-}
-
-std::string read_all(const std::string& source) {
-  std::string text;
-  read_chunks(source, Tokenizer::kMaxInputBytes, [&](std::string_view chunk) { text.append(chunk); });
-  return text;
-}
 
 nlohmann::json sentence_json(const StreamEvent& e) {
   nlohmann::json spans = nlohmann::json::array();
@@ -146,7 +116,7 @@ int run_compress(const std::vector<std::string>& argv) {
   options.languages = split_list(args.get("languages"));
   const std::string tokenizer = args.get("tokenizer");
   const PromptCompressor compressor(options, tokenizer.empty() ? nullptr : load_tokenizer(tokenizer));
-  const std::string text = read_all(args.positional[0]);
+  const std::string text = read_input(args.positional[0], Tokenizer::kMaxInputBytes);
   const auto start = Clock::now();
   const CompressedText c = compressor.compress(text);
   const double ms = std::chrono::duration<double, std::milli>(Clock::now() - start).count();
@@ -210,7 +180,7 @@ int run_check_answer(const std::vector<std::string>& argv) {
     stream_options.format = sse ? StreamFormat::kSse : StreamFormat::kText;
     stream = std::make_unique<AnswerStream>(detector, truth, stream_options);
   };
-  read_chunks(args.positional.size() == 2 ? args.positional[1] : "-", size_t{1} << 30, [&](std::string_view chunk) {
+  read_input_chunks(args.positional.size() == 2 ? args.positional[1] : "-", size_t{1} << 30, [&](std::string_view chunk) {
     if (stream && stream->stopped()) return;
     if (!stream) {
       head.append(chunk);

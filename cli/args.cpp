@@ -2,12 +2,16 @@
 #include <ATen/ops/contiguous.h>  // IWYU pragma: keep
 #include <ATen/ops/to.h>          // IWYU pragma: keep
 
+#include <unistd.h>
+
 #include <algorithm>
+#include <cerrno>
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
 
 #include "cli.h"
+#include "core/file_input.h"
 #include "core/device.h"
 #include "tasks/text_batch.h"
 #include "semroute/error.h"
@@ -59,6 +63,34 @@ Options parse_options(const std::vector<std::string>& argv, const std::string& u
     args.values[key] = argv[++i];
   }
   return args;
+}
+
+void read_input_chunks(const std::string& source, size_t limit,
+                       const std::function<void(std::string_view)>& on_chunk) {
+  if (source != "-") {
+    on_chunk(read_file(source, limit));
+    return;
+  }
+  char buffer[1 << 16];
+  size_t total = 0;
+  for (;;) {
+    const ssize_t n = ::read(STDIN_FILENO, buffer, sizeof buffer);
+    if (n == 0) return;
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      throw Error(ErrorCode::kNotFound, "cannot read stdin");
+    }
+    total += static_cast<size_t>(n);
+    if (total > limit)
+      throw Error(ErrorCode::kTooLong, "the input on stdin exceeds " + std::to_string(limit) + " bytes");
+    on_chunk(std::string_view(buffer, static_cast<size_t>(n)));
+  }
+}
+
+std::string read_input(const std::string& source, size_t limit) {
+  std::string text;
+  read_input_chunks(source, limit, [&](std::string_view chunk) { text.append(chunk); });
+  return text;
 }
 
 Args parse_args(int argc, char** argv, int first) {

@@ -96,6 +96,12 @@ struct Options {
 Options parse_options(const std::vector<std::string>& argv, const std::string& usage,
                       const std::vector<std::string>& keys);
 
+// `source` ("-": stdin) as it arrives, chunk by chunk (stdin in the pieces
+// read(2) returns), at most `limit` bytes in all (kTooLong past it).
+void read_input_chunks(const std::string& source, size_t limit, const std::function<void(std::string_view)>& on_chunk);
+// All of `source` ("-": stdin), at most `limit` bytes.
+std::string read_input(const std::string& source, size_t limit);
+
 // "a,b,c" -> {"a", "b", "c"} (empty items dropped).
 std::vector<std::string> split_list(const std::string& csv);
 

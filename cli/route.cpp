@@ -11,17 +11,6 @@ namespace {
 
 constexpr size_t kMaxRequestFileBytes = size_t{80} << 20;
 
-std::string read_stdin() {
-  std::string out;
-  char chunk[1 << 16];
-  while (const size_t n = std::fread(chunk, 1, sizeof chunk, stdin)) {
-    if (out.size() + n > kMaxRequestFileBytes)
-      throw Error(ErrorCode::kTooLong, "the request on stdin exceeds " + std::to_string(kMaxRequestFileBytes) + " bytes");
-    out.append(chunk, n);
-  }
-  return out;
-}
-
 }  // namespace
 
 int run_route(const Args& args) {
@@ -29,7 +18,7 @@ int run_route(const Args& args) {
   if (args.positional.size() != 2) throw InvalidInput(usage);
   const auto router = Router::load(args.positional[0]);
   const std::string& source = args.positional[1];
-  const std::string request = source == "-" ? read_stdin() : read_file(source, kMaxRequestFileBytes);
+  const std::string request = read_input(source, kMaxRequestFileBytes);
   const RouteResult result = router->route_json(request, args.metadata);
   if (args.json) {
     std::printf("%s\n", result.to_json().dump(2).c_str());

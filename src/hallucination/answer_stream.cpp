@@ -15,6 +15,15 @@ const char* stream_event_name(StreamEventKind kind) {
   return "ok";
 }
 
+StreamEventKind event_kind(const SentenceCheck& check, int stop_severity) {
+  StreamEventKind kind = StreamEventKind::kOk;
+  for (const auto& span : check.spans) {
+    if (stop_severity > 0 && span.severity >= stop_severity) return StreamEventKind::kStop;
+    kind = StreamEventKind::kWarn;
+  }
+  return kind;
+}
+
 AnswerStream::AnswerStream(std::shared_ptr<const HallucinationDetector> detector,
                            std::shared_ptr<const GroundTruth> truth, StreamOptions options)
     : detector_(std::move(detector)), truth_(std::move(truth)), options_(options), sse_(options.max_event_bytes) {
@@ -86,10 +95,7 @@ std::vector<StreamEvent> AnswerStream::take_sentences(bool at_end) {
     remember(std::string_view(pending_).substr(0, begin));
     StreamEvent event;
     event.check = detector_->check(*truth_, before_, sentence, pending_base_ + begin);
-    for (const auto& span : event.check.spans) {
-      event.kind = StreamEventKind::kWarn;
-      if (options_.stop_severity > 0 && span.severity >= options_.stop_severity) event.kind = StreamEventKind::kStop;
-    }
+    event.kind = event_kind(event.check, options_.stop_severity);
     remember(sentence);
     pending_.erase(0, *end);
     pending_base_ += *end;

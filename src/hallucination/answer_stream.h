@@ -33,6 +33,9 @@ struct StreamOptions {
 enum class StreamEventKind { kOk, kWarn, kStop };
 const char* stream_event_name(StreamEventKind kind);  // ok, warn, stop
 
+// ok without spans, warn with spans, stop when a span reaches stop_severity (> 0).
+StreamEventKind event_kind(const SentenceCheck& check, int stop_severity);
+
 struct StreamEvent {
   StreamEventKind kind = StreamEventKind::kOk;
   SentenceCheck check;
