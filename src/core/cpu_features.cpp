@@ -53,7 +53,9 @@ CpuFeatures capped(CpuFeatures f, const std::string& cap) {
   f.cap = cap;
   if (cap == "avx512") {
     f.amx_bf16 = f.amx_int8 = false;
-  } else if (cap == "avx2") {
+  } else if (cap == "avx2" || cap == "avx2_vnni") {
+    // As oneDNN's AVX2 level: AVX-VNNI is a level above it (AVX2_VNNI).
+    f.avx_vnni = f.avx_vnni && cap == "avx2_vnni";
     f.avx512 = f.avx512_vnni = f.avx512_bf16 = f.amx_bf16 = f.amx_int8 = false;
   } else if (cap == "baseline") {
     CpuFeatures none;
@@ -61,7 +63,7 @@ CpuFeatures capped(CpuFeatures f, const std::string& cap) {
     none.cap = cap;
     f = none;
   } else {
-    log_at(LogLevel::kWarning, "SEMROUTE_MAX_CPU_ISA='{}' is not one of avx2, avx512, baseline, native: ignored", cap);
+    log_at(LogLevel::kWarning, "SEMROUTE_MAX_CPU_ISA='{}' is not one of avx2, avx2_vnni, avx512, baseline, native: ignored", cap);
     f.cap.clear();
   }
   return f;
@@ -86,6 +88,7 @@ std::string cap_of_onednn_isa(const std::string& onednn_isa) {
   const auto starts = [&](const char* prefix) { return isa.rfind(prefix, 0) == 0; };
   if (isa.empty() || isa == "ALL" || starts("AVX512_CORE_AMX")) return "";
   if (starts("AVX512") || starts("AVX10")) return "avx512";
+  if (starts("AVX2_VNNI")) return "avx2_vnni";
   if (starts("AVX2")) return "avx2";
   return "baseline";  // SSE41, AVX
 }

@@ -1,7 +1,8 @@
 // What the CPU can really run, read once with cpuid, so that every kernel
 // picks its path from the machine and not from the build. A cap for testing
-// the narrower paths on a wider host: SEMROUTE_MAX_CPU_ISA=avx2 (or
-// "avx512", AVX-512 without AMX; "baseline", neither). Unset, it follows
+// the narrower paths on a wider host: SEMROUTE_MAX_CPU_ISA=avx2 (AVX2 + FMA
+// without AVX-VNNI, as an AVX2-only EPYC; "avx2_vnni" keeps AVX-VNNI;
+// "avx512", AVX-512 without AMX; "baseline", none of them). Unset, it follows
 // oneDNN's ONEDNN_MAX_CPU_ISA, so that capping oneDNN (and ATen with
 // ATEN_CPU_CAPABILITY) holds every path of the process to the same ISA.
 #pragma once

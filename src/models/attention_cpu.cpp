@@ -43,8 +43,8 @@ SEMROUTE_ISA_DISPATCH(softmax_range, softmax_range_body, (float* row, int64_t wi
 
 // out[r] = rotate_half RoPE of rows x[r] (row stride `stride`) at positions
 // first + r: x·cos + (−x₂, x₁)·sin, with cos/sin rows of `dim` floats.
-void rotate_rows(const float* x, int64_t stride, int64_t rows, int64_t first, const float* cos, const float* sin,
-                 int64_t dim, float* out) {
+inline void rotate_rows_body(const float* x, int64_t stride, int64_t rows, int64_t first, const float* cos,
+                             const float* sin, int64_t dim, float* out) {
   const int64_t half = dim / 2;
   for (int64_t r = 0; r < rows; ++r) {
     const float *xr = x + r * stride, *c = cos + (first + r) * dim, *s = sin + (first + r) * dim;
@@ -53,6 +53,10 @@ void rotate_rows(const float* x, int64_t stride, int64_t rows, int64_t first, co
     for (int64_t i = half; i < dim; ++i) o[i] = xr[i] * c[i] + xr[i - half] * s[i];
   }
 }
+SEMROUTE_ISA_DISPATCH(rotate_rows, rotate_rows_body,
+                      (const float* x, int64_t stride, int64_t rows, int64_t first, const float* cos, const float* sin,
+                       int64_t dim, float* out),
+                      (x, stride, rows, first, cos, sin, dim, out))
 
 // A [sequences, length, heads, dim] fp32 view whose rows can be handed to
 // sgemm (unit stride in the last dimension).

@@ -57,10 +57,13 @@ int64_t grain(int64_t width) { return std::max<int64_t>(1, 16384 / std::max<int6
 
 }  // namespace
 
-void quantize_rows(const float* x, int64_t x_stride, int64_t rows, int64_t k, int levels, uint8_t* q, float* scale,
-                   int32_t* zero) {
+void quantize_rows(const float* x, int64_t x_stride, int64_t rows, int64_t k, int levels, uint8_t* q,
+                   int64_t q_stride, float* scale, int32_t* zero) {
   at::parallel_for(0, rows, grain(k), [&](int64_t begin, int64_t end) {
-    for (int64_t r = begin; r < end; ++r) quantize_row(x + r * x_stride, k, levels, q + r * k, scale + r, zero + r);
+    for (int64_t r = begin; r < end; ++r) {
+      quantize_row(x + r * x_stride, k, levels, q + r * q_stride, scale + r, zero + r);
+      std::fill(q + r * q_stride + k, q + (r + 1) * q_stride, uint8_t{0});
+    }
   });
 }
 

@@ -12,11 +12,12 @@ namespace semroute::int8 {
 
 // Quantizes `rows` rows of `k` floats to [0, levels] (255, or 127 where the
 // int8 GEMM adds pairs of products in 16 bits and 8-bit inputs could
-// saturate). Row r: q = round(x / scale[r]) + zero[r]. A row holding NaN or
+// saturate). Row r: q = round(x / scale[r]) + zero[r], written with row
+// stride q_stride >= k (the bytes past k set to 0). A row holding NaN or
 // infinity gets a NaN scale, so the answer is NaN (and reported), not a
 // finite guess.
 void quantize_rows(const float* x, int64_t x_stride, int64_t rows, int64_t k, int levels, uint8_t* q,
-                   float* scale, int32_t* zero);
+                   int64_t q_stride, float* scale, int32_t* zero);
 
 // y[r][n] = scale[r] · weight_scale[n] · (acc[r][n] − zero[r] · weight_sum[n]) + bias[n]
 // for `rows` rows of `n` outputs; `weight_sum` is the sum of the int8 weights

@@ -23,6 +23,7 @@
 #include "core/cpu_features.h"
 #include "core/weight_memory.h"
 #include "core/log.h"
+#include "kernels/int8_gemm.h"
 #include "models/int8_rows.h"
 #include "semroute/error.h"
 
@@ -229,14 +230,20 @@ struct PackedGemm::State {
   at::Tensor int8_bias;       // fp32 [out], added after scaling (int8)
   at::Tensor weight_scale;    // fp32 [out] (int8)
   at::Tensor weight_sum;      // int32 [out]: sum of each channel's int8 weights (int8)
+  // int8 on our kernel (kernels/int8_gemm.h) rather than oneDNN's, where it measured faster.
+  std::shared_ptr<const kernels::PackedInt8Weight> own_int8;
+  int activation_levels = 255;  // of the int8 engine in use
 
   // Runs the product for `rows` rows (a multiple of chunks), src and dst
   // holding primitives->padded_rows(rows) rows.
   void multiply(int64_t rows, const void* src, void* dst) const;
   at::Tensor multiply_float(const at::Tensor& a) const;
   at::Tensor multiply_int8(const at::Tensor& a) const;
+  at::Tensor multiply_own_int8(const at::Tensor& a, const at::Tensor& residual) const;
   void pack_float(const at::Tensor& weight, const at::Tensor& bias, Type type);
   void pack_int8(const at::Tensor& weight, const at::Tensor& bias);
+  void pack_onednn_int8(const at::Tensor& q);
+  void pack_own_int8(const at::Tensor& q);
 };
 
 void PackedGemm::State::multiply(int64_t rows, const void* src, void* dst) const {
@@ -284,12 +291,64 @@ at::Tensor PackedGemm::State::multiply_int8(const at::Tensor& a) const {
     auto* scale = ws.get<float>(Workspace::kScales, n);
     auto* zero = ws.get<int32_t>(Workspace::kZeroPoints, n);
     auto* acc = ws.get<int32_t>(Workspace::kSums, padded * out);
-    int8::quantize_rows(a.data_ptr<float>() + begin * in, in, n, in, PackedGemm::activation_levels(), q, scale, zero);
+    int8::quantize_rows(a.data_ptr<float>() + begin * in, in, n, in, activation_levels, q, in, scale, zero);
     std::memset(q + n * in, 0, (padded - n) * in);
     multiply(n, q, acc);
     int8::dequantize_rows(acc, n, out, scale, zero, weight_scale.data_ptr<float>(), weight_sum.data_ptr<int32_t>(),
                           int8_bias.defined() ? int8_bias.data_ptr<float>() : nullptr, y.data_ptr<float>() + begin * out);
   }
+  return y;
+}
+
+namespace {
+
+// Rows one task of our int8 kernel takes when an input has more of them than
+// that: a block of quantized rows stays in L2 while the task sweeps its
+// panels (a multiple of every path's tile height, 6 and 4).
+constexpr int64_t kInt8TaskRows = 96;
+
+// Spreads (row block, panel) tasks over libtorch's threads in contiguous
+// runs, so a thread sweeps consecutive panels of the same rows.
+void multiply_in_parallel(const kernels::PackedInt8Weight& w, const uint8_t* q, int64_t rows,
+                          const kernels::Int8Output& out) {
+  const int64_t panels = w.panels(), stride = w.padded_k();
+  const int64_t block = rows <= kInt8TaskRows ? rows : kInt8TaskRows, blocks = (rows + block - 1) / block;
+  at::parallel_for(0, blocks * panels, 1, [&](int64_t begin, int64_t end) {
+    for (int64_t task = begin; task < end;) {
+      const int64_t row = task / panels * block, first = task % panels, last = std::min(panels, first + end - task);
+      kernels::Int8Output part = out;
+      part.row_scale += row;
+      part.row_zero += row;
+      part.y += row * out.y_stride;
+      if (part.residual != nullptr) part.residual += row * out.residual_stride;
+      w.multiply(q + row * stride, stride, std::min(block, rows - row), first, last, part);
+      task += last - first;
+    }
+  });
+}
+
+}  // namespace
+
+at::Tensor PackedGemm::State::multiply_own_int8(const at::Tensor& a, const at::Tensor& residual) const {
+  const kernels::PackedInt8Weight& w = *own_int8;
+  const int64_t rows = a.size(0), stride = w.padded_k();
+  Workspace& ws = Workspace::of_this_thread();
+  auto* q = ws.get<uint8_t>(Workspace::kQuantized, rows * stride);
+  auto* scale = ws.get<float>(Workspace::kScales, rows);
+  auto* zero = ws.get<int32_t>(Workspace::kZeroPoints, rows);
+  int8::quantize_rows(a.data_ptr<float>(), problem.in, rows, problem.in, activation_levels, q, stride, scale, zero);
+  at::Tensor y = at::empty({rows, problem.out}, at::kFloat);
+  kernels::Int8Output out;
+  out.row_scale = scale;
+  out.row_zero = zero;
+  out.bias = int8_bias.defined() ? int8_bias.data_ptr<float>() : nullptr;
+  if (residual.defined()) {
+    out.residual = residual.data_ptr<float>();
+    out.residual_stride = problem.out;
+  }
+  out.y = y.data_ptr<float>();
+  out.y_stride = problem.out;
+  multiply_in_parallel(w, q, rows, out);
   return y;
 }
 
@@ -306,7 +365,12 @@ bool PackedGemm::native_bf16() {
   return native;
 }
 
-int PackedGemm::activation_levels() {
+int PackedGemm::activation_levels() { return kernels::activation_levels(kernels::best_int8_path()); }
+
+namespace {
+
+// oneDNN's int8 GEMM sums pairs of products in 16 bits unless it has VNNI.
+int onednn_activation_levels() {
   static const int levels = [] {
     const int isa = static_cast<int>(dnnl::get_effective_cpu_isa());
     const bool vnni = (isa & dnnl_cpu_isa_avx512_core_vnni) == dnnl_cpu_isa_avx512_core_vnni ||
@@ -315,6 +379,8 @@ int PackedGemm::activation_levels() {
   }();
   return levels;
 }
+
+}  // namespace
 
 bool PackedGemm::enabled() {
   static const bool on = [] {
@@ -378,19 +444,104 @@ void PackedGemm::State::pack_float(const at::Tensor& weight, const at::Tensor& b
   s.weight = reorder_weight(weight.contiguous(), type, s.primitives->weights_desc(), s.weight_pages);
 }
 
+void PackedGemm::State::pack_onednn_int8(const at::Tensor& q) {
+  problem = Problem{q.size(1), q.size(0), Type::u8, Type::s8, Type::s32, false};
+  primitives = primitives_for(problem);
+  weight_sum = q.sum(1, false, at::kInt).contiguous();
+  weight = reorder_weight(q, Type::s8, primitives->weights_desc(), weight_pages);
+  activation_levels = onednn_activation_levels();
+}
+
+void PackedGemm::State::pack_own_int8(const at::Tensor& q) {
+  problem = Problem{q.size(1), q.size(0), Type::u8, Type::s8, Type::s32, false};
+  const kernels::Int8Path path = kernels::best_int8_path();
+  own_int8 = std::make_shared<const kernels::PackedInt8Weight>(q.data_ptr<int8_t>(), q.size(0), q.size(1),
+                                                               weight_scale.data_ptr<float>(), path);
+  activation_levels = kernels::activation_levels(path);
+}
+
+namespace {
+
+enum class Int8Engine { kOwn, kOneDnn };
+
+// SEMROUTE_INT8_GEMM=own | onednn forces an engine (for comparisons); unset,
+// each shape runs on the one that measures faster.
+std::optional<Int8Engine> forced_int8_engine() {
+  static const std::optional<Int8Engine> forced = []() -> std::optional<Int8Engine> {
+    const char* value = std::getenv("SEMROUTE_INT8_GEMM");
+    if (value == nullptr || std::string(value).empty() || std::string(value) == "measure") return std::nullopt;
+    if (std::string(value) == "own") return Int8Engine::kOwn;
+    if (std::string(value) == "onednn") return Int8Engine::kOneDnn;
+    log_at(LogLevel::kWarning, "SEMROUTE_INT8_GEMM='{}' is not one of own, onednn, measure: ignored", value);
+    return std::nullopt;
+  }();
+  return forced;
+}
+
+// Seconds of the best of three products of `rows` random rows.
+template <class Product>
+double best_of_three(const Product& product, int64_t rows, int64_t in) {
+  const at::Tensor x = at::randn({rows, in});
+  product(x);  // warm: pages, caches
+  double best = 1e30;
+  for (int i = 0; i < 3; ++i) {
+    const auto start = std::chrono::steady_clock::now();
+    product(x);
+    best = std::min(best, std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+  }
+  return best;
+}
+
+}  // namespace
+
 // Symmetric per output channel: w ≈ weight_scale[n] · q[n][k], q in [-127, 127].
+// The engine of a shape is measured once per process, on the first weight of
+// that shape, with a prompt's rows (16) and a long input's (256).
 void PackedGemm::State::pack_int8(const at::Tensor& weight, const at::Tensor& bias) {
-  State& s = *this;
   const at::Tensor w = weight.to(at::kFloat).contiguous();
   at::Tensor scale = w.abs().amax(1) / 127.0;
   scale.masked_fill_(scale == 0, 1.0);
   const at::Tensor q = (w / scale.unsqueeze(1)).round().clamp(-127, 127).to(at::kChar).contiguous();
-  s.problem = Problem{w.size(1), w.size(0), Type::u8, Type::s8, Type::s32, false};
-  s.primitives = primitives_for(s.problem);
-  s.weight_scale = scale.contiguous();
-  s.weight_sum = q.sum(1, false, at::kInt).contiguous();
-  if (bias.defined()) s.int8_bias = bias.to(at::kFloat).contiguous();
-  s.weight = reorder_weight(q, Type::s8, s.primitives->weights_desc(), s.weight_pages);
+  weight_scale = scale.contiguous();
+  if (bias.defined()) int8_bias = bias.to(at::kFloat).contiguous();
+
+  static std::mutex mutex;
+  static std::map<std::pair<int64_t, int64_t>, Int8Engine> measured;
+  std::optional<Int8Engine> engine = forced_int8_engine();
+  if (!engine) {
+    const std::lock_guard<std::mutex> lock(mutex);
+    const auto found = measured.find({q.size(0), q.size(1)});
+    if (found != measured.end()) engine = found->second;
+  }
+  if (engine == Int8Engine::kOneDnn) return pack_onednn_int8(q);
+  pack_own_int8(q);
+  if (engine) return;
+
+  State onednn;
+  onednn.dtype = dtype;
+  onednn.compute = compute;
+  onednn.weight_scale = weight_scale;
+  onednn.int8_bias = int8_bias;
+  onednn.pack_onednn_int8(q);
+  const auto own_product = [this](const at::Tensor& x) { multiply_own_int8(x, at::Tensor()); };
+  const auto onednn_product = [&onednn](const at::Tensor& x) { onednn.multiply_int8(x); };
+  double own = 0, theirs = 0;
+  for (int64_t rows : {16, 256}) {
+    own += best_of_three(own_product, rows, q.size(1));
+    theirs += best_of_three(onednn_product, rows, q.size(1));
+  }
+  const Int8Engine faster = own <= theirs ? Int8Engine::kOwn : Int8Engine::kOneDnn;
+  log_at(LogLevel::kDebug, "int8 GEMM {} x {}: own kernel ({}) {:.3f} ms, oneDNN {:.3f} ms (16 + 256 rows): {}",
+         q.size(0), q.size(1), kernels::to_string(kernels::best_int8_path()), own * 1e3, theirs * 1e3,
+         faster == Int8Engine::kOwn ? "own" : "oneDNN");
+  {
+    const std::lock_guard<std::mutex> lock(mutex);
+    measured.emplace(std::make_pair(q.size(0), q.size(1)), faster);
+  }
+  if (faster == Int8Engine::kOneDnn) {
+    own_int8.reset();
+    *this = std::move(onednn);
+  }
 }
 
 std::unique_ptr<PackedGemm> PackedGemm::pack(const at::Tensor& given_weight, const at::Tensor& given_bias, bool int8) {
@@ -434,7 +585,7 @@ at::Tensor PackedGemm::operator()(const at::Tensor& x) const {
   // oneDNN runs on this thread's OpenMP team: give it libtorch's thread count.
   at::internal::lazy_init_num_threads();
   try {
-    const at::Tensor y = int8 ? s.multiply_int8(a) : s.multiply_float(a);
+    const at::Tensor y = !int8 ? s.multiply_float(a) : s.own_int8 ? s.multiply_own_int8(a, at::Tensor()) : s.multiply_int8(a);
     return y.to(s.dtype).view(sizes);
   } catch (const dnnl::error& e) {
     throw InternalError(std::string("oneDNN matmul failed: ") + e.what());

@@ -9,7 +9,10 @@
 // int8 (dynamic quantization): the weight is quantized per output channel
 // (symmetric, 127 levels) and packed at load; at run time each input row is
 // quantized with its own scale and zero point, the product runs as a u8 x s8
-// GEMM (VNNI / AMX where present) and is scaled back to fp32 in one pass.
+// GEMM on our kernel (kernels/int8_gemm.h: VNNI, AVX-512, AVX2), its
+// epilogue scaling back to fp32. oneDNN's int8 GEMM stays for any shape
+// where it measures faster at load (SEMROUTE_INT8_GEMM=own | onednn forces
+// one, for comparisons).
 //
 // The matmul primitives are made at load for a ladder of row counts (rows
 // are padded up to the next rung), so the first call at a new length costs
@@ -45,9 +48,11 @@ class PackedGemm {
   // Whether bf16 weights run as bf16 GEMMs here (AVX-512 BF16 or AMX, and
   // oneDNN allowed to use them); else they are widened to fp32.
   static bool native_bf16();
-  // Quantized activations use all 8 bits where oneDNN's int8 GEMM has VNNI
-  // (or AMX); without it, pairs of u8 x s8 products are added in 16 bits
-  // (vpmaddubsw) and activations keep 7 bits so that the sum cannot saturate.
+  // Quantized activations use all 8 bits where the int8 kernel has VNNI;
+  // without it, pairs of u8 x s8 products are added in 16 bits (vpmaddubsw)
+  // and activations keep 7 bits so that the sum cannot saturate. (A shape
+  // that measured faster on oneDNN's int8 GEMM takes oneDNN's levels, the
+  // same unless the two ISA caps disagree.)
   static int activation_levels();
 
   // Whether the weights of this process are packed (SEMROUTE_PACKED_GEMM=0

@@ -13,13 +13,15 @@
 // cpu_features(), so SEMROUTE_MAX_CPU_ISA can hold a wide host to the narrow
 // paths (target_clones would choose at load, past any switch, and its ifunc
 // resolvers crash under ThreadSanitizer). `body` is an inline function taking
-// `args`.
-#define SEMROUTE_ISA_DISPATCH(name, body, params, args)                                            \
-  __attribute__((target("avx512f,avx512bw,avx512dq,avx512vl,avx2,fma"))) void name##_avx512 params { \
-    body args;                                                                                      \
-  }                                                                                                 \
-  __attribute__((target("avx2,fma"))) void name##_avx2 params { body args; }                        \
-  void name##_baseline params { body args; }                                                        \
+// `args`. `flatten` inlines the body (and what it calls) into each variant:
+// left to itself the compiler kept a large body out of line, compiled for the
+// baseline only (GeGLU ran unvectorized, a quarter of a long int8 forward).
+#define SEMROUTE_ISA_DISPATCH(name, body, params, args)                                                     \
+  __attribute__((target("avx512f,avx512bw,avx512dq,avx512vl,avx2,fma"), flatten)) void name##_avx512 params { \
+    body args;                                                                                               \
+  }                                                                                                          \
+  __attribute__((target("avx2,fma"), flatten)) void name##_avx2 params { body args; }                        \
+  void name##_baseline params { body args; }                                                                 \
   void name params {                                                                                \
     using Variant = void(*) params;                                                                 \
     static const Variant variant = ::semroute::cpu_features().avx512 ? name##_avx512                \

@@ -147,11 +147,15 @@ TEST(PackedGemm, EqualsLinearForEveryRowCount) {
 TEST(CpuFeatures, CapsFollowTheSwitches) {
   CpuFeatures wide;
   wide.model_name = "test CPU";
-  wide.avx2 = wide.avx512 = wide.avx512_vnni = wide.avx512_bf16 = wide.amx_bf16 = wide.amx_int8 = true;
+  wide.avx2 = wide.avx_vnni = wide.avx512 = wide.avx512_vnni = wide.avx512_bf16 = wide.amx_bf16 = wide.amx_int8 = true;
   const CpuFeatures avx2 = capped(wide, "avx2");
   EXPECT_TRUE(avx2.avx2);
   EXPECT_FALSE(avx2.avx512 || avx2.avx512_vnni || avx2.avx512_bf16 || avx2.amx_bf16 || avx2.native_bf16_gemm());
+  EXPECT_FALSE(avx2.avx_vnni);  // as an AVX2-only EPYC (and oneDNN's AVX2 level)
   EXPECT_EQ(avx2.isa(), "avx2");
+  const CpuFeatures avx2_vnni = capped(wide, "avx2_vnni");
+  EXPECT_TRUE(avx2_vnni.avx2 && avx2_vnni.avx_vnni && !avx2_vnni.avx512);
+  EXPECT_EQ(avx2_vnni.isa(), "avx2_vnni");
   const CpuFeatures avx512 = capped(wide, "avx512");
   EXPECT_TRUE(avx512.avx512 && avx512.avx512_bf16 && avx512.native_bf16_gemm());
   EXPECT_FALSE(avx512.amx_bf16 || avx512.amx_int8);
@@ -160,7 +164,7 @@ TEST(CpuFeatures, CapsFollowTheSwitches) {
   EXPECT_EQ(capped(wide, "bogus").isa(), "avx512_core_amx");  // ignored, with a warning
   // Unset, our cap follows oneDNN's.
   EXPECT_EQ(cap_of_onednn_isa("AVX2"), "avx2");
-  EXPECT_EQ(cap_of_onednn_isa("avx2_vnni"), "avx2");
+  EXPECT_EQ(cap_of_onednn_isa("avx2_vnni"), "avx2_vnni");
   EXPECT_EQ(cap_of_onednn_isa("AVX512_CORE_BF16"), "avx512");
   EXPECT_EQ(cap_of_onednn_isa("AVX512_CORE_AMX"), "");
   EXPECT_EQ(cap_of_onednn_isa("ALL"), "");
@@ -170,7 +174,7 @@ TEST(CpuFeatures, CapsFollowTheSwitches) {
   const char* onednn = std::getenv("ONEDNN_MAX_CPU_ISA");
   const std::string cap = ours != nullptr ? ours : onednn != nullptr ? cap_of_onednn_isa(onednn) : "";
   if (cap == "avx2") {
-    EXPECT_FALSE(cpu_features().avx512) << cpu_features().describe();
+    EXPECT_FALSE(cpu_features().avx512 || cpu_features().avx_vnni) << cpu_features().describe();
   }
 }
 
