@@ -1,5 +1,7 @@
 #include "core/runtime.h"
 
+#include "core/tensor_cache.h"
+
 #include <ATen/Parallel.h>
 #include <ATen/core/Tensor.h>
 #include <ATen/ops/mm.h>
@@ -81,6 +83,7 @@ BlasReport check_blas(bool timed) {
 void ensure_runtime_initialized() {
   static std::once_flag once;
   std::call_once(once, [] {
+    install_tensor_cache();
     const char* threads = std::getenv("SEMROUTE_NUM_THREADS");
     set_compute_threads(threads != nullptr ? std::atoi(threads) : 0);
     const char* skip = std::getenv("SEMROUTE_SKIP_BLAS_CHECK");

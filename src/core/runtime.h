@@ -7,7 +7,8 @@
 
 namespace semroute {
 
-// Applied once, lazily, before the first model loads: thread count from
+// Applied once, lazily, before the first model loads: the tensor cache
+// (core/tensor_cache.h), thread count from
 // SEMROUTE_NUM_THREADS or the CPUs this process may run on, then the BLAS check
 // (skipped when SEMROUTE_SKIP_BLAS_CHECK=1), which logs a warning if slow.
 void ensure_runtime_initialized();

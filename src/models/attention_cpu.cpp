@@ -42,12 +42,13 @@ SEMROUTE_ISA_DISPATCH(softmax_range, softmax_range_body, (float* row, int64_t wi
                       (row, width, lo, hi))
 
 // out[r] = rotate_half RoPE of rows x[r] (row stride `stride`) at positions
-// first + r: x·cos + (−x₂, x₁)·sin, with cos/sin rows of `dim` floats.
+// first + r · step: x·cos + (−x₂, x₁)·sin, with cos/sin rows of `dim` floats
+// (step 0: every row at one position).
 inline void rotate_rows_body(const float* x, int64_t stride, int64_t rows, int64_t first, const float* cos,
-                             const float* sin, int64_t dim, float* out) {
+                             const float* sin, int64_t dim, float* out, int64_t step) {
   const int64_t half = dim / 2;
   for (int64_t r = 0; r < rows; ++r) {
-    const float *xr = x + r * stride, *c = cos + (first + r) * dim, *s = sin + (first + r) * dim;
+    const float *xr = x + r * stride, *c = cos + (first + r * step) * dim, *s = sin + (first + r * step) * dim;
     float* o = out + r * dim;
     for (int64_t i = 0; i < half; ++i) o[i] = xr[i] * c[i] - xr[i + half] * s[i];
     for (int64_t i = half; i < dim; ++i) o[i] = xr[i] * c[i] + xr[i - half] * s[i];
@@ -55,8 +56,8 @@ inline void rotate_rows_body(const float* x, int64_t stride, int64_t rows, int64
 }
 SEMROUTE_ISA_DISPATCH(rotate_rows, rotate_rows_body,
                       (const float* x, int64_t stride, int64_t rows, int64_t first, const float* cos, const float* sin,
-                       int64_t dim, float* out),
-                      (x, stride, rows, first, cos, sin, dim, out))
+                       int64_t dim, float* out, int64_t step),
+                      (x, stride, rows, first, cos, sin, dim, out, step))
 
 // A [sequences, length, heads, dim] fp32 view whose rows can be handed to
 // sgemm (unit stride in the last dimension).
@@ -83,6 +84,27 @@ void sgemm(char trans_b, int64_t m, int64_t n, int64_t k, float alpha, const flo
     throw InternalError("oneDNN sgemm failed in attention");
 }
 
+// x [sequences, length, heads, dim] rotated (RoPE) at positions 0..length-1:
+// a new fp32 tensor, one parallel pass over the tokens.
+at::Tensor rotated(const at::Tensor& x_in, const at::Tensor& cos_in, const at::Tensor& sin_in) {
+  const TokenMajor x(x_in);
+  const int64_t sequences = x_in.size(0), length = x_in.size(1), heads = x_in.size(2), dim = x_in.size(3);
+  const at::Tensor cos = cos_in.to(at::kFloat).contiguous(), sin = sin_in.to(at::kFloat).contiguous();
+  at::Tensor out = at::empty({sequences, length, heads, dim}, x_in.options().dtype(at::kFloat));
+  float* o = out.data_ptr<float>();
+  const float *c = cos.data_ptr<float>(), *s = sin.data_ptr<float>();
+  at::parallel_for(0, sequences * length, std::max<int64_t>(1, 4096 / std::max<int64_t>(heads * dim, 1)),
+                   [&](int64_t begin, int64_t end) {
+                     for (int64_t t = begin; t < end; ++t) {
+                       const int64_t sequence = t / length, token = t % length;
+                       // The heads of one token share its cos/sin row: rows of `dim` at head stride.
+                       rotate_rows(x.row(sequence, token, 0), x.head_stride, heads, 0, c + token * dim, s + token * dim,
+                                   dim, o + t * heads * dim, 0);
+                     }
+                   });
+  return out;
+}
+
 }  // namespace
 
 int64_t attention_query_block(int64_t keys) {
@@ -96,17 +118,19 @@ at::Tensor attention_cpu(const at::Tensor& q_in, const at::Tensor& k_in, const a
   const int64_t kv_heads = k_in.size(2);
   at::Tensor out = at::empty({sequences, length, heads * dim}, q_in.options().dtype(at::kFloat));
   if (out.numel() == 0) return out.to(q_in.scalar_type());
-  const TokenMajor q(q_in), k(k_in), v(v_in);
   const bool rotary = cos_in.defined();
-  const at::Tensor cos = rotary ? cos_in.to(at::kFloat).contiguous() : at::Tensor();
-  const at::Tensor sin = rotary ? sin_in.to(at::kFloat).contiguous() : at::Tensor();
+  // RoPE once per token, before the tasks: a task per query block would
+  // otherwise rotate every key it reads again (8 times per head at 512
+  // global keys).
+  const TokenMajor q(rotary ? rotated(q_in, cos_in, sin_in) : q_in), k(rotary ? rotated(k_in, cos_in, sin_in) : k_in);
+  const TokenMajor v(v_in);
   const int64_t window = pattern.window >= length - 1 ? -1 : pattern.window;
   if (block <= 0) block = attention_query_block(window >= 0 ? 2 * window + 1 : length);
   const int64_t blocks = (length + block - 1) / block, group = heads / kv_heads, out_stride = heads * dim;
   float* op = out.data_ptr<float>();
 
   at::parallel_for(0, sequences * heads * blocks, 1, [&](int64_t begin, int64_t end) {
-    std::vector<float> scores, queries, keys_buffer;
+    std::vector<float> scores;
     for (int64_t task = begin; task < end; ++task) {
       const int64_t sequence = task / (heads * blocks), head = task / blocks % heads, kv_head = head / group;
       const int64_t q0 = task % blocks * block, q1 = std::min(length, q0 + block), rows = q1 - q0;
@@ -114,19 +138,9 @@ at::Tensor attention_cpu(const at::Tensor& q_in, const at::Tensor& k_in, const a
       int64_t k1 = window >= 0 ? std::min(length, q1 + window) : length;
       if (pattern.causal) k1 = std::min(k1, q1);
       const int64_t keys = k1 - k0;
-      const float *qs = q.row(sequence, q0, head), *ks = k.row(sequence, k0, kv_head);
-      int64_t q_stride = q.token_stride, k_stride = k.token_stride;
-      if (rotary) {
-        queries.resize(static_cast<size_t>(rows * dim));
-        keys_buffer.resize(static_cast<size_t>(keys * dim));
-        rotate_rows(qs, q_stride, rows, q0, cos.data_ptr<float>(), sin.data_ptr<float>(), dim, queries.data());
-        rotate_rows(ks, k_stride, keys, k0, cos.data_ptr<float>(), sin.data_ptr<float>(), dim, keys_buffer.data());
-        qs = queries.data();
-        ks = keys_buffer.data();
-        q_stride = k_stride = dim;
-      }
       scores.resize(static_cast<size_t>(rows * keys));
-      sgemm('T', rows, keys, dim, static_cast<float>(scale), qs, q_stride, ks, k_stride, scores.data(), keys);
+      sgemm('T', rows, keys, dim, static_cast<float>(scale), q.row(sequence, q0, head), q.token_stride,
+            k.row(sequence, k0, kv_head), k.token_stride, scores.data(), keys);
       for (int64_t r = 0; r < rows; ++r) {
         float* row = scores.data() + r * keys;
         const int64_t query = q0 + r;

@@ -4,7 +4,12 @@
 #include "core/cpu_features.h"
 #include "core/device.h"
 #include "core/runtime.h"
+#include "core/tensor_cache.h"
 #include "test_util.h"
+
+#include <ATen/ops/empty.h>
+#include <ATen/ops/ones.h>
+#include <c10/core/InferenceMode.h>
 
 namespace semroute {
 namespace {
@@ -18,6 +23,29 @@ TEST(Runtime, SetsTheThreadCountExplicitly) {
   // Later tests in this process keep the count they started with (the
   // ThreadSanitizer run needs one thread: libgomp is not instrumented).
   set_compute_threads(before);
+}
+
+TEST(TensorCache, ReusesFreedBlocksOfASizeClass) {
+  ensure_runtime_initialized();
+  const TensorCacheStats before = tensor_cache_stats();
+  if (!before.installed) GTEST_SKIP() << "the cache is off (AddressSanitizer, or SEMROUTE_TENSOR_CACHE_MB=0)";
+  c10::InferenceMode guard;
+  const void* first = nullptr;
+  {
+    const at::Tensor a = at::ones({300'000});  // 1.2 MB
+    first = a.data_ptr();
+    EXPECT_EQ(a.sum().item<float>(), 300'000.0f);
+  }
+  EXPECT_GE(tensor_cache_stats().idle_bytes, before.idle_bytes + 1'200'000);
+  // A little longer, same size class: the same block, and no stale state visible through the API.
+  const at::Tensor b = at::ones({310'000});
+  EXPECT_EQ(b.data_ptr(), first);
+  EXPECT_EQ(b.sum().item<float>(), 310'000.0f);
+  EXPECT_GT(tensor_cache_stats().reused, before.reused);
+  // Small tensors are not cached (malloc serves them without faults).
+  const size_t fresh = tensor_cache_stats().fresh;
+  for (int i = 0; i < 10; ++i) at::empty({100});
+  EXPECT_EQ(tensor_cache_stats().fresh, fresh);
 }
 
 TEST(Runtime, FindsAFastBlas) {

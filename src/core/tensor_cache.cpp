@@ -1,0 +1,130 @@
+#include "core/tensor_cache.h"
+
+#include <c10/core/Allocator.h>
+#include <c10/core/CPUAllocator.h>
+
+#include <cstdlib>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "semroute/error.h"
+
+namespace semroute {
+namespace {
+
+constexpr size_t kSmallest = size_t{64} << 10;  // below this, malloc is cheap and fault-free
+constexpr size_t kAlignment = 64;                // what libtorch's own allocator gives
+constexpr size_t kHeader = kAlignment;           // the block's size class, in front of its data
+
+// Classes: 4 per power of two (1, 1.25, 1.5, 1.75 x 2^n): at most 25 % slack.
+int size_class(size_t bytes) {
+  int power = 0;
+  while ((size_t{1} << (power + 1)) <= bytes) ++power;
+  const size_t base = size_t{1} << power, quarter = base / 4;
+  const int step = static_cast<int>((bytes - base + quarter - 1) / quarter);  // 0..4
+  return power * 4 + step;
+}
+
+size_t class_bytes(int size_class) {
+  const size_t base = size_t{1} << (size_class / 4);
+  return base + base / 4 * static_cast<size_t>(size_class % 4);
+}
+
+class TensorCache final : public c10::Allocator {
+ public:
+  explicit TensorCache(size_t cap) : cap_(cap), idle_(64 * 4) {}
+
+  c10::DataPtr allocate(size_t bytes) const override {
+    if (bytes < kSmallest) return plain(bytes);
+    const int cls = size_class(bytes);
+    void* block = take(cls);
+    if (block == nullptr) {
+      block = std::aligned_alloc(kAlignment, kHeader + class_bytes(cls));
+      if (block == nullptr) throw Error(ErrorCode::kOutOfMemory, "cannot allocate " + std::to_string(bytes) + " bytes");
+    }
+    *static_cast<int*>(block) = cls;
+    return {static_cast<char*>(block) + kHeader, block, &give_back, c10::Device(c10::DeviceType::CPU)};
+  }
+
+  c10::DeleterFnPtr raw_deleter() const override { return nullptr; }
+
+  TensorCacheStats stats() const {
+    const std::lock_guard<std::mutex> lock(mutex_);
+    return {idle_bytes_, reused_, fresh_, true};
+  }
+
+ private:
+  static c10::DataPtr plain(size_t bytes) {
+    void* data = std::aligned_alloc(kAlignment, (bytes + kAlignment - 1) / kAlignment * kAlignment + kAlignment * (bytes == 0));
+    if (data == nullptr) throw Error(ErrorCode::kOutOfMemory, "cannot allocate " + std::to_string(bytes) + " bytes");
+    return {data, data, &std::free, c10::Device(c10::DeviceType::CPU)};
+  }
+
+  void* take(int cls) const {
+    const std::lock_guard<std::mutex> lock(mutex_);
+    auto& list = idle_[static_cast<size_t>(cls)];
+    if (list.empty()) {
+      ++fresh_;
+      return nullptr;
+    }
+    void* block = list.back();
+    list.pop_back();
+    idle_bytes_ -= class_bytes(cls);
+    ++reused_;
+    return block;
+  }
+
+  // Keeps a freed block for reuse while the idle blocks stay within the cap.
+  void keep_or_free(void* block) const {
+    const int cls = *static_cast<int*>(block);
+    {
+      const std::lock_guard<std::mutex> lock(mutex_);
+      if (idle_bytes_ + class_bytes(cls) <= cap_) {
+        idle_[static_cast<size_t>(cls)].push_back(block);
+        idle_bytes_ += class_bytes(cls);
+        return;
+      }
+    }
+    std::free(block);
+  }
+
+  static void give_back(void* block);
+
+  const size_t cap_;
+  mutable std::mutex mutex_;
+  mutable std::vector<std::vector<void*>> idle_;  // per size class
+  mutable size_t idle_bytes_ = 0, reused_ = 0, fresh_ = 0;
+};
+
+TensorCache* installed = nullptr;  // set once, never destroyed: tensors may outlive any static
+
+void TensorCache::give_back(void* block) { installed->keep_or_free(block); }
+
+size_t cap_from_environment() {
+  const char* value = std::getenv("SEMROUTE_TENSOR_CACHE_MB");
+  if (value == nullptr) return size_t{512} << 20;
+  const long long mb = std::atoll(value);
+  return mb > 0 ? static_cast<size_t>(mb) << 20 : 0;
+}
+
+}  // namespace
+
+void install_tensor_cache() {
+#if defined(__SANITIZE_ADDRESS__)
+  return;
+#else
+  static std::once_flag once;
+  std::call_once(once, [] {
+    const size_t cap = cap_from_environment();
+    if (cap == 0) return;
+    installed = new TensorCache(cap);
+    // Priority above libtorch's default CPU allocator (0).
+    c10::SetCPUAllocator(installed, 10);
+  });
+#endif
+}
+
+TensorCacheStats tensor_cache_stats() { return installed != nullptr ? installed->stats() : TensorCacheStats{}; }
+
+}  // namespace semroute

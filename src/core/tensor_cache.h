@@ -1,0 +1,30 @@
+// Tensor memory that stays with the process between calls. libtorch takes
+// every temporary from malloc; a forward over 512 tokens frees and asks again
+// for blocks of several MB per layer, which glibc hands back to the kernel
+// and faults in again page by page (a tenth of an fp32 forward went to page
+// faults). The cache keeps freed blocks of 64 KB and more by size class
+// (steps of 1/4 of a power of two, so lengths that differ a little share
+// blocks) and gives them out again, up to a cap on what it holds idle.
+//
+// It is libtorch's CPU allocator for the whole process once installed (the
+// process's own malloc is untouched). SEMROUTE_TENSOR_CACHE_MB sets the cap
+// (default 512; 0 leaves libtorch's allocator alone). Not installed under
+// AddressSanitizer, whose use-after-free checks a cache would hide.
+#pragma once
+
+#include <cstddef>
+
+namespace semroute {
+
+// Installs the cache as libtorch's CPU allocator (once; thread-safe).
+void install_tensor_cache();
+
+struct TensorCacheStats {
+  size_t idle_bytes = 0;   // freed blocks held for reuse
+  size_t reused = 0;       // allocations served from held blocks
+  size_t fresh = 0;        // allocations that went to the system
+  bool installed = false;
+};
+TensorCacheStats tensor_cache_stats();
+
+}  // namespace semroute
