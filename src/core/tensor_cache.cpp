@@ -35,19 +35,23 @@ class TensorCache final : public c10::Allocator {
  public:
   explicit TensorCache(size_t cap) : cap_(cap), idle_(64 * 4) {}
 
+  // Every block carries its size class in a header in front of the data
+  // (-1: a small block, freed at once), so that one deleter serves all and
+  // data and context are the same pointer, as libtorch's raw_allocate needs.
   c10::DataPtr allocate(size_t bytes) const override {
-    if (bytes < kSmallest) return plain(bytes);
-    const int cls = size_class(bytes);
-    void* block = take(cls);
+    const int cls = bytes < kSmallest ? -1 : size_class(bytes);
+    void* block = cls < 0 ? nullptr : take(cls);
     if (block == nullptr) {
-      block = std::aligned_alloc(kAlignment, kHeader + class_bytes(cls));
+      const size_t data_bytes = cls < 0 ? (bytes + kAlignment - 1) / kAlignment * kAlignment : class_bytes(cls);
+      block = std::aligned_alloc(kAlignment, kHeader + data_bytes);
       if (block == nullptr) throw Error(ErrorCode::kOutOfMemory, "cannot allocate " + std::to_string(bytes) + " bytes");
     }
     *static_cast<int*>(block) = cls;
-    return {static_cast<char*>(block) + kHeader, block, &give_back, c10::Device(c10::DeviceType::CPU)};
+    void* data = static_cast<char*>(block) + kHeader;
+    return {data, data, &give_back, c10::Device(c10::DeviceType::CPU)};
   }
 
-  c10::DeleterFnPtr raw_deleter() const override { return nullptr; }
+  c10::DeleterFnPtr raw_deleter() const override { return &give_back; }
 
   TensorCacheStats stats() const {
     const std::lock_guard<std::mutex> lock(mutex_);
@@ -55,12 +59,6 @@ class TensorCache final : public c10::Allocator {
   }
 
  private:
-  static c10::DataPtr plain(size_t bytes) {
-    void* data = std::aligned_alloc(kAlignment, (bytes + kAlignment - 1) / kAlignment * kAlignment + kAlignment * (bytes == 0));
-    if (data == nullptr) throw Error(ErrorCode::kOutOfMemory, "cannot allocate " + std::to_string(bytes) + " bytes");
-    return {data, data, &std::free, c10::Device(c10::DeviceType::CPU)};
-  }
-
   void* take(int cls) const {
     const std::lock_guard<std::mutex> lock(mutex_);
     auto& list = idle_[static_cast<size_t>(cls)];
@@ -78,7 +76,7 @@ class TensorCache final : public c10::Allocator {
   // Keeps a freed block for reuse while the idle blocks stay within the cap.
   void keep_or_free(void* block) const {
     const int cls = *static_cast<int*>(block);
-    {
+    if (cls >= 0) {
       const std::lock_guard<std::mutex> lock(mutex_);
       if (idle_bytes_ + class_bytes(cls) <= cap_) {
         idle_[static_cast<size_t>(cls)].push_back(block);
@@ -89,7 +87,7 @@ class TensorCache final : public c10::Allocator {
     std::free(block);
   }
 
-  static void give_back(void* block);
+  static void give_back(void* data);
 
   const size_t cap_;
   mutable std::mutex mutex_;
@@ -99,7 +97,7 @@ class TensorCache final : public c10::Allocator {
 
 TensorCache* installed = nullptr;  // set once, never destroyed: tensors may outlive any static
 
-void TensorCache::give_back(void* block) { installed->keep_or_free(block); }
+void TensorCache::give_back(void* data) { installed->keep_or_free(static_cast<char*>(data) - kHeader); }
 
 size_t cap_from_environment() {
   const char* value = std::getenv("SEMROUTE_TENSOR_CACHE_MB");
