@@ -1,5 +1,7 @@
 #include "tasks/embedder.h"
 
+#include <ATen/ops/cat.h>
+
 #include <ATen/TensorOperators.h>
 #include <ATen/ops/norm.h>
 #include <c10/core/InferenceMode.h>
@@ -122,8 +124,14 @@ std::vector<float> Embedder::embed_rows(const std::vector<std::string_view>& tex
 }
 
 at::Tensor Embedder::embed(const std::vector<std::string_view>& texts, const EmbeddingOptions& options) const {
-  const TextBatch batch = batch_from_encodings(encode(texts, options.prompt), *tokenizer_, encoder_->device());
-  return embed_inputs(batch.inputs, options);
+  if (texts.empty()) throw InvalidInput("the batch holds no text");
+  std::vector<at::Tensor> parts;
+  const auto encode_range = [&](size_t first, size_t last) {
+    return encode({texts.begin() + first, texts.begin() + last}, options.prompt);
+  };
+  for_each_budgeted_batch(texts.size(), encode_range, *tokenizer_, encoder_->device(),
+                          [&](const TextBatch& batch, size_t) { parts.push_back(embed_inputs(batch.inputs, options)); });
+  return parts.size() == 1 ? parts.front() : at::cat(parts, 0);
 }
 
 }  // namespace semroute

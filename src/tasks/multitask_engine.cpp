@@ -168,23 +168,28 @@ std::vector<TaskResult> MultiTaskEngine::classify(const std::vector<std::string_
     for (size_t t : indices) results.push_back({tasks_[t].name, tasks_[t].kind, {}, {}});
     return results;
   }
-  const TextBatch batch = make_text_batch(*tokenizer_, texts, encode_, encoder_->device());
-  const auto logits_per_task = logits(batch.inputs, indices, stats);
-  // The split of the cores: the forward and the heads above ran on libtorch's
-  // intra-op threads (all of them); what is left per task (labels from
-  // probabilities, span aggregation with byte offsets) is small serial work,
-  // spread over TBB's workers only after the forward is done, so the two
-  // pools are never busy at the same time.
-  results.resize(indices.size());
-  parallel_for_each(indices.size(), [&](size_t i) {
-    const Task& task = tasks_[indices[i]];
-    TaskResult r{task.name, task.kind, {}, {}};
-    if (task.kind == TaskKind::kSequence) {
-      r.sequences = to_classifications(logits_per_task[i], task.labels);
-    } else {
-      r.tokens = to_token_classifications(logits_per_task[i], batch, texts, task.labels);
-    }
-    results[i] = std::move(r);
+  for (size_t t : indices) results.push_back({tasks_[t].name, tasks_[t].kind, {}, {}});
+  const auto encode = [&](size_t first, size_t last) {
+    return tokenizer_->encode_batch({texts.begin() + first, texts.begin() + last}, encode_);
+  };
+  for_each_budgeted_batch(texts.size(), encode, *tokenizer_, encoder_->device(), [&](const TextBatch& batch, size_t first) {
+    const std::vector<std::string_view> part(texts.begin() + first, texts.begin() + first + batch.encodings.size());
+    const auto logits_per_task = logits(batch.inputs, indices, stats);
+    // The split of the cores: the forward and the heads above ran on libtorch's
+    // intra-op threads (all of them); what is left per task (labels from
+    // probabilities, span aggregation with byte offsets) is small serial work,
+    // spread over TBB's workers only after the forward is done, so the two
+    // pools are never busy at the same time.
+    parallel_for_each(indices.size(), [&](size_t i) {
+      const Task& task = tasks_[indices[i]];
+      TaskResult& r = results[i];
+      if (task.kind == TaskKind::kSequence) {
+        for (auto& c : to_classifications(logits_per_task[i], task.labels)) r.sequences.push_back(std::move(c));
+      } else {
+        for (auto& c : to_token_classifications(logits_per_task[i], batch, part, task.labels))
+          r.tokens.push_back(std::move(c));
+      }
+    });
   });
   return results;
 }

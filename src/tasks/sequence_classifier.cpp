@@ -3,6 +3,8 @@
 #include <ATen/ops/softmax.h>
 #include <c10/core/InferenceMode.h>
 
+#include "semroute/error.h"
+
 namespace semroute {
 
 std::shared_ptr<const SequenceClassifier> SequenceClassifier::load(const std::filesystem::path& dir,
@@ -34,14 +36,28 @@ std::vector<Classification> to_classifications(const at::Tensor& logits, const s
   return out;
 }
 
+std::vector<Classification> SequenceClassifier::classify_encoded(size_t count, const EncodeRange& encode) const {
+  if (count == 0) throw InvalidInput("the batch holds no text");
+  std::vector<Classification> out;
+  for_each_budgeted_batch(count, encode, *task_.tokenizer, task_.encoder->device(), [&](const TextBatch& batch, size_t) {
+    for (auto& c : to_classifications(logits(batch.inputs), task_.labels)) out.push_back(std::move(c));
+  });
+  return out;
+}
+
 std::vector<Classification> SequenceClassifier::classify(const std::vector<std::string_view>& texts) const {
-  const TextBatch batch = make_text_batch(*task_.tokenizer, texts, task_.encode, task_.encoder->device());
-  return to_classifications(logits(batch.inputs), task_.labels);
+  return classify_encoded(texts.size(), [&](size_t first, size_t last) {
+    return task_.tokenizer->encode_batch({texts.begin() + first, texts.begin() + last}, task_.encode);
+  });
 }
 
 std::vector<Classification> SequenceClassifier::classify_pairs(const std::vector<TextPair>& pairs) const {
-  const TextBatch batch = make_pair_batch(*task_.tokenizer, pairs, task_.encode, task_.encoder->device());
-  return to_classifications(logits(batch.inputs), task_.labels);
+  return classify_encoded(pairs.size(), [&](size_t first, size_t last) {
+    std::vector<Encoding> encodings;
+    for (size_t i = first; i < last; ++i)
+      encodings.push_back(task_.tokenizer->encode_pair(pairs[i].first, pairs[i].second, task_.encode));
+    return encodings;
+  });
 }
 
 }  // namespace semroute

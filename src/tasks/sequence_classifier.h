@@ -39,6 +39,8 @@ class SequenceClassifier {
  private:
   explicit SequenceClassifier(TaskModel task) : task_(std::move(task)) {}
   std::vector<Classification> results(const at::Tensor& logits) const;
+  // Classifies `count` items in batches within the token budget.
+  std::vector<Classification> classify_encoded(size_t count, const EncodeRange& encode) const;
 
   TaskModel task_;
 };

@@ -76,4 +76,36 @@ TextBatch batch_from_encodings(std::vector<Encoding> encodings, const Tokenizer&
   return to_inputs(std::move(encodings), device);
 }
 
+void for_each_budgeted_batch(size_t count, const EncodeRange& encode, const Tokenizer& tokenizer, c10::Device device,
+                             const std::function<void(const TextBatch& batch, size_t first)>& run, int64_t budget) {
+  constexpr size_t kEncodeGroup = 64;  // texts tokenized together (the tokenizer spreads them over threads)
+  std::vector<Encoding> pending;       // encoded, the next items after the batch
+  std::vector<Encoding> batch;         // items [first, first + batch.size())
+  size_t first = 0, longest = 0;
+  const auto flush = [&] {
+    if (batch.empty()) return;
+    const size_t size = batch.size();
+    run(batch_from_encodings(std::move(batch), tokenizer, device), first);
+    first += size;
+    batch.clear();
+    longest = 0;
+  };
+  size_t taken = 0;  // of pending
+  while (first + batch.size() < count) {
+    if (taken == pending.size()) {
+      const size_t begin = first + batch.size(), end = std::min(count, begin + kEncodeGroup);
+      pending = encode(begin, end);
+      if (pending.size() != end - begin) throw InternalError("encoder returned the wrong number of encodings");
+      taken = 0;
+    }
+    Encoding& e = pending[taken];
+    const size_t grown = std::max(longest, e.size());
+    if (!batch.empty() && static_cast<int64_t>(grown * (batch.size() + 1)) > budget) flush();
+    longest = std::max(longest, e.size());
+    batch.push_back(std::move(e));
+    ++taken;
+  }
+  flush();
+}
+
 }  // namespace semroute

@@ -2,6 +2,7 @@
 // keeping the encodings for their offsets.
 #pragma once
 
+#include <functional>
 #include <string_view>
 #include <utility>
 #include <vector>
@@ -32,5 +33,20 @@ TextBatch make_text_batch(const Tokenizer& tokenizer, const std::vector<std::str
 TextBatch batch_from_encodings(std::vector<Encoding> encodings, const Tokenizer& tokenizer, c10::Device device);
 TextBatch make_pair_batch(const Tokenizer& tokenizer, const std::vector<TextPair>& pairs,
                           const EncodeOptions& options, c10::Device device);
+
+// The most padded tokens (texts x longest) one forward takes: a longer list
+// runs as consecutive batches, so that memory follows this budget and not
+// the list (one batch of 4,000 texts of 4 KB once held 6.8 GB). The backends
+// compute on unpadded tokens, so splitting costs no arithmetic.
+inline constexpr int64_t kBatchTokenBudget = 16384;
+
+// Encodes items [first, last) of a list.
+using EncodeRange = std::function<std::vector<Encoding>(size_t first, size_t last)>;
+// Runs `run(batch, first)` over consecutive batches of `count` items, in
+// order, each within `budget` padded tokens (an item longer than the budget
+// runs alone). Items are encoded a group at a time, as the batches need them.
+void for_each_budgeted_batch(size_t count, const EncodeRange& encode, const Tokenizer& tokenizer, c10::Device device,
+                             const std::function<void(const TextBatch& batch, size_t first)>& run,
+                             int64_t budget = kBatchTokenBudget);
 
 }  // namespace semroute

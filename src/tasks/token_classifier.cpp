@@ -4,6 +4,8 @@
 #include <ATen/ops/softmax.h>
 #include <c10/core/InferenceMode.h>
 
+#include "semroute/error.h"
+
 namespace semroute {
 
 std::shared_ptr<const TokenClassifier> TokenClassifier::load(const std::filesystem::path& dir,
@@ -17,8 +19,19 @@ at::Tensor TokenClassifier::logits(const ModelInputs& inputs) const {
 }
 
 std::vector<TokenClassification> TokenClassifier::classify(const std::vector<std::string_view>& texts) const {
-  const TextBatch batch = make_text_batch(*task_.tokenizer, texts, task_.encode, task_.encoder->device());
-  return to_token_classifications(logits(batch.inputs), batch, texts, task_.labels);
+  if (texts.empty()) throw InvalidInput("the batch holds no text");
+  std::vector<TokenClassification> out;
+  const auto encode = [&](size_t first, size_t last) {
+    return task_.tokenizer->encode_batch({texts.begin() + first, texts.begin() + last}, task_.encode);
+  };
+  for_each_budgeted_batch(texts.size(), encode, *task_.tokenizer, task_.encoder->device(),
+                          [&](const TextBatch& batch, size_t first) {
+                            const std::vector<std::string_view> part(texts.begin() + first,
+                                                                     texts.begin() + first + batch.encodings.size());
+                            for (auto& r : to_token_classifications(logits(batch.inputs), batch, part, task_.labels))
+                              out.push_back(std::move(r));
+                          });
+  return out;
 }
 
 std::vector<TokenClassification> to_token_classifications(const at::Tensor& logits, const TextBatch& batch,

@@ -16,6 +16,9 @@
 #include "models/random_model.h"
 #include "semroute/semroute.h"
 #include "tasks/batcher.h"
+#include "tasks/sequence_classifier.h"
+#include "tasks/text_batch.h"
+#include "tasks/token_classifier.h"
 #include "test_util.h"
 
 namespace semroute {
@@ -282,6 +285,87 @@ TEST(BatchingTasks, EngineHandlesEqualUnbatched) {
   expect_tasks_batched_equal(std::function(call(plain)), std::function(call(batched)));
   semroute_engine_free(plain);
   semroute_engine_free(batched);
+}
+
+}  // namespace
+}  // namespace semroute
+
+namespace semroute {
+namespace {
+
+// Texts of 3 lengths (tens of tokens), deterministic.
+std::vector<std::string> long_list(size_t count) {
+  std::vector<std::string> out;
+  for (size_t i = 0; i < count; ++i) {
+    std::string text = "item " + std::to_string(i % 10);
+    for (size_t w = 0; w < 20 + 15 * (i % 3); ++w) text += " word" + std::to_string((i + w * 11) % 97);
+    out.push_back(text);
+  }
+  return out;
+}
+
+std::vector<std::string_view> views(const std::vector<std::string>& texts, size_t first = 0, size_t last = SIZE_MAX) {
+  return {texts.begin() + static_cast<std::ptrdiff_t>(first),
+          texts.begin() + static_cast<std::ptrdiff_t>(std::min(last, texts.size()))};
+}
+
+TEST(TokenBudget, BatchesStayWithinTheBudgetInOrder) {
+  const auto classifier = SequenceClassifier::load(test::repo_dir() / "models" / "domain");
+  const Tokenizer& tokenizer = *classifier->task().tokenizer;
+  const std::vector<std::string> texts = long_list(300);
+  const auto all = views(texts);
+  const int64_t budget = 200;
+  size_t next = 0, batches = 0;
+  for_each_budgeted_batch(
+      texts.size(), [&](size_t first, size_t last) { return tokenizer.encode_batch(views(texts, first, last)); },
+      tokenizer, c10::Device(c10::kCPU),
+      [&](const TextBatch& batch, size_t first) {
+        EXPECT_EQ(first, next);
+        const int64_t n = batch.inputs.input_ids.size(0), padded = batch.inputs.input_ids.numel();
+        EXPECT_TRUE(padded <= budget || n == 1) << n << " texts, " << padded << " padded tokens";
+        for (int64_t i = 0; i < n; ++i) {  // each row is its own text (then padding)
+          const auto want = tokenizer.encode(all[first + static_cast<size_t>(i)]).ids;
+          const auto& got = batch.encodings[static_cast<size_t>(i)].ids;
+          ASSERT_GE(got.size(), want.size());
+          EXPECT_TRUE(std::equal(want.begin(), want.end(), got.begin())) << first + static_cast<size_t>(i);
+        }
+        next += static_cast<size_t>(n);
+        ++batches;
+      },
+      budget);
+  EXPECT_EQ(next, texts.size());
+  EXPECT_GT(batches, 20u);
+  // One text longer than the budget runs alone.
+  for_each_budgeted_batch(
+      texts.size(), [&](size_t first, size_t last) { return tokenizer.encode_batch(views(texts, first, last)); },
+      tokenizer, c10::Device(c10::kCPU),
+      [&](const TextBatch& batch, size_t) { EXPECT_EQ(batch.inputs.input_ids.size(0), 1); }, 3);
+}
+
+TEST(TokenBudget, ALongListEqualsItsParts) {
+  // 600 texts of 50-100 tokens: more than one budget (16,384 padded tokens).
+  const auto models = test::repo_dir() / "models";
+  const std::vector<std::string> texts = long_list(600);
+  const auto domain = SequenceClassifier::load(models / "domain");
+  const auto whole = domain->classify(views(texts));
+  ASSERT_EQ(whole.size(), texts.size());
+  for (size_t first = 0; first < texts.size(); first += 150) {
+    const auto part = domain->classify(views(texts, first, first + 150));
+    for (size_t i = 0; i < part.size(); ++i) {
+      ASSERT_EQ(part[i].class_id, whole[first + i].class_id) << first + i;
+      for (size_t j = 0; j < part[i].probabilities.size(); ++j)
+        EXPECT_NEAR(part[i].probabilities[j], whole[first + i].probabilities[j], 1e-5);
+    }
+  }
+  const auto pii = TokenClassifier::load(models / "pii");
+  const auto spans = pii->classify(views(texts));
+  ASSERT_EQ(spans.size(), texts.size());
+  const auto tail = pii->classify(views(texts, 500));
+  for (size_t i = 0; i < tail.size(); ++i) {
+    ASSERT_EQ(tail[i].tokens.size(), spans[500 + i].tokens.size());
+    for (size_t t = 0; t < tail[i].tokens.size(); ++t)
+      EXPECT_EQ(tail[i].tokens[t].label_id, spans[500 + i].tokens[t].label_id);
+  }
 }
 
 }  // namespace
