@@ -59,23 +59,20 @@ SEMROUTE_ISA_DISPATCH(rotate_rows, rotate_rows_body,
                        int64_t dim, float* out, int64_t step),
                       (x, stride, rows, first, cos, sin, dim, out, step))
 
-// A [sequences, length, heads, dim] fp32 view whose rows can be handed to
-// sgemm (unit stride in the last dimension).
+// A [tokens, heads, dim] fp32 view whose rows can be handed to sgemm (unit
+// stride in the last dimension); the tokens of every sequence laid end to end.
 struct TokenMajor {
   at::Tensor data;
   const float* base;
-  int64_t sequence_stride, token_stride, head_stride;
+  int64_t token_stride, head_stride;
 
   explicit TokenMajor(const at::Tensor& x) : data(x.to(at::kFloat)) {
     if (data.stride(-1) != 1) data = data.contiguous();
     base = data.data_ptr<float>();
-    sequence_stride = data.stride(0);
-    token_stride = data.stride(1);
-    head_stride = data.stride(2);
+    token_stride = data.stride(0);
+    head_stride = data.stride(1);
   }
-  const float* row(int64_t sequence, int64_t token, int64_t head) const {
-    return base + sequence * sequence_stride + token * token_stride + head * head_stride;
-  }
+  const float* row(int64_t token, int64_t head) const { return base + token * token_stride + head * head_stride; }
 };
 
 void sgemm(char trans_b, int64_t m, int64_t n, int64_t k, float alpha, const float* a, int64_t lda, const float* b,
@@ -84,26 +81,48 @@ void sgemm(char trans_b, int64_t m, int64_t n, int64_t k, float alpha, const flo
     throw InternalError("oneDNN sgemm failed in attention");
 }
 
-// x [sequences, length, heads, dim] rotated (RoPE) at positions 0..length-1:
-// a new fp32 tensor, one parallel pass over the tokens.
-at::Tensor rotated(const at::Tensor& x_in, const at::Tensor& cos_in, const at::Tensor& sin_in) {
+// Sequence i holds tokens [offsets[i], offsets[i] + lengths[i]).
+struct Sequences {
+  const std::vector<int64_t>& lengths;
+  std::vector<int64_t> offsets;
+  explicit Sequences(const std::vector<int64_t>& l) : lengths(l) {
+    int64_t offset = 0;
+    for (int64_t length : lengths) {
+      offsets.push_back(offset);
+      offset += length;
+    }
+  }
+};
+
+// x [tokens, heads, dim] rotated (RoPE) at each token's position in its own
+// sequence: a new fp32 tensor, one parallel pass over the tokens.
+at::Tensor rotated(const at::Tensor& x_in, const Sequences& sequences, const at::Tensor& cos_in,
+                   const at::Tensor& sin_in) {
   const TokenMajor x(x_in);
-  const int64_t sequences = x_in.size(0), length = x_in.size(1), heads = x_in.size(2), dim = x_in.size(3);
+  const int64_t tokens = x_in.size(0), heads = x_in.size(1), dim = x_in.size(2);
   const at::Tensor cos = cos_in.to(at::kFloat).contiguous(), sin = sin_in.to(at::kFloat).contiguous();
-  at::Tensor out = at::empty({sequences, length, heads, dim}, x_in.options().dtype(at::kFloat));
+  at::Tensor out = at::empty({tokens, heads, dim}, x_in.options().dtype(at::kFloat));
+  std::vector<int64_t> position(static_cast<size_t>(tokens));
+  for (size_t i = 0; i < sequences.lengths.size(); ++i)
+    for (int64_t t = 0; t < sequences.lengths[i]; ++t) position[static_cast<size_t>(sequences.offsets[i] + t)] = t;
   float* o = out.data_ptr<float>();
   const float *c = cos.data_ptr<float>(), *s = sin.data_ptr<float>();
-  at::parallel_for(0, sequences * length, std::max<int64_t>(1, 4096 / std::max<int64_t>(heads * dim, 1)),
+  at::parallel_for(0, tokens, std::max<int64_t>(1, 4096 / std::max<int64_t>(heads * dim, 1)),
                    [&](int64_t begin, int64_t end) {
                      for (int64_t t = begin; t < end; ++t) {
-                       const int64_t sequence = t / length, token = t % length;
                        // The heads of one token share its cos/sin row: rows of `dim` at head stride.
-                       rotate_rows(x.row(sequence, token, 0), x.head_stride, heads, 0, c + token * dim, s + token * dim,
-                                   dim, o + t * heads * dim, 0);
+                       const int64_t p = position[static_cast<size_t>(t)];
+                       rotate_rows(x.row(t, 0), x.head_stride, heads, 0, c + p * dim, s + p * dim, dim,
+                                   o + t * heads * dim, 0);
                      }
                    });
   return out;
 }
+
+// One task: a block of queries of one head of one sequence.
+struct Task {
+  int64_t sequence, head, q0, q1;
+};
 
 }  // namespace
 
@@ -112,35 +131,48 @@ int64_t attention_query_block(int64_t keys) {
   return std::clamp<int64_t>(kTaskScores / std::max<int64_t>(keys, 1), 16, 64) / 16 * 16;
 }
 
-at::Tensor attention_cpu(const at::Tensor& q_in, const at::Tensor& k_in, const at::Tensor& v_in, const at::Tensor& cos_in,
-                         const at::Tensor& sin_in, double scale, AttentionPattern pattern, int64_t block, double softcap) {
-  const int64_t sequences = q_in.size(0), length = q_in.size(1), heads = q_in.size(2), dim = q_in.size(3);
-  const int64_t kv_heads = k_in.size(2);
-  at::Tensor out = at::empty({sequences, length, heads * dim}, q_in.options().dtype(at::kFloat));
+at::Tensor attention_cpu_packed(const at::Tensor& q_in, const at::Tensor& k_in, const at::Tensor& v_in,
+                                const std::vector<int64_t>& lengths, const at::Tensor& cos_in, const at::Tensor& sin_in,
+                                double scale, AttentionPattern pattern, int64_t forced_block, double softcap) {
+  const int64_t tokens = q_in.size(0), heads = q_in.size(1), dim = q_in.size(2), kv_heads = k_in.size(1);
+  at::Tensor out = at::empty({tokens, heads * dim}, q_in.options().dtype(at::kFloat));
   if (out.numel() == 0) return out.to(q_in.scalar_type());
+  const Sequences sequences(lengths);
   const bool rotary = cos_in.defined();
   // RoPE once per token, before the tasks: a task per query block would
   // otherwise rotate every key it reads again (8 times per head at 512
   // global keys).
-  const TokenMajor q(rotary ? rotated(q_in, cos_in, sin_in) : q_in), k(rotary ? rotated(k_in, cos_in, sin_in) : k_in);
+  const TokenMajor q(rotary ? rotated(q_in, sequences, cos_in, sin_in) : q_in);
+  const TokenMajor k(rotary ? rotated(k_in, sequences, cos_in, sin_in) : k_in);
   const TokenMajor v(v_in);
-  const int64_t window = pattern.window >= length - 1 ? -1 : pattern.window;
-  if (block <= 0) block = attention_query_block(window >= 0 ? 2 * window + 1 : length);
-  const int64_t blocks = (length + block - 1) / block, group = heads / kv_heads, out_stride = heads * dim;
+  // Every block of every head of every sequence is a task: one parallel
+  // region for the whole batch, whatever its mix of lengths.
+  std::vector<Task> tasks;
+  for (size_t i = 0; i < lengths.size(); ++i) {
+    const int64_t length = lengths[i], window = pattern.window >= length - 1 ? -1 : pattern.window;
+    const int64_t block = forced_block > 0 ? forced_block : attention_query_block(window >= 0 ? 2 * window + 1 : length);
+    for (int64_t head = 0; head < heads; ++head)
+      for (int64_t q0 = 0; q0 < length; q0 += block)
+        tasks.push_back({static_cast<int64_t>(i), head, q0, std::min(length, q0 + block)});
+  }
+  const int64_t group = heads / kv_heads, out_stride = heads * dim;
   float* op = out.data_ptr<float>();
 
-  at::parallel_for(0, sequences * heads * blocks, 1, [&](int64_t begin, int64_t end) {
+  at::parallel_for(0, static_cast<int64_t>(tasks.size()), 1, [&](int64_t begin, int64_t end) {
     std::vector<float> scores;
-    for (int64_t task = begin; task < end; ++task) {
-      const int64_t sequence = task / (heads * blocks), head = task / blocks % heads, kv_head = head / group;
-      const int64_t q0 = task % blocks * block, q1 = std::min(length, q0 + block), rows = q1 - q0;
+    for (int64_t t = begin; t < end; ++t) {
+      const Task& task = tasks[static_cast<size_t>(t)];
+      const int64_t length = lengths[static_cast<size_t>(task.sequence)];
+      const int64_t first = sequences.offsets[static_cast<size_t>(task.sequence)];
+      const int64_t window = pattern.window >= length - 1 ? -1 : pattern.window;
+      const int64_t q0 = task.q0, q1 = task.q1, rows = q1 - q0, kv_head = task.head / group;
       const int64_t k0 = window >= 0 ? std::max<int64_t>(0, q0 - window) : 0;
       int64_t k1 = window >= 0 ? std::min(length, q1 + window) : length;
       if (pattern.causal) k1 = std::min(k1, q1);
       const int64_t keys = k1 - k0;
       scores.resize(static_cast<size_t>(rows * keys));
-      sgemm('T', rows, keys, dim, static_cast<float>(scale), q.row(sequence, q0, head), q.token_stride,
-            k.row(sequence, k0, kv_head), k.token_stride, scores.data(), keys);
+      sgemm('T', rows, keys, dim, static_cast<float>(scale), q.row(first + q0, task.head), q.token_stride,
+            k.row(first + k0, kv_head), k.token_stride, scores.data(), keys);
       for (int64_t r = 0; r < rows; ++r) {
         float* row = scores.data() + r * keys;
         const int64_t query = q0 + r;
@@ -154,11 +186,20 @@ at::Tensor attention_cpu(const at::Tensor& q_in, const at::Tensor& k_in, const a
           for (int64_t j = lo; j < hi; ++j) row[j] = static_cast<float>(softcap * std::tanh(row[j] / softcap));
         softmax_range(row, keys, lo, hi);
       }
-      sgemm('N', rows, dim, keys, 1.0f, scores.data(), keys, v.row(sequence, k0, kv_head), v.token_stride,
-            op + (sequence * length + q0) * out_stride + head * dim, out_stride);
+      sgemm('N', rows, dim, keys, 1.0f, scores.data(), keys, v.row(first + k0, kv_head), v.token_stride,
+            op + (first + q0) * out_stride + task.head * dim, out_stride);
     }
   });
   return out.to(q_in.scalar_type());
+}
+
+at::Tensor attention_cpu(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v, const at::Tensor& cos,
+                         const at::Tensor& sin, double scale, AttentionPattern pattern, int64_t block, double softcap) {
+  const int64_t sequences = q.size(0), length = q.size(1);
+  const std::vector<int64_t> lengths(static_cast<size_t>(sequences), length);
+  return attention_cpu_packed(q.flatten(0, 1), k.flatten(0, 1), v.flatten(0, 1), lengths, cos, sin, scale, pattern,
+                              block, softcap)
+      .view({sequences, length, -1});
 }
 
 }  // namespace semroute

@@ -3,6 +3,8 @@
 
 #include <ATen/core/Tensor.h>
 
+#include <vector>
+
 #include "models/attention.h"
 
 namespace semroute {
@@ -15,6 +17,14 @@ namespace semroute {
 // heads * dim]. `block` > 0 forces the query block size.
 at::Tensor attention_cpu(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v, const at::Tensor& cos,
                          const at::Tensor& sin, double scale, AttentionPattern pattern, int64_t block, double softcap);
+
+// The same over packed sequences of any lengths: q [tokens, heads, dim], k
+// and v [tokens, kv_heads, dim], sequence i the next lengths[i] tokens, RoPE
+// at each token's position in its sequence. One call (one parallel region)
+// for a whole batch. Returns [tokens, heads * dim].
+at::Tensor attention_cpu_packed(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v,
+                                const std::vector<int64_t>& lengths, const at::Tensor& cos, const at::Tensor& sin,
+                                double scale, AttentionPattern pattern, int64_t block, double softcap);
 
 // Queries per task: 64, fewer when a task's scores would outgrow L2 (1 MB).
 int64_t attention_query_block(int64_t keys);

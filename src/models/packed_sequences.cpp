@@ -64,6 +64,18 @@ at::Tensor attend_packed(const at::Tensor& q, const at::Tensor& k, const at::Ten
                          const PackedAttention& spec) {
   if (lengths.empty()) return q;  // nothing but padding
   const int64_t q_width = spec.heads * spec.head_dim;
+  const int64_t longest = *std::max_element(lengths.begin(), lengths.end());
+  if (q.device().is_cpu() && spec.block < longest) {
+    // The CPU kernel takes the whole batch at once, whatever its lengths.
+    const auto heads_of = [&](const at::Tensor& x, int64_t count, const RmsNorm* norm) {
+      const at::Tensor h = x.view({x.size(0), count, spec.head_dim});
+      return norm != nullptr ? (*norm)(h) : h;
+    };
+    const at::Tensor c = cos.defined() ? cos.narrow(0, 0, longest) : cos, s = sin.defined() ? sin.narrow(0, 0, longest) : sin;
+    return attention_cpu_packed(heads_of(q, spec.heads, spec.q_norm), heads_of(k, spec.kv_heads, spec.k_norm),
+                                heads_of(v, spec.kv_heads, nullptr), lengths, c, s, spec.scale, spec.pattern, spec.block,
+                                spec.softcap);
+  }
   return for_each_sequence(lengths, [&](int64_t offset, int64_t n, int64_t length) {
     // [tokens, count * head_dim] rows of these sequences -> [n, L, count, head_dim] (a view)
     const auto heads_of = [&](const at::Tensor& x, int64_t count, const RmsNorm* norm) {

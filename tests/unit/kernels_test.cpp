@@ -97,6 +97,33 @@ TEST(AttentionKernel, AppliesRopeLikeTheEagerPath) {
   EXPECT_LT(error, 1e-5);
 }
 
+TEST(AttentionKernel, PackedSequencesOfMixedLengthsEqualEachAlone) {
+  // One call over a packed batch (lengths 1, 37, 130, 5) against each
+  // sequence on its own, with RoPE at each sequence's own positions, a
+  // window, and grouped-query heads.
+  c10::InferenceMode guard;
+  at::manual_seed(11);
+  const std::vector<int64_t> lengths = {1, 37, 130, 5};
+  const int64_t tokens = 173, heads = 4, kv_heads = 2, dim = 16;
+  const at::Tensor q = at::randn({tokens, heads, dim}), k = at::randn({tokens, kv_heads, dim});
+  const at::Tensor v = at::randn({tokens, kv_heads, dim});
+  const at::Tensor angles = at::arange(130, at::kFloat).unsqueeze(1) * at::rand({dim / 2});
+  const at::Tensor cos = at::cat({angles.cos(), angles.cos()}, -1), sin = at::cat({angles.sin(), angles.sin()}, -1);
+  for (const AttentionPattern pattern : {AttentionPattern{-1, false}, AttentionPattern{9, false}, AttentionPattern{-1, true}}) {
+    const at::Tensor packed = attention_cpu_packed(q, k, v, lengths, cos, sin, 0.25, pattern, 0, 0);
+    int64_t offset = 0;
+    double worst = 0;
+    for (int64_t length : lengths) {
+      const auto part = [&](const at::Tensor& x) { return x.narrow(0, offset, length).unsqueeze(0); };
+      const at::Tensor alone = attention_cpu(part(q), part(k), part(v), cos.narrow(0, 0, length),
+                                             sin.narrow(0, 0, length), 0.25, pattern, 0, 0);
+      worst = std::max(worst, max_abs_error(packed.narrow(0, offset, length), alone.squeeze(0)));
+      offset += length;
+    }
+    EXPECT_LT(worst, 1e-6) << "window " << pattern.window << ", causal " << pattern.causal;
+  }
+}
+
 TEST(AttentionKernel, Bfloat16InputsAreComputedInFloat32) {
   c10::InferenceMode guard;
   at::manual_seed(3);
