@@ -61,8 +61,8 @@ at::Tensor BertEncoder::run_layer(const Layer& layer, const at::Tensor& x, const
   spec.block = block;
   const auto qkv = layer.qkv(x, d);
   const at::Tensor context = attend_packed(qkv[0], qkv[1], qkv[2], lengths, {}, {}, spec);
-  const at::Tensor h = layer.attention_norm(x + layer.attention_out(context, d));
-  return layer.output_norm(h + layer.output(activate(activation_, layer.intermediate(h, d)), d));
+  const at::Tensor h = layer.attention_norm(layer.attention_out.add_to(x, context, d));
+  return layer.output_norm(layer.output.add_to(h, activate(activation_, layer.intermediate(h, d)), d));
 }
 
 LayerState BertEncoder::embed(const ModelInputs& inputs) const {

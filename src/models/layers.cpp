@@ -83,6 +83,12 @@ at::Tensor Linear::operator()(const at::Tensor& x, const LinearDeltas* deltas) c
   return deltas != nullptr ? deltas->add(module_, x, y) : y;
 }
 
+at::Tensor Linear::add_to(const at::Tensor& residual, const at::Tensor& x, const LinearDeltas* deltas) const {
+  // A LoRA delta adds to the sum as it would to the product alone.
+  const at::Tensor y = packed_ != nullptr ? packed_->add_to(residual, x) : residual + at::linear(x, weight_, bias_);
+  return deltas != nullptr ? deltas->add(module_, x, y) : y;
+}
+
 LayerNorm LayerNorm::load(WeightMap& weights, const std::string& name, int64_t dim, double eps, bool bias) {
   LayerNorm norm;
   norm.weight_ = weights.get(name + ".weight", {dim});

@@ -33,6 +33,9 @@ class Linear {
   static Linear load(WeightMap& weights, const std::string& name, int64_t in, int64_t out, bool bias);
 
   at::Tensor operator()(const at::Tensor& x, const LinearDeltas* deltas = nullptr) const;
+  // residual + this(x): the residual connection folded into the product
+  // where the packed GEMM can (PackedGemm::add_to).
+  at::Tensor add_to(const at::Tensor& residual, const at::Tensor& x, const LinearDeltas* deltas = nullptr) const;
   int64_t out_features() const { return out_features_; }
   // The checkpoint name of this layer (its weight tensor without ".weight").
   const std::string& module() const { return module_; }

@@ -76,9 +76,9 @@ at::Tensor ModernBertEncoder::run_layer(const Layer& layer, const at::Tensor& x,
   const auto qkv = layer.wqkv(normed, deltas).chunk(3, -1);
   const at::Tensor attention = attend_packed(qkv[0], qkv[1], qkv[2], lengths, layer.global ? rope.cos_global : rope.cos_local,
                                              layer.global ? rope.sin_global : rope.sin_local, spec);
-  const at::Tensor h = x + layer.wo(attention, deltas);
+  const at::Tensor h = layer.wo.add_to(x, attention, deltas);
   const auto input_gate = layer.wi(layer.mlp_norm(h), deltas).chunk(2, -1);
-  return h + layer.mlp_wo(gated_activation(activation_, input_gate[0], input_gate[1]), deltas);
+  return layer.mlp_wo.add_to(h, gated_activation(activation_, input_gate[0], input_gate[1]), deltas);
 }
 
 LayerState ModernBertEncoder::embed(const ModelInputs& inputs) const {

@@ -572,7 +572,11 @@ int64_t PackedGemm::in_features() const { return state_->problem.in; }
 int64_t PackedGemm::out_features() const { return state_->problem.out; }
 c10::ScalarType PackedGemm::compute_dtype() const { return state_->compute; }
 
-at::Tensor PackedGemm::operator()(const at::Tensor& x) const {
+at::Tensor PackedGemm::operator()(const at::Tensor& x) const { return run(x, at::Tensor()); }
+
+at::Tensor PackedGemm::add_to(const at::Tensor& residual, const at::Tensor& x) const { return run(x, residual); }
+
+at::Tensor PackedGemm::run(const at::Tensor& x, const at::Tensor& residual) const {
   const State& s = *state_;
   if (x.size(-1) != s.problem.in)
     throw InternalError("packed linear: input has " + std::to_string(x.size(-1)) + " features, the weight expects " +
@@ -581,12 +585,20 @@ at::Tensor PackedGemm::operator()(const at::Tensor& x) const {
   const at::Tensor a = x.reshape({-1, s.problem.in}).to(int8 ? at::kFloat : s.compute).contiguous();
   std::vector<int64_t> sizes = x.sizes().vec();
   sizes.back() = s.problem.out;
-  if (a.size(0) == 0) return at::empty(sizes, x.options());
+  if (residual.defined() && residual.sizes() != at::IntArrayRef(sizes))
+    throw InternalError("packed linear: the residual's shape differs from the output's");
+  if (a.size(0) == 0) return residual.defined() ? residual.clone() : at::empty(sizes, x.options());
   // oneDNN runs on this thread's OpenMP team: give it libtorch's thread count.
   at::internal::lazy_init_num_threads();
   try {
-    const at::Tensor y = !int8 ? s.multiply_float(a) : s.own_int8 ? s.multiply_own_int8(a, at::Tensor()) : s.multiply_int8(a);
-    return y.to(s.dtype).view(sizes);
+    if (s.own_int8) {
+      const bool fuse = residual.defined() && residual.scalar_type() == at::kFloat;
+      const at::Tensor y = s.multiply_own_int8(a, fuse ? residual.reshape({-1, s.problem.out}).contiguous() : at::Tensor());
+      const at::Tensor out = y.to(s.dtype).view(sizes);
+      return residual.defined() && !fuse ? out.add_(residual) : out;
+    }
+    const at::Tensor y = (int8 ? s.multiply_int8(a) : s.multiply_float(a)).to(s.dtype).view(sizes);
+    return residual.defined() ? y.add_(residual) : y;
   } catch (const dnnl::error& e) {
     throw InternalError(std::string("oneDNN matmul failed: ") + e.what());
   }

@@ -38,6 +38,9 @@ class PackedGemm {
   // x [..., in] in the weight's dtype -> [..., out]. Safe to call from many
   // threads at once: the packed weight is read-only.
   at::Tensor operator()(const at::Tensor& x) const;
+  // residual + x · Wᵀ + b, `residual` [..., out] like the output: added in the
+  // int8 kernel's epilogue (no pass of its own), else in place on the product.
+  at::Tensor add_to(const at::Tensor& residual, const at::Tensor& x) const;
   int64_t in_features() const;
   int64_t out_features() const;
   // The dtype the product is computed in: float32 (also for bf16 weights on a
@@ -68,6 +71,7 @@ class PackedGemm {
  private:
   struct State;
   explicit PackedGemm(std::unique_ptr<State> state);
+  at::Tensor run(const at::Tensor& x, const at::Tensor& residual) const;
   std::unique_ptr<State> state_;
 };
 
