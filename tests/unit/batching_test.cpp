@@ -298,7 +298,7 @@ std::vector<std::string> long_list(size_t count) {
   std::vector<std::string> out;
   for (size_t i = 0; i < count; ++i) {
     std::string text = "item " + std::to_string(i % 10);
-    for (size_t w = 0; w < 20 + 15 * (i % 3); ++w) text += " word" + std::to_string((i + w * 11) % 97);
+    for (size_t w = 0; w < 40 + 15 * (i % 3); ++w) text += " word" + std::to_string((i + w * 11) % 97);
     out.push_back(text);
   }
   return out;
@@ -343,14 +343,14 @@ TEST(TokenBudget, BatchesStayWithinTheBudgetInOrder) {
 }
 
 TEST(TokenBudget, ALongListEqualsItsParts) {
-  // 600 texts of 50-100 tokens: more than one budget (16,384 padded tokens).
+  // 300 texts of 90-150 tokens: more than two budgets (16,384 padded tokens).
   const auto models = test::repo_dir() / "models";
-  const std::vector<std::string> texts = long_list(600);
+  const std::vector<std::string> texts = long_list(300);
   const auto domain = SequenceClassifier::load(models / "domain");
   const auto whole = domain->classify(views(texts));
   ASSERT_EQ(whole.size(), texts.size());
-  for (size_t first = 0; first < texts.size(); first += 150) {
-    const auto part = domain->classify(views(texts, first, first + 150));
+  for (size_t first = 0; first < texts.size(); first += 100) {
+    const auto part = domain->classify(views(texts, first, first + 100));
     for (size_t i = 0; i < part.size(); ++i) {
       ASSERT_EQ(part[i].class_id, whole[first + i].class_id) << first + i;
       for (size_t j = 0; j < part[i].probabilities.size(); ++j)
@@ -360,11 +360,11 @@ TEST(TokenBudget, ALongListEqualsItsParts) {
   const auto pii = TokenClassifier::load(models / "pii");
   const auto spans = pii->classify(views(texts));
   ASSERT_EQ(spans.size(), texts.size());
-  const auto tail = pii->classify(views(texts, 500));
+  const auto tail = pii->classify(views(texts, 250));
   for (size_t i = 0; i < tail.size(); ++i) {
-    ASSERT_EQ(tail[i].tokens.size(), spans[500 + i].tokens.size());
+    ASSERT_EQ(tail[i].tokens.size(), spans[250 + i].tokens.size());
     for (size_t t = 0; t < tail[i].tokens.size(); ++t)
-      EXPECT_EQ(tail[i].tokens[t].label_id, spans[500 + i].tokens[t].label_id);
+      EXPECT_EQ(tail[i].tokens[t].label_id, spans[250 + i].tokens[t].label_id);
   }
 }
 

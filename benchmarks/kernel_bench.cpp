@@ -1,0 +1,97 @@
+// The encoder's GEMMs against the machine's measured ceilings, at 1 and N
+// threads: ModernBERT-base's four linear shapes, 22 layers of distinct
+// weights each (so the weights stream from memory as in a forward, not from
+// cache), through PackedGemm as the models call it (int8: our kernel with
+// its quantize pass; fp32: oneDNN's packed GEMM). Few rows are bound by the
+// weight stream (GB/s against the read bandwidth), many rows by the
+// multiply-add rate (GOPS against the int8 / fp32 peak).
+//
+//   semroute_kernel_bench [--threads 2] [--lengths 16,64,256,512]
+#include <ATen/ATen.h>
+#include <c10/core/InferenceMode.h>
+
+#include <cstdio>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "bench_util.h"
+#include "core/cpu_features.h"
+#include "core/runtime.h"
+#include "kernels/int8_gemm.h"
+#include "machine_ceilings.h"
+#include "models/packed_gemm.h"
+
+namespace {
+
+using namespace semroute::bench;
+
+struct Shape {
+  int64_t in, out;
+};
+constexpr int kLayers = 22;
+const std::vector<Shape> kShapes = {{768, 2304}, {768, 768}, {768, 2304}, {1152, 768}};  // Wqkv, Wo, Wi, mlp.Wo
+
+struct Measured {
+  double seconds = 0, weight_bytes = 0, ops = 0;
+};
+
+Measured measure(const std::vector<std::vector<std::unique_ptr<semroute::PackedGemm>>>& layers, int64_t rows,
+                 double bytes_per_weight) {
+  Measured m;
+  for (size_t s = 0; s < kShapes.size(); ++s) {
+    const at::Tensor x = at::randn({rows, kShapes[s].in});
+    const auto& weights = layers[s];
+    const double seconds = median_seconds([&] {
+      for (const auto& w : weights) (*w)(x);
+    });
+    m.seconds += seconds / kLayers;
+    m.weight_bytes += static_cast<double>(kShapes[s].in * kShapes[s].out) * bytes_per_weight;
+    m.ops += 2.0 * static_cast<double>(rows * kShapes[s].in * kShapes[s].out);
+  }
+  return m;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  BenchArgs defaults;
+  defaults.lengths = {16, 64, 256, 512};
+  const BenchArgs args = parse_bench_args(argc, argv, defaults);
+  semroute::ensure_runtime_initialized();
+  c10::InferenceMode guard;
+  std::printf("%s; int8 kernel path %s, %d activation levels\n", semroute::cpu_features().describe().c_str(),
+              semroute::kernels::to_string(semroute::kernels::best_int8_path()), semroute::PackedGemm::activation_levels());
+
+  std::vector<int> thread_counts = {1};
+  if (args.threads > 1) thread_counts.push_back(args.threads);
+  for (const bool int8 : {true, false}) {
+    std::vector<std::vector<std::unique_ptr<semroute::PackedGemm>>> layers(kShapes.size());
+    for (size_t s = 0; s < kShapes.size(); ++s)
+      for (int l = 0; l < kLayers; ++l)
+        layers[s].push_back(semroute::PackedGemm::pack(at::randn({kShapes[s].out, kShapes[s].in}) * 0.05,
+                                                       at::randn({kShapes[s].out}), int8));
+    std::printf("\n%s: one layer's 4 GEMMs (ModernBERT-base), median of repeated sweeps over 22 layers\n",
+                int8 ? "int8" : "fp32");
+    std::printf("%7s %5s %9s %8s %9s %9s %9s %9s\n", "threads", "rows", "ms/layer", "GB/s", "of read", "GOPS",
+                int8 ? "of int8" : "of fp32", "x 1 thr");
+    std::vector<double> single_thread;  // seconds per length at 1 thread
+    for (int threads : thread_counts) {
+      semroute::set_compute_threads(threads);
+      const Ceiling bandwidth = read_bandwidth(threads);
+      const Ceiling peak = int8 ? int8_peak(threads) : fp32_peak(threads);
+      std::printf("  ceilings at %d threads: read %.1f GB/s (%s), %s %.0f GOPS (%s)\n", threads, bandwidth.rate / 1e9,
+                  bandwidth.what.c_str(), int8 ? "int8" : "fp32", peak.rate / 1e9, peak.what.c_str());
+      for (size_t i = 0; i < args.lengths.size(); ++i) {
+        const Measured m = measure(layers, args.lengths[i], int8 ? 1.0 : 4.0);
+        if (threads == 1) single_thread.push_back(m.seconds);
+        std::printf("%7d %5lld %9.3f %8.1f %8.0f%% %9.0f %8.0f%% %9.2f\n", threads,
+                    static_cast<long long>(args.lengths[i]), m.seconds * 1e3, m.weight_bytes / m.seconds / 1e9,
+                    100 * m.weight_bytes / m.seconds / bandwidth.rate, m.ops / m.seconds / 1e9,
+                    100 * m.ops / m.seconds / peak.rate, single_thread[i] / m.seconds);
+        std::fflush(stdout);
+      }
+    }
+  }
+  return 0;
+}
