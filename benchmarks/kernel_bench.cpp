@@ -4,10 +4,12 @@
 // cache), through PackedGemm as the models call it (int8: our kernel with
 // its quantize pass; fp32: oneDNN's packed GEMM). Few rows are bound by the
 // weight stream (GB/s against the read bandwidth), many rows by the
-// multiply-add rate (GOPS against the int8 / fp32 peak).
+// multiply-add rate (GOPS against the int8 / fp32 peak). First the int8
+// kernel alone, then both precisions as the models run them.
 //
 //   semroute_kernel_bench [--threads 2] [--lengths 16,64,256,512]
 #include <ATen/ATen.h>
+#include <ATen/Parallel.h>
 #include <c10/core/InferenceMode.h>
 
 #include <cstdio>
@@ -52,6 +54,42 @@ Measured measure(const std::vector<std::vector<std::unique_ptr<semroute::PackedG
   return m;
 }
 
+// The int8 kernel alone, without PackedGemm's quantize pass and per-call
+// work: quantized rows made once, panels spread over threads as PackedGemm
+// spreads them.
+Measured measure_int8_kernel(int64_t rows) {
+  using semroute::kernels::PackedInt8Weight;
+  Measured m;
+  for (const Shape& shape : kShapes) {
+    std::vector<std::unique_ptr<PackedInt8Weight>> weights;
+    const at::Tensor w = at::randint(-127, 128, {shape.out, shape.in}, at::kChar);
+    const std::vector<float> scale(static_cast<size_t>(shape.out), 0.01f);
+    for (int l = 0; l < kLayers; ++l)
+      weights.push_back(std::make_unique<PackedInt8Weight>(w.data_ptr<int8_t>(), shape.out, shape.in, scale.data(),
+                                                           semroute::kernels::best_int8_path()));
+    const int64_t stride = weights.front()->padded_k();
+    const at::Tensor a = at::randint(0, semroute::PackedGemm::activation_levels() + 1, {rows, stride}, at::kByte);
+    const std::vector<float> row_scale(static_cast<size_t>(rows), 0.01f);
+    const std::vector<int32_t> row_zero(static_cast<size_t>(rows), 3);
+    at::Tensor y = at::empty({rows, shape.out});
+    semroute::kernels::Int8Output out;
+    out.row_scale = row_scale.data();
+    out.row_zero = row_zero.data();
+    out.y = y.data_ptr<float>();
+    out.y_stride = shape.out;
+    const double seconds = median_seconds([&] {
+      for (const auto& weight : weights)
+        at::parallel_for(0, weight->panels(), 1, [&](int64_t first, int64_t last) {
+          weight->multiply(a.data_ptr<uint8_t>(), stride, rows, first, last, out);
+        });
+    });
+    m.seconds += seconds / kLayers;
+    m.weight_bytes += static_cast<double>(shape.in * shape.out);
+    m.ops += 2.0 * static_cast<double>(rows * shape.in * shape.out);
+  }
+  return m;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -65,6 +103,19 @@ int main(int argc, char** argv) {
 
   std::vector<int> thread_counts = {1};
   if (args.threads > 1) thread_counts.push_back(args.threads);
+
+  std::printf("\nint8 kernel alone (no quantize pass), %d threads\n", args.threads);
+  semroute::set_compute_threads(args.threads);
+  {
+    const Ceiling bandwidth = read_bandwidth(args.threads), peak = int8_peak(args.threads);
+    std::printf("%5s %9s %8s %9s %9s %9s\n", "rows", "ms/layer", "GB/s", "of read", "GOPS", "of int8");
+    for (int64_t rows : args.lengths) {
+      const Measured m = measure_int8_kernel(rows);
+      std::printf("%5lld %9.3f %8.1f %8.0f%% %9.0f %8.0f%%\n", static_cast<long long>(rows), m.seconds * 1e3,
+                  m.weight_bytes / m.seconds / 1e9, 100 * m.weight_bytes / m.seconds / bandwidth.rate,
+                  m.ops / m.seconds / 1e9, 100 * m.ops / m.seconds / peak.rate);
+    }
+  }
   for (const bool int8 : {true, false}) {
     std::vector<std::vector<std::unique_ptr<semroute::PackedGemm>>> layers(kShapes.size());
     for (size_t s = 0; s < kShapes.size(); ++s)

@@ -31,10 +31,16 @@ namespace ceilings_detail {
 
 inline void vnni512(int64_t iterations) { SEMROUTE_CEILING_LOOP(SEMROUTE_24, "vpdpbusd %%zmm30, %%zmm31, %%zmm\\r"); }
 inline void vnni256(int64_t iterations) { SEMROUTE_CEILING_LOOP(SEMROUTE_12, "%{vex%} vpdpbusd %%ymm14, %%ymm15, %%ymm\\r"); }
-// Without VNNI a 4-byte dot product is vpmaddubsw + vpmaddwd + vpaddd (6 chains, each through a temporary).
+// Without VNNI a 4-byte dot product is vpmaddubsw + vpmaddwd + vpaddd: 6
+// chains (accumulators ymm0-5, temporaries ymm6-11; inputs ymm12-13, ones ymm14).
 inline void maddubs256(int64_t iterations) {
-  SEMROUTE_CEILING_LOOP("0,1,2,3,4,5", "vpmaddubsw %%ymm14, %%ymm15, %%ymm1\\r\n vpmaddwd %%ymm13, %%ymm1\\r, %%ymm1\\r\n"
-                                       " vpaddd %%ymm1\\r, %%ymm\\r, %%ymm\\r");
+#define SEMROUTE_CHAIN(acc, tmp)                                                                             \
+  "vpmaddubsw %%ymm13, %%ymm12, %%ymm" #tmp "\n vpmaddwd %%ymm14, %%ymm" #tmp ", %%ymm" #tmp "\n vpaddd %%ymm" #tmp \
+  ", %%ymm" #acc ", %%ymm" #acc "\n"
+  __asm__ volatile("1:\n" SEMROUTE_CHAIN(0, 6) SEMROUTE_CHAIN(1, 7) SEMROUTE_CHAIN(2, 8) SEMROUTE_CHAIN(3, 9)
+                       SEMROUTE_CHAIN(4, 10) SEMROUTE_CHAIN(5, 11) "dec %0\n jnz 1b\n"
+                   : "+r"(iterations) : : "cc");
+#undef SEMROUTE_CHAIN
 }
 inline void fma512(int64_t iterations) { SEMROUTE_CEILING_LOOP(SEMROUTE_24, "vfmadd231ps %%zmm30, %%zmm31, %%zmm\\r"); }
 inline void fma256(int64_t iterations) { SEMROUTE_CEILING_LOOP(SEMROUTE_12, "vfmadd231ps %%ymm14, %%ymm15, %%ymm\\r"); }
