@@ -108,8 +108,17 @@ size_t cap_from_environment() {
 
 }  // namespace
 
-void install_tensor_cache() {
+// GCC says __SANITIZE_ADDRESS__, clang __has_feature(address_sanitizer).
 #if defined(__SANITIZE_ADDRESS__)
+#define SEMROUTE_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define SEMROUTE_ASAN 1
+#endif
+#endif
+
+void install_tensor_cache() {
+#if defined(SEMROUTE_ASAN)
   return;
 #else
   static std::once_flag once;
