@@ -2,22 +2,26 @@
 
 #include <algorithm>
 #include <cstring>
-#include <stdexcept>
 #include <string>
 
 #include "core/cpu_features.h"
 #include "core/weight_memory.h"
+#include "semroute/error.h"
 
 namespace semroute::kernels {
 namespace {
 
+// Columns per panel: four 512-bit registers of int32 sums, or two 256-bit
+// ones (the plain path takes the 256-bit layout).
+constexpr int64_t kWideWidth = 64, kNarrowWidth = 16;
+
 int64_t width_of(Int8Path path) {
-  return path == Int8Path::kAvx512 || path == Int8Path::kAvx512Vnni ? 64 : 16;
+  return path == Int8Path::kAvx512 || path == Int8Path::kAvx512Vnni ? kWideWidth : kNarrowWidth;
 }
 
-// The plain C++ path: the same packed layout (panels of 16), one column at a time.
+// The plain C++ path: the same packed layout, one column at a time.
 void int8_panels_reference(const Int8Panels& p) {
-  constexpr int64_t width = 16;
+  constexpr int64_t width = kNarrowWidth;
   const Int8Output& o = *p.out;
   for (int64_t panel = p.first_panel; panel < p.last_panel; ++panel) {
     const int8_t* b = p.packed + panel * p.groups * width * 4;
@@ -72,7 +76,7 @@ int activation_levels(Int8Path path) {
 
 PackedInt8Weight::PackedInt8Weight(const int8_t* w, int64_t n, int64_t k, const float* scale, Int8Path path)
     : path_(path), n_(n), k_(k), padded_k_((k + 3) / 4 * 4), width_(width_of(path)), panels_((n + width_ - 1) / width_) {
-  if (n <= 0 || k <= 0) throw std::invalid_argument("int8 weight of " + std::to_string(n) + " x " + std::to_string(k));
+  if (n <= 0 || k <= 0) throw InternalError("int8 weight of " + std::to_string(n) + " x " + std::to_string(k));
   const int64_t groups = padded_k_ / 4, columns = panels_ * width_;
   packed_ = allocate_weight_memory(packed_bytes());
   auto* packed = static_cast<int8_t*>(packed_.get());
@@ -96,7 +100,7 @@ PackedInt8Weight::PackedInt8Weight(const int8_t* w, int64_t n, int64_t k, const 
 void PackedInt8Weight::multiply(const uint8_t* a, int64_t a_stride, int64_t rows, int64_t first_panel,
                                 int64_t last_panel, const Int8Output& out) const {
   if (a_stride < padded_k_ || first_panel < 0 || last_panel > panels_)
-    throw std::invalid_argument("int8 product: input stride or panel range out of bounds");
+    throw InternalError("int8 product: input stride or panel range out of bounds");
   if (rows <= 0 || first_panel >= last_panel) return;
   const Int8Panels p{a,         a_stride, rows, static_cast<const int8_t*>(packed_.get()), padded_k_ / 4,
                      weight_scale_.data(), weight_sum_.data(), n_, first_panel, last_panel, &out};

@@ -397,21 +397,25 @@ const std::vector<int64_t>& PackedGemm::row_ladder() {
 
 namespace {
 
+// Seconds of the fastest of three runs of `product` (the load-time
+// measurements: engine choice, the bf16 warning).
+template <class Product>
+double best_of_three(const Product& product) {
+  double best = 1e30;
+  for (int i = 0; i < 3; ++i) {
+    const auto start = std::chrono::steady_clock::now();
+    product();
+    best = std::min(best, std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+  }
+  return best;
+}
+
 // How much slower libtorch's emulated bf16 product is than fp32 here, on a
 // [64 x 768] x [768 x 768] product (best of three each, ~50 ms in all), as
 // words for a log line.
 std::string emulated_bf16_cost() try {
   const at::Tensor x = at::randn({64, 768}), w = at::randn({768, 768});
   const at::Tensor xb = x.to(at::kBFloat16), wb = w.to(at::kBFloat16);
-  const auto best_of_three = [](const auto& product) {
-    double best = 1e30;
-    for (int i = 0; i < 3; ++i) {
-      const auto start = std::chrono::steady_clock::now();
-      product();
-      best = std::min(best, std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
-    }
-    return best;
-  };
   const double ratio = best_of_three([&] { at::linear(xb, wb); }) / best_of_three([&] { at::linear(x, w); });
   return fmt::format("an emulated bf16 product measures {:.1f}x the time of fp32 here", ratio);
 } catch (const std::exception&) {
@@ -478,20 +482,6 @@ std::optional<Int8Engine> forced_int8_engine() {
   return forced;
 }
 
-// Seconds of the best of three products of `rows` random rows.
-template <class Product>
-double best_of_three(const Product& product, int64_t rows, int64_t in) {
-  const at::Tensor x = at::randn({rows, in});
-  product(x);  // warm: pages, caches
-  double best = 1e30;
-  for (int i = 0; i < 3; ++i) {
-    const auto start = std::chrono::steady_clock::now();
-    product(x);
-    best = std::min(best, std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
-  }
-  return best;
-}
-
 }  // namespace
 
 // Symmetric per output channel: w ≈ weight_scale[n] · q[n][k], q in [-127, 127].
@@ -523,12 +513,15 @@ void PackedGemm::State::pack_int8(const at::Tensor& weight, const at::Tensor& bi
   onednn.weight_scale = weight_scale;
   onednn.int8_bias = int8_bias;
   onednn.pack_onednn_int8(q);
-  const auto own_product = [this](const at::Tensor& x) { multiply_own_int8(x, at::Tensor()); };
-  const auto onednn_product = [&onednn](const at::Tensor& x) { onednn.multiply_int8(x); };
   double own = 0, theirs = 0;
   for (int64_t rows : {16, 256}) {
-    own += best_of_three(own_product, rows, q.size(1));
-    theirs += best_of_three(onednn_product, rows, q.size(1));
+    const at::Tensor x = at::randn({rows, q.size(1)});
+    const auto own_product = [&] { multiply_own_int8(x, at::Tensor()); };
+    const auto onednn_product = [&] { onednn.multiply_int8(x); };
+    own_product();  // warm: pages, caches
+    onednn_product();
+    own += best_of_three(own_product);
+    theirs += best_of_three(onednn_product);
   }
   const Int8Engine faster = own <= theirs ? Int8Engine::kOwn : Int8Engine::kOneDnn;
   log_at(LogLevel::kDebug, "int8 GEMM {} x {}: own kernel ({}) {:.3f} ms, oneDNN {:.3f} ms (16 + 256 rows): {}",

@@ -64,29 +64,27 @@ at::Tensor attend_packed(const at::Tensor& q, const at::Tensor& k, const at::Ten
                          const PackedAttention& spec) {
   if (lengths.empty()) return q;  // nothing but padding
   const int64_t q_width = spec.heads * spec.head_dim;
+  // [rows, count * head_dim] -> [rows, count, head_dim] (a view), per-head norm applied.
+  const auto heads_of = [&](const at::Tensor& x, int64_t count, const RmsNorm* norm) {
+    const at::Tensor h = x.view({x.size(0), count, spec.head_dim});
+    return norm != nullptr ? (*norm)(h) : h;
+  };
   const int64_t longest = *std::max_element(lengths.begin(), lengths.end());
-  if (q.device().is_cpu() && spec.block < longest) {
-    // The CPU kernel takes the whole batch at once, whatever its lengths.
-    const auto heads_of = [&](const at::Tensor& x, int64_t count, const RmsNorm* norm) {
-      const at::Tensor h = x.view({x.size(0), count, spec.head_dim});
-      return norm != nullptr ? (*norm)(h) : h;
-    };
-    const at::Tensor c = cos.defined() ? cos.narrow(0, 0, longest) : cos, s = sin.defined() ? sin.narrow(0, 0, longest) : sin;
+  const auto rope_rows = [](const at::Tensor& table, int64_t length) {
+    return table.defined() ? table.narrow(0, 0, length) : table;
+  };
+  if (q.device().is_cpu() && spec.block < longest)  // the CPU kernel: the whole batch at once, whatever its lengths
     return attention_cpu_packed(heads_of(q, spec.heads, spec.q_norm), heads_of(k, spec.kv_heads, spec.k_norm),
-                                heads_of(v, spec.kv_heads, nullptr), lengths, c, s, spec.scale, spec.pattern, spec.block,
-                                spec.softcap);
-  }
+                                heads_of(v, spec.kv_heads, nullptr), lengths, rope_rows(cos, longest),
+                                rope_rows(sin, longest), spec.scale, spec.pattern, spec.block, spec.softcap);
   return for_each_sequence(lengths, [&](int64_t offset, int64_t n, int64_t length) {
-    // [tokens, count * head_dim] rows of these sequences -> [n, L, count, head_dim] (a view)
-    const auto heads_of = [&](const at::Tensor& x, int64_t count, const RmsNorm* norm) {
-      const at::Tensor h = x.narrow(0, offset, n * length).view({n, length, count, spec.head_dim});
-      return norm != nullptr ? (*norm)(h) : h;
+    // These sequences' rows as [n, L, count, head_dim].
+    const auto sequences_of = [&](const at::Tensor& x, int64_t count, const RmsNorm* norm) {
+      return heads_of(x.narrow(0, offset, n * length), count, norm).view({n, length, count, spec.head_dim});
     };
-    const at::Tensor qh = heads_of(q, spec.heads, spec.q_norm), kh = heads_of(k, spec.kv_heads, spec.k_norm);
-    const at::Tensor vh = heads_of(v, spec.kv_heads, nullptr);
-    const at::Tensor c = cos.defined() ? cos.narrow(0, 0, length) : cos, s = sin.defined() ? sin.narrow(0, 0, length) : sin;
-    if (qh.device().is_cpu() && spec.block < length)
-      return attention_cpu(qh, kh, vh, c, s, spec.scale, spec.pattern, spec.block, spec.softcap).view({n * length, q_width});
+    const at::Tensor qh = sequences_of(q, spec.heads, spec.q_norm), kh = sequences_of(k, spec.kv_heads, spec.k_norm);
+    const at::Tensor vh = sequences_of(v, spec.kv_heads, nullptr);
+    const at::Tensor c = rope_rows(cos, length), s = rope_rows(sin, length);
     // Elsewhere (and for the one-shot reference): tensor ops, head-major.
     at::Tensor qt = qh.transpose(1, 2), kt = kh.transpose(1, 2);
     if (c.defined()) {

@@ -7,12 +7,15 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdlib>
 #include <cstdint>
 #include <random>
 #include <string>
 #include <vector>
 
+#include "core/cpu_features.h"
 #include "kernels/int8_gemm.h"
+#include "semroute/error.h"
 
 namespace semroute::kernels {
 namespace {
@@ -149,12 +152,12 @@ TEST(Int8Gemm, PanelRangesCoverTheirColumnsOnly) {
 TEST(Int8Gemm, RefusesBadArguments) {
   const std::vector<int8_t> w(8, 1);
   const std::vector<float> scale(2, 1.0f);
-  EXPECT_THROW(PackedInt8Weight(w.data(), 0, 4, scale.data(), Int8Path::kReference), std::invalid_argument);
+  EXPECT_THROW(PackedInt8Weight(w.data(), 0, 4, scale.data(), Int8Path::kReference), InternalError);
   const PackedInt8Weight packed(w.data(), 2, 4, scale.data(), Int8Path::kReference);
   const std::vector<uint8_t> a(4, 0);
   Int8Output out;
-  EXPECT_THROW(packed.multiply(a.data(), 3, 1, 0, 1, out), std::invalid_argument);  // stride < padded k
-  EXPECT_THROW(packed.multiply(a.data(), 4, 1, 0, 2, out), std::invalid_argument);  // past the last panel
+  EXPECT_THROW(packed.multiply(a.data(), 3, 1, 0, 1, out), InternalError);  // stride < padded k
+  EXPECT_THROW(packed.multiply(a.data(), 4, 1, 0, 2, out), InternalError);  // past the last panel
 }
 
 TEST(Int8Gemm, PathsFollowTheCpu) {
@@ -162,7 +165,25 @@ TEST(Int8Gemm, PathsFollowTheCpu) {
   ASSERT_FALSE(paths.empty());
   EXPECT_EQ(paths.back(), Int8Path::kReference);
   EXPECT_EQ(paths.front(), best_int8_path());
-  for (Int8Path path : paths) std::printf("int8 path available: %s\n", to_string(path));
+  // Under a cap (SEMROUTE_MAX_CPU_ISA, or ONEDNN_MAX_CPU_ISA alone) no wider path is offered.
+  const CpuFeatures& cpu = cpu_features();
+  for (Int8Path path : paths) {
+    std::printf("int8 path available: %s (%s)\n", to_string(path), cpu.describe().c_str());
+    const bool runs = path == Int8Path::kAvx512Vnni ? cpu.avx512_vnni
+                      : path == Int8Path::kAvx512   ? cpu.avx512
+                      : path == Int8Path::kAvxVnni  ? cpu.avx_vnni
+                      : path == Int8Path::kAvx2     ? cpu.avx2
+                                                    : true;
+    EXPECT_TRUE(runs) << to_string(path);
+  }
+  const char* ours = std::getenv("SEMROUTE_MAX_CPU_ISA");
+  const char* onednn = std::getenv("ONEDNN_MAX_CPU_ISA");
+  const std::string cap = ours != nullptr ? ours : onednn != nullptr ? cap_of_onednn_isa(onednn) : "";
+  if (cap == "avx2") {
+    EXPECT_NE(best_int8_path(), Int8Path::kAvx512Vnni);
+    EXPECT_NE(best_int8_path(), Int8Path::kAvx512);
+    EXPECT_NE(best_int8_path(), Int8Path::kAvxVnni);
+  }
 }
 
 }  // namespace
