@@ -95,7 +95,7 @@ UnifiedConfig parse_config(const YamlFields& f, const YAML::Node& root) {
   const YAML::Node tasks = root["tasks"];
   if (!tasks || !tasks.IsMap() || tasks.size() == 0) f.fail("tasks", "expected a map of one or more tasks");
   for (const auto& item : tasks) {
-    const auto name = item.first.as<std::string>();
+    const auto name = f.key(item.first, "tasks");
     c.tasks.push_back(parse_task(f, name, item.second));
     if (!c.tasks.back().adapter.empty() && c.base_model.empty())
       f.fail("tasks." + name + ".adapter", "an adapter needs base_model");

@@ -54,9 +54,15 @@ class YamlFields {
     return out;
   }
 
+  // A map's key: a YAML key may itself be a list or a map ("? [a, b]: x").
+  std::string key(const YAML::Node& node, const std::string& field) const {
+    if (!node.IsScalar()) fail(field.empty() ? "top level" : field, "a key must be a plain string, not a list or a map");
+    return node.Scalar();
+  }
+
   void only(const YAML::Node& map, const std::string& field, const std::set<std::string>& known) const {
     for (const auto& item : map) {
-      const std::string key = item.first.as<std::string>();
+      const std::string key = this->key(item.first, field);
       if (known.count(key) == 0) fail(field.empty() ? key : field + "." + key, "unknown field");
     }
   }

@@ -321,7 +321,8 @@ ConditionPtr ConditionCompiler::State::compile(const YAML::Node& node, const std
     throw LoadError(path + ": a condition is a comparison (\"domain == math\") or a map with one key: all, any, not "
                            "or ref");
   const auto entry = *node.begin();
-  const std::string key = entry.first.as<std::string>();
+  if (!entry.first.IsScalar()) throw LoadError(path + ": a condition's key is all, any, not or ref, not a list or a map");
+  const std::string key = entry.first.Scalar();
   const YAML::Node& value = entry.second;
   const std::string here = path + "." + key;
   if (key == "all" || key == "any") {

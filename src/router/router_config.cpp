@@ -132,7 +132,7 @@ std::shared_ptr<const Signal> parse_signal_kind(const YamlFields& f, const std::
       const YAML::Node& intents = node["intents"];
       if (!intents || !intents.IsMap()) f.fail(field + ".intents", "expected a map of intent names to example texts");
       for (const auto& item : intents) {
-        const auto intent = item.first.as<std::string>();
+        const auto intent = f.key(item.first, field + ".intents");
         set.intents.push_back({intent, f.strings(item.second, field + ".intents." + intent)});
       }
     }
@@ -223,7 +223,7 @@ Action parse_action(const YamlFields& f, const YAML::Node& node, const std::stri
   if (node["headers"]) {
     if (!node["headers"].IsMap()) f.fail(field + ".headers", "expected a map of header names to values");
     for (const auto& h : node["headers"]) {
-      const auto name = h.first.as<std::string>();
+      const auto name = f.key(h.first, field + ".headers");
       if (!is_name(name)) f.fail(field + ".headers." + name, "a header name is letters, digits, '_' and '-'");
       const auto value = f.scalar<std::string>(h.second, field + ".headers." + name, "a string");
       if (value.find_first_of("\r\n") != std::string::npos || value.find('\0') != std::string::npos)
@@ -405,7 +405,7 @@ std::shared_ptr<const Router> parse_router(const YamlFields& f, const YAML::Node
   if (root["signals"]) {
     if (!root["signals"].IsMap()) f.fail("signals", "expected a map of names to signals");
     for (const auto& s : root["signals"]) {
-      const auto name = s.first.as<std::string>();
+      const auto name = f.key(s.first, "signals");
       signals[name] = parse_signal(f, name, s.second, models, parts.compressor != nullptr);
     }
   }
@@ -439,6 +439,8 @@ std::shared_ptr<const Router> Router::load(const fs::path& yaml) {
   const YAML::Node root = load_yaml_file(yaml);
   try {
     return parse_router(fields, root);
+  } catch (const YAML::Exception& e) {  // a conversion no check above foresaw: still the file's fault
+    throw LoadError(yaml.string() + ": " + e.what());
   } catch (const LoadError& e) {
     // Condition errors name their YAML path; name the file too.
     const std::string message = e.what();

@@ -139,6 +139,7 @@ TEST(RouterConditions, CompilationErrorsNameThePathAndTheProblem) {
   expect_compile_error("{ref: a}", "named conditions form a cycle: a -> b -> a", "{a: {ref: b}, b: {not: {ref: a}}}");
   expect_compile_error("{ref: a}", "cycle: a -> a", "{a: {any: [urgent, {ref: a}]}}");
   expect_compile_error("{ref: a}", "conditions.a.not: 'domain == poetry'", "{a: {not: \"domain == poetry\"}}");
+  expect_compile_error("{[all]: [urgent]}", "when: a condition's key is all, any, not or ref, not a list or a map");
 }
 
 TEST(RouterConditions, TruthTablesOfAllAnyNot) {
@@ -466,6 +467,11 @@ TEST(RouterConfig, ErrorsNameTheFileAndTheField) {
   expect_config_error("strategy: fastest", "strategy: 'fastest' is neither priority nor confidence");
   expect_config_error("dtype: float128", "dtype");
   expect_config_error("default: {when: x}", "default.when: unknown field");
+  // Keys that are lists or maps (found by fuzz_yaml).
+  expect_config_error("? [a, b]\n: 1", "router.yaml: top level: a key must be a plain string");
+  expect_config_error("signals: {[x]: {kind: metadata}}", "signals: a key must be a plain string");
+  expect_config_error("decisions: [{name: a, when: \"length > 1\", headers: {{x: y}: gold}}]",
+                      "decisions[0].headers: a key must be a plain string");
 }
 
 TEST(RouterConfig, LiteralKeywordsAreWholeWordsAndQuoted) {
