@@ -303,25 +303,29 @@ at::Tensor PackedGemm::State::multiply_int8(const at::Tensor& a) const {
 namespace {
 
 // Rows one task of our int8 kernel takes when an input has more of them than
-// that: a block of quantized rows stays in L2 while the task sweeps its
-// panels (a multiple of every path's tile height, 6 and 4).
+// that, so that inputs with fewer panels than threads still spread (a
+// multiple of every path's tile height, 6 and 4).
 constexpr int64_t kInt8TaskRows = 96;
 
-// Spreads (row block, panel) tasks over libtorch's threads in contiguous
-// runs, so a thread sweeps consecutive panels of the same rows.
+// Spreads (panel, row block) tasks over libtorch's threads, panel by panel:
+// each thread gets about the same number of rows of the same panels (taken
+// row block first, a thread with whole blocks of 96 rows could get 288 of
+// 512 rows and its peer 224), and a run of blocks of one panel is one call,
+// the panel's weights staying in L1 while the rows stream past them.
 void multiply_in_parallel(const kernels::PackedInt8Weight& w, const uint8_t* q, int64_t rows,
                           const kernels::Int8Output& out) {
   const int64_t panels = w.panels(), stride = w.padded_k();
   const int64_t block = rows <= kInt8TaskRows ? rows : kInt8TaskRows, blocks = (rows + block - 1) / block;
-  at::parallel_for(0, blocks * panels, 1, [&](int64_t begin, int64_t end) {
+  at::parallel_for(0, panels * blocks, 1, [&](int64_t begin, int64_t end) {
     for (int64_t task = begin; task < end;) {
-      const int64_t row = task / panels * block, first = task % panels, last = std::min(panels, first + end - task);
+      const int64_t panel = task / blocks, first = task % blocks, last = std::min(blocks, first + end - task);
+      const int64_t row = first * block, count = std::min(rows, last * block) - row;
       kernels::Int8Output part = out;
       part.row_scale += row;
       part.row_zero += row;
       part.y += row * out.y_stride;
       if (part.residual != nullptr) part.residual += row * out.residual_stride;
-      w.multiply(q + row * stride, stride, std::min(block, rows - row), first, last, part);
+      w.multiply(q + row * stride, stride, count, panel, panel + 1, part);
       task += last - first;
     }
   });

@@ -390,15 +390,16 @@ TEST(PackedGemm, Int8CloseToFloat) {
 }
 
 TEST(PackedGemm, Int8LongInputsEqualTheirRowsAlone) {
-  // Long inputs run in blocks of rows (bounded temporaries); integer sums do
-  // not depend on the blocking, so every row equals the row computed alone.
+  // Long inputs run in blocks of rows (bounded temporaries, tasks of rows x
+  // panels); integer sums do not depend on the blocking, so every row equals
+  // the row computed alone. 150 outputs: two whole panels and a part.
   c10::InferenceMode guard;
   at::manual_seed(11);
-  const at::Tensor w = at::randn({40, 64}), b = at::randn({40}), x = at::randn({600, 64});
+  const at::Tensor w = at::randn({150, 64}), b = at::randn({150}), x = at::randn({600, 64});
   const auto packed = PackedGemm::pack(w, b, true);
   ASSERT_NE(packed, nullptr);
   const at::Tensor all = (*packed)(x);
-  for (int64_t row : {0, 255, 256, 257, 511, 512, 599})
+  for (int64_t row : {0, 95, 96, 97, 255, 256, 257, 511, 512, 599})
     EXPECT_TRUE(at::equal(all[row], (*packed)(x[row].unsqueeze(0))[0])) << "row " << row;
   EXPECT_LT(max_abs_error(all, at::linear(x, w, b)) / all.abs().max().item<double>(), 0.03);
 }
