@@ -18,6 +18,7 @@
 #include <cstring>
 #include <vector>
 
+#include "models/parallel_chunks.h"
 #include "models/vector_math.h"
 #include "semroute/error.h"
 
@@ -158,7 +159,10 @@ at::Tensor attention_cpu_packed(const at::Tensor& q_in, const at::Tensor& k_in, 
   const int64_t group = heads / kv_heads, out_stride = heads * dim;
   float* op = out.data_ptr<float>();
 
-  at::parallel_for(0, static_cast<int64_t>(tasks.size()), 1, [&](int64_t begin, int64_t end) {
+  // Tasks differ in cost (a window clipped at a sequence's ends, sequences of
+  // mixed lengths): threads take them on demand.
+  const auto count = static_cast<int64_t>(tasks.size());
+  parallel_chunks(count, chunk_for(count, 8), [&](int64_t begin, int64_t end) {
     std::vector<float> scores;
     for (int64_t t = begin; t < end; ++t) {
       const Task& task = tasks[static_cast<size_t>(t)];

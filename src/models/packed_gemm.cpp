@@ -25,6 +25,7 @@
 #include "core/log.h"
 #include "kernels/int8_gemm.h"
 #include "models/int8_rows.h"
+#include "models/parallel_chunks.h"
 #include "semroute/error.h"
 
 namespace semroute {
@@ -307,16 +308,18 @@ namespace {
 // multiple of every path's tile height, 6 and 4).
 constexpr int64_t kInt8TaskRows = 96;
 
-// Spreads (panel, row block) tasks over libtorch's threads, panel by panel:
-// each thread gets about the same number of rows of the same panels (taken
-// row block first, a thread with whole blocks of 96 rows could get 288 of
-// 512 rows and its peer 224), and a run of blocks of one panel is one call,
-// the panel's weights staying in L1 while the rows stream past them.
+// Spreads (panel, row block) tasks over libtorch's threads, panel by panel,
+// in chunks taken on demand (models/parallel_chunks.h); a run of blocks of
+// one panel is one call, the panel's weights staying in L1 while the rows
+// stream past them.
 void multiply_in_parallel(const kernels::PackedInt8Weight& w, const uint8_t* q, int64_t rows,
                           const kernels::Int8Output& out) {
   const int64_t panels = w.panels(), stride = w.padded_k();
   const int64_t block = rows <= kInt8TaskRows ? rows : kInt8TaskRows, blocks = (rows + block - 1) / block;
-  at::parallel_for(0, panels * blocks, 1, [&](int64_t begin, int64_t end) {
+  const int64_t tasks = panels * blocks;
+  // One block (up to 96 rows: bound by streaming the weights): long runs of
+  // consecutive panels, which the prefetchers follow; more: finer chunks.
+  parallel_chunks(tasks, chunk_for(tasks, blocks > 1 ? 8 : 2), [&](int64_t begin, int64_t end) {
     for (int64_t task = begin; task < end;) {
       const int64_t panel = task / blocks, first = task % blocks, last = std::min(blocks, first + end - task);
       const int64_t row = first * block, count = std::min(rows, last * block) - row;

@@ -1,0 +1,37 @@
+// Work split by demand rather than by a fixed share: libtorch's threads take
+// chunks of [0, count) from a shared counter as they finish the last. Threads
+// of unequal speed (a vCPU its hypervisor slows, a core another process
+// shares) then end together, where at::parallel_for's equal shares wait for
+// the slowest: measured on a 2-vCPU VM, one thread of a 512-token forward had
+// idled a quarter of the time.
+#pragma once
+
+#include <ATen/Parallel.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cstdint>
+
+namespace semroute {
+
+// Runs fn(begin, end) over consecutive chunks of at most `chunk` items; a
+// call from inside a parallel region runs them all on its own thread.
+template <class Fn>
+void parallel_chunks(int64_t count, int64_t chunk, const Fn& fn) {
+  if (count <= 0) return;
+  chunk = std::max<int64_t>(chunk, 1);
+  const int64_t threads = std::min<int64_t>(at::get_num_threads(), (count + chunk - 1) / chunk);
+  std::atomic<int64_t> next{0};
+  at::parallel_for(0, threads, 1, [&](int64_t, int64_t) {
+    for (int64_t begin = next.fetch_add(chunk, std::memory_order_relaxed); begin < count;
+         begin = next.fetch_add(chunk, std::memory_order_relaxed))
+      fn(begin, std::min(count, begin + chunk));
+  });
+}
+
+// A chunk that gives each thread about `per_thread` chunks of `count` items.
+inline int64_t chunk_for(int64_t count, int64_t per_thread) {
+  return std::max<int64_t>(1, count / (std::max(at::get_num_threads(), 1) * per_thread));
+}
+
+}  // namespace semroute
