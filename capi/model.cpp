@@ -280,6 +280,10 @@ size_t semroute_model_num_labels(const semroute_model* model) {
   return model != nullptr ? model->labels().size() : 0;
 }
 
+int semroute_model_multi_label(const semroute_model* model) {
+  return model != nullptr && model->sequence && model->sequence->scoring() == semroute::Scoring::kSigmoid ? 1 : 0;
+}
+
 const char* semroute_model_label(const semroute_model* model, size_t i) {
   if (model == nullptr || i >= model->labels().size()) return nullptr;
   return model->labels()[i].c_str();

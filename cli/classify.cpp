@@ -23,12 +23,15 @@ std::vector<Classification> classify_texts(const SequenceClassifier& classifier,
   return classifier.classify_pairs(pairs);
 }
 
+// A multi-label model's scores are sigmoids, marked so ("multi_label": true).
 nlohmann::json classification_json(std::string_view text, const Classification& r,
-                                   const std::vector<std::string>& labels) {
+                                   const std::vector<std::string>& labels, Scoring scoring) {
   nlohmann::json probs = nlohmann::json::object();
   for (size_t k = 0; k < labels.size(); ++k) probs[labels[k]] = r.probabilities[k];
-  return {{"text", text}, {"label", r.label}, {"class_id", r.class_id}, {"confidence", r.confidence},
-          {"probabilities", probs}};
+  nlohmann::json out = {{"text", text}, {"label", r.label}, {"class_id", r.class_id}, {"confidence", r.confidence},
+                        {"probabilities", probs}};
+  if (scoring == Scoring::kSigmoid) out["multi_label"] = true;
+  return out;
 }
 
 nlohmann::json token_result_json(std::string_view text, const TokenClassification& r) {
@@ -63,7 +66,9 @@ int run_classify(const Args& args) {
   const auto& labels = classifier->labels();
   const auto answer = [&](const std::vector<std::string_view>& texts) {
     return to_json(texts, classify_texts(*classifier, args, texts),
-                   [&](std::string_view t, const Classification& r) { return classification_json(t, r, labels); });
+                   [&](std::string_view t, const Classification& r) {
+                     return classification_json(t, r, labels, classifier->scoring());
+                   });
   };
   if (reads_input(args, 1)) return stream_texts(args, answer);
   const auto texts = texts_of(args, usage);
@@ -72,6 +77,7 @@ int run_classify(const Args& args) {
     return 0;
   }
   const auto results = classify_texts(*classifier, args, texts);
+  if (classifier->scoring() == Scoring::kSigmoid) std::printf("(multi-label: each label scored on its own)\n");
   for (size_t i = 0; i < results.size(); ++i) {
     const auto& r = results[i];
     std::printf("%-12s %.4f  %s\n", r.label.c_str(), r.confidence, std::string(texts[i]).c_str());

@@ -353,6 +353,7 @@ func describe(h *C.semroute_model) Info {
 		HiddenSize:   int(C.semroute_model_hidden_size(h)),
 		MaxLength:    int(C.semroute_model_max_length(h)),
 		EmbeddingDim: int(C.semroute_model_embedding_dim(h)),
+		MultiLabel:   C.semroute_model_multi_label(h) != 0,
 	}
 	for i := C.size_t(0); i < C.semroute_model_num_labels(h); i++ {
 		info.Labels = append(info.Labels, C.GoString(C.semroute_model_label(h, i)))

@@ -385,3 +385,62 @@ func TestNoLeakOverManyCalls(t *testing.T) {
 		t.Errorf("RSS grew by %d MB over 20000 calls (10000 of each kind)", (after-before)>>20)
 	}
 }
+
+// A copy of the intent model whose config.json declares a multi-label head:
+// its scores are the same logits through a sigmoid each, so the difference
+// of two labels' logits equals the difference of their log-softmax.
+func TestMultiLabelScores(t *testing.T) {
+	src, dir := filepath.Join(modelsDir, "intent"), t.TempDir()
+	entries, err := os.ReadDir(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range entries {
+		data, err := os.ReadFile(filepath.Join(src, e.Name()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if e.Name() == "config.json" {
+			var config map[string]interface{}
+			if err := json.Unmarshal(data, &config); err != nil {
+				t.Fatal(err)
+			}
+			config["problem_type"] = "multi_label_classification"
+			if data, err = json.Marshal(config); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := os.WriteFile(filepath.Join(dir, e.Name()), data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	single := load(t, "intent", nil)
+	multi, err := Load(dir, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer multi.Close()
+	if single.Info().MultiLabel || !multi.Info().MultiLabel {
+		t.Fatalf("MultiLabel: single %v, multi %v", single.Info().MultiLabel, multi.Info().MultiLabel)
+	}
+	text := "Is this contract binding?"
+	p, err := single.Classify(text)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := multi.Classify(text)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.ClassID != p.ClassID || s.Confidence != s.Probabilities[s.ClassID] {
+		t.Errorf("multi-label %+v, single-label %+v", s, p)
+	}
+	logit := func(x float32) float64 { return math.Log(float64(x) / (1 - float64(x))) }
+	for i := range s.Probabilities {
+		got := logit(s.Probabilities[i]) - logit(s.Probabilities[0])
+		want := math.Log(float64(p.Probabilities[i])) - math.Log(float64(p.Probabilities[0]))
+		if math.Abs(got-want) > 1e-3 {
+			t.Errorf("label %d: logit difference %v, log-softmax difference %v", i, got, want)
+		}
+	}
+}

@@ -74,15 +74,18 @@ type Info struct {
 	HiddenSize   int
 	MaxLength    int      // longest input in tokens
 	Labels       []string // classifiers: id2label in order
-	EmbeddingDim int      // embedding models: floats per embedding
+	// MultiLabel: each label is scored by its own sigmoid (config.json
+	// problem_type multi_label_classification); the scores do not sum to 1.
+	MultiLabel   bool
+	EmbeddingDim int // embedding models: floats per embedding
 }
 
 // Classification of one text.
 type Classification struct {
 	ClassID       int
 	Label         string
-	Confidence    float32   // probability of ClassID
-	Probabilities []float32 // softmax over every label, in label order
+	Confidence    float32   // score of ClassID
+	Probabilities []float32 // every label's score, in label order: a softmax, or sigmoids (Info.MultiLabel)
 }
 
 // Entity is a span of token-classified text, e.g. an e-mail address.

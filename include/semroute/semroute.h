@@ -174,6 +174,11 @@ SEMROUTE_API size_t semroute_model_max_length(const semroute_model* model);
 SEMROUTE_API size_t semroute_model_num_labels(const semroute_model* model);
 /* Label i (id2label), borrowed from the model; NULL when out of range. */
 SEMROUTE_API const char* semroute_model_label(const semroute_model* model, size_t i);
+/* Sequence classifiers: 1 when labels are scored independently (a sigmoid
+ * each, not summing to 1): config.json problem_type
+ * "multi_label_classification", or a single label; 0 for a softmax over the
+ * labels and for every other task. */
+SEMROUTE_API int semroute_model_multi_label(const semroute_model* model);
 /* Embedding models: floats per embedding (after Matryoshka); 0 otherwise. */
 SEMROUTE_API size_t semroute_model_embedding_dim(const semroute_model* model);
 
@@ -224,8 +229,10 @@ SEMROUTE_API int32_t semroute_classifications_class_id(const semroute_classifica
 SEMROUTE_API const char* semroute_classifications_label(const semroute_classifications* results, size_t i);
 /* Its probability; 0 when out of range. */
 SEMROUTE_API float semroute_classifications_confidence(const semroute_classifications* results, size_t i);
-/* Softmax over every label, in label order: *out_count floats borrowed from
- * results; NULL (and 0) when out of range. out_count may be NULL. */
+/* The score of every label, in label order: a softmax, or independent
+ * sigmoids for a multi-label model (semroute_model_multi_label). *out_count
+ * floats borrowed from results; NULL (and 0) when out of range. out_count
+ * may be NULL. */
 SEMROUTE_API const float* semroute_classifications_probabilities(const semroute_classifications* results, size_t i,
                                                                  size_t* out_count);
 SEMROUTE_API void semroute_classifications_free(semroute_classifications* results);

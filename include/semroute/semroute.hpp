@@ -146,6 +146,9 @@ class Model {
     for (size_t i = 0; i < semroute_model_num_labels(get()); ++i) out.emplace_back(semroute_model_label(get(), i));
     return out;
   }
+  // Scores are independent sigmoids (config.json problem_type
+  // multi_label_classification), not a softmax over the labels.
+  bool multi_label() const { return semroute_model_multi_label(get()) != 0; }
 
   Tokens tokenize(std::string_view text, bool add_special_tokens = true) const {
     semroute_tokens* raw = nullptr;

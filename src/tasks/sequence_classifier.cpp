@@ -1,5 +1,6 @@
 #include "tasks/sequence_classifier.h"
 
+#include <ATen/ops/sigmoid.h>
 #include <ATen/ops/softmax.h>
 #include <c10/core/InferenceMode.h>
 
@@ -7,10 +8,27 @@
 
 namespace semroute {
 
+Scoring scoring_for(const std::string& problem_type, int64_t num_labels) {
+  if (problem_type == "multi_label_classification") return Scoring::kSigmoid;
+  if (problem_type == "regression")
+    throw LoadError("config.json problem_type 'regression': a regression head gives scores, not labels; "
+                    "semroute classifies with single_label_classification or multi_label_classification heads");
+  if (!problem_type.empty() && problem_type != "single_label_classification")
+    throw LoadError("config.json problem_type '" + problem_type +
+                    "' is not one of single_label_classification, multi_label_classification");
+  return problem_type.empty() && num_labels == 1 ? Scoring::kSigmoid : Scoring::kSoftmax;
+}
+
 std::shared_ptr<const SequenceClassifier> SequenceClassifier::load(const std::filesystem::path& dir,
                                                                    const TaskOptions& options) {
-  return std::shared_ptr<const SequenceClassifier>(
-      new SequenceClassifier(TaskModel::load(dir, TaskKind::kSequence, options)));
+  TaskModel task = TaskModel::load(dir, TaskKind::kSequence, options);
+  Scoring scoring;
+  try {
+    scoring = scoring_for(task.encoder->config().problem_type, static_cast<int64_t>(task.labels.size()));
+  } catch (const LoadError& e) {
+    throw LoadError(dir.string() + ": " + e.what());
+  }
+  return std::shared_ptr<const SequenceClassifier>(new SequenceClassifier(std::move(task), scoring));
 }
 
 at::Tensor SequenceClassifier::logits(const ModelInputs& inputs) const {
@@ -18,9 +36,12 @@ at::Tensor SequenceClassifier::logits(const ModelInputs& inputs) const {
   return task_.head.sequence_logits(task_.encoder->forward(inputs, task_.forward_options()), inputs.attention_mask);
 }
 
-std::vector<Classification> to_classifications(const at::Tensor& logits, const std::vector<std::string>& labels) {
+std::vector<Classification> to_classifications(const at::Tensor& logits, const std::vector<std::string>& labels,
+                                               Scoring scoring) {
   CoreModel::check_finite(logits, "logits");
-  const at::Tensor probs = at::softmax(logits.to(at::kFloat), -1).cpu().contiguous();
+  const at::Tensor floats = logits.to(at::kFloat);
+  const at::Tensor probs =
+      (scoring == Scoring::kSigmoid ? at::sigmoid(floats) : at::softmax(floats, -1)).cpu().contiguous();
   std::vector<Classification> out;
   const int64_t n = probs.size(1);
   for (int64_t b = 0; b < probs.size(0); ++b) {
@@ -40,7 +61,7 @@ std::vector<Classification> SequenceClassifier::classify_encoded(size_t count, c
   if (count == 0) throw InvalidInput("the batch holds no text");
   std::vector<Classification> out;
   for_each_budgeted_batch(count, encode, *task_.tokenizer, task_.encoder->device(), [&](const TextBatch& batch, size_t) {
-    for (auto& c : to_classifications(logits(batch.inputs), task_.labels)) out.push_back(std::move(c));
+    for (auto& c : to_classifications(logits(batch.inputs), task_.labels, scoring_)) out.push_back(std::move(c));
   });
   return out;
 }

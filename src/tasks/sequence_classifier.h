@@ -16,11 +16,21 @@
 namespace semroute {
 
 struct Classification {
-  int64_t class_id = 0;
+  int64_t class_id = 0;              // the highest score (the lowest index on a tie)
   std::string label;
-  float confidence = 0;              // probability of class_id
-  std::vector<float> probabilities;  // softmax over every label, in label order
+  float confidence = 0;              // score of class_id
+  std::vector<float> probabilities;  // score of every label, in label order (see Scoring)
 };
+
+// How logits become scores, as Hugging Face's text-classification pipeline
+// decides from config.json: a softmax over the labels (they sum to 1), or
+// for a multi-label head (problem_type "multi_label_classification") and a
+// single-output head, an independent sigmoid per label (each in [0, 1]).
+enum class Scoring { kSoftmax, kSigmoid };
+
+// Throws LoadError for a regression head (scores without labels) or a
+// problem_type Hugging Face does not know.
+Scoring scoring_for(const std::string& problem_type, int64_t num_labels);
 
 class SequenceClassifier {
  public:
@@ -34,18 +44,21 @@ class SequenceClassifier {
   at::Tensor logits(const ModelInputs& inputs) const;
 
   const std::vector<std::string>& labels() const { return task_.labels; }
+  Scoring scoring() const { return scoring_; }
   const TaskModel& task() const { return task_; }
 
  private:
-  explicit SequenceClassifier(TaskModel task) : task_(std::move(task)) {}
+  SequenceClassifier(TaskModel task, Scoring scoring) : task_(std::move(task)), scoring_(scoring) {}
   std::vector<Classification> results(const at::Tensor& logits) const;
   // Classifies `count` items in batches within the token budget.
   std::vector<Classification> classify_encoded(size_t count, const EncodeRange& encode) const;
 
   TaskModel task_;
+  Scoring scoring_;
 };
 
-// Softmax rows of [batch, labels] logits into Classification records.
-std::vector<Classification> to_classifications(const at::Tensor& logits, const std::vector<std::string>& labels);
+// Rows of [batch, labels] logits scored into Classification records.
+std::vector<Classification> to_classifications(const at::Tensor& logits, const std::vector<std::string>& labels,
+                                               Scoring scoring = Scoring::kSoftmax);
 
 }  // namespace semroute

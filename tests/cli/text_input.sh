@@ -30,6 +30,22 @@ sed -n 73p "$tmp/tokens.jsonl" | grep -q '"line":73' || fail "the answers must k
 
 printf 'first\nsecond\n' | "$cli" embed "$models/multitask/base" - | grep -c '"embedding"' | grep -qx 2 ||
   fail "embed must stream one embedding per line"
+# A multi-label head (config.json problem_type) is marked in the JSON; its
+# scores are sigmoids, which need not sum to 1.
+mkdir "$tmp/multi" && cp "$models/domain"/* "$tmp/multi/"
+python3 -c "import json,sys; p=sys.argv[1]; c=json.load(open(p)); c['problem_type']='multi_label_classification'; json.dump(c,open(p,'w'))" \
+  "$tmp/multi/config.json"
+"$cli" classify "$tmp/multi" --json "Is a verbal contract binding?" >"$tmp/multi.json" || fail "multi-label classify failed"
+python3 - "$tmp/multi.json" <<'PY' || fail "multi-label JSON: $(cat "$tmp/multi.json")"
+import json, sys
+r = json.load(open(sys.argv[1]))["results"][0]
+assert r["multi_label"] is True
+scores = r["probabilities"].values()
+assert all(0 <= s <= 1 for s in scores) and abs(sum(scores) - 1) > 1e-3, scores
+assert r["confidence"] == max(scores)
+PY
+"$cli" classify "$models/domain" --json "Is a verbal contract binding?" | grep -q multi_label &&
+  fail "a softmax classifier must not be marked multi_label"
 "$cli" classify "$models/domain" --input "$tmp/missing.txt" 2>/dev/null
 [ $? -eq 1 ] || fail "a missing --input file must exit 1"
 echo "text input: ok"
