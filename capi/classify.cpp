@@ -16,7 +16,10 @@ const semroute::TokenClassifier& token_classifier(const semroute_model* model, c
 }
 
 semroute_classifications* classifications(std::vector<semroute::Classification> items) {
-  return new semroute_classifications{std::move(items)};
+  auto results = std::make_unique<semroute_classifications>();
+  for (const auto& c : items) results->inputs.push_back(input_usage_of(c.input));
+  results->items = std::move(items);
+  return results.release();
 }
 
 // C views over `items`, which must not move afterwards.
@@ -26,6 +29,7 @@ semroute_token_results* token_results(std::vector<semroute::TokenClassification>
   for (const auto& item : results->items) {
     auto& entities = results->entities.add();
     for (const auto& e : item.entities) entities.push_back(entity_of(e));
+    results->inputs.push_back(input_usage_of(item.input));
     auto& tokens = results->tokens.add();
     for (const auto& t : item.tokens)
       tokens.push_back({sizeof(semroute_token_label), t.token_id, static_cast<int32_t>(t.label_id), t.label.c_str(),
@@ -107,6 +111,10 @@ const float* semroute_classifications_probabilities(const semroute_classificatio
   return c != nullptr ? c->probabilities.data() : nullptr;
 }
 
+const semroute_input_usage* semroute_classifications_input(const semroute_classifications* results, size_t i) {
+  return results != nullptr && i < results->inputs.size() ? &results->inputs[i] : nullptr;
+}
+
 void semroute_classifications_free(semroute_classifications* results) { delete results; }
 
 semroute_status* semroute_token_classify(const semroute_model* model, const char* text, size_t length,
@@ -141,6 +149,10 @@ const semroute_token_label* const* semroute_token_results_tokens(const semroute_
                                                                  size_t* out_count) {
   if (results == nullptr) return CLists<semroute_token_label>().at(0, out_count);
   return results->tokens.at(i, out_count);
+}
+
+const semroute_input_usage* semroute_token_results_input(const semroute_token_results* results, size_t i) {
+  return results != nullptr && i < results->inputs.size() ? &results->inputs[i] : nullptr;
 }
 
 void semroute_token_results_free(semroute_token_results* results) { delete results; }

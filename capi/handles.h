@@ -53,9 +53,14 @@ struct semroute_tokens {
 
 struct semroute_classifications {
   std::vector<semroute::Classification> items;
+  std::vector<semroute_input_usage> inputs;  // C views of items[i].input
 };
 
 namespace semroute::capi {
+
+inline semroute_input_usage input_usage_of(const InputUsage& u) {
+  return {sizeof(semroute_input_usage), u.input_tokens, u.processed_tokens, u.truncated ? 1 : 0};
+}
 
 // Lists of C structs handed out as arrays of pointers (the header's rule, so
 // that structs can grow): add every list, then seal() builds the pointers.
@@ -86,6 +91,7 @@ struct semroute_token_results {
   // C views of items (pointers into its strings: built once items is final).
   semroute::capi::CLists<semroute_entity> entities;
   semroute::capi::CLists<semroute_token_label> tokens;
+  std::vector<semroute_input_usage> inputs;
 };
 
 // An answer checked as it streams (a detector's, or a routed request's).

@@ -60,6 +60,11 @@ PipelineOptions pipeline_options_of(const semroute_model_params& p) {
   options.load = load_options_of(p);
   options.max_length = p.max_length;
   options.truncation = keep_of(p.truncation);
+  if (p.overflow != SEMROUTE_OVERFLOW_TRUNCATE && p.overflow != SEMROUTE_OVERFLOW_REJECT)
+    throw InvalidInput("unknown overflow " + std::to_string(p.overflow));
+  options.overflow = p.overflow == SEMROUTE_OVERFLOW_REJECT ? Overflow::kReject : Overflow::kTruncate;
+  if (p.count_input_tokens != 0 && p.count_input_tokens != 1) throw InvalidInput("count_input_tokens must be 0 or 1");
+  options.count_input_tokens = p.count_input_tokens == 1;
   options.tokenizer = string_or(p.tokenizer, "");
   return options;
 }

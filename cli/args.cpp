@@ -110,7 +110,7 @@ Args parse_args(int argc, char** argv, int first) {
       if (i + 1 >= argc) throw InvalidInput("--pair needs a text");
       args.pair = argv[++i];
     } else if (arg == "--labels" || arg == "--token-labels" || arg == "--tokenizer" || arg == "--seed" ||
-               arg == "--truncation") {
+               arg == "--truncation" || arg == "--overflow") {
       if (i + 1 >= argc) throw InvalidInput(arg + " needs a value");
       const std::string value = argv[++i];
       if (arg == "--labels") args.labels = value;
@@ -118,6 +118,7 @@ Args parse_args(int argc, char** argv, int first) {
       if (arg == "--tokenizer") args.tokenizer = value;
       if (arg == "--seed") args.seed = std::strtoull(value.c_str(), nullptr, 10);
       if (arg == "--truncation") args.truncation = value;
+      if (arg == "--overflow") args.overflow = value;
     } else if (arg == "--device" || arg == "--dtype") {
       if (i + 1 >= argc) throw InvalidInput(arg + " needs a value");
       (arg == "--device" ? args.device : args.dtype) = argv[++i];
@@ -130,6 +131,8 @@ Args parse_args(int argc, char** argv, int first) {
       if (arg == "--pooling") args.pooling = value;
       if (arg == "--dim") args.dimension = std::atoll(value.c_str());
       if (arg == "--layer") args.layer = std::atoll(value.c_str());
+    } else if (arg == "--count-input-tokens") {
+      args.count_input_tokens = true;
     } else if (arg == "--no-normalize") {
       args.no_normalize = true;
     } else if (arg == "--unmerged") {
@@ -179,6 +182,8 @@ TaskOptions task_options(const Args& args) {
   options.load = load_options(args);
   options.max_length = args.max_length;
   if (!args.truncation.empty()) options.truncation = parse_truncation(args.truncation);
+  if (!args.overflow.empty()) options.overflow = parse_overflow(args.overflow);
+  options.count_input_tokens = args.count_input_tokens;
   options.tokenizer = args.tokenizer;
   options.adapter = args.adapter;
   options.merge_adapter = !args.unmerged;

@@ -23,13 +23,17 @@ std::vector<Classification> classify_texts(const SequenceClassifier& classifier,
   return classifier.classify_pairs(pairs);
 }
 
+nlohmann::json input_json(const InputUsage& u) {
+  return {{"input_tokens", u.input_tokens}, {"processed_tokens", u.processed_tokens}, {"truncated", u.truncated}};
+}
+
 // A multi-label model's scores are sigmoids, marked so ("multi_label": true).
 nlohmann::json classification_json(std::string_view text, const Classification& r,
                                    const std::vector<std::string>& labels, Scoring scoring) {
   nlohmann::json probs = nlohmann::json::object();
   for (size_t k = 0; k < labels.size(); ++k) probs[labels[k]] = r.probabilities[k];
-  nlohmann::json out = {{"text", text}, {"label", r.label}, {"class_id", r.class_id}, {"confidence", r.confidence},
-                        {"probabilities", probs}};
+  nlohmann::json out = {{"text", text},           {"label", r.label},       {"class_id", r.class_id},
+                        {"confidence", r.confidence}, {"probabilities", probs}, {"input", input_json(r.input)}};
   if (scoring == Scoring::kSigmoid) out["multi_label"] = true;
   return out;
 }
@@ -41,7 +45,7 @@ nlohmann::json token_result_json(std::string_view text, const TokenClassificatio
                       {"label", t.label}, {"probability", t.probability}});
   for (const auto& e : r.entities)
     entities.push_back({{"type", e.type}, {"begin", e.begin}, {"end", e.end}, {"text", e.text}, {"score", e.score}});
-  return {{"text", text}, {"tokens", tokens}, {"entities", entities}};
+  return {{"text", text}, {"tokens", tokens}, {"entities", entities}, {"input", input_json(r.input)}};
 }
 
 // Each result as JSON, for --json and for streamed input.

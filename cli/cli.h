@@ -30,6 +30,8 @@ struct Args {
   std::string tokenizer;     // --tokenizer PATH
   uint64_t seed = 1;         // --seed N
   std::string truncation;    // --truncation start|end|both
+  std::string overflow;      // --overflow truncate|reject
+  bool count_input_tokens = false;  // --count-input-tokens
   std::string pooling;       // --pooling mean|cls|last
   int64_t dimension = 0;     // --dim N
   int64_t layer = 0;         // --layer K

@@ -32,6 +32,9 @@ commands:
       With --pair, each TEXT is a premise and the pair text its hypothesis.
   tokens MODEL_DIR TEXT... [--max-length N] [--adapter DIR] [--json]
       Token classification: entity spans (type, byte range, text, score).
+      Both: --overflow reject refuses a text longer than the limit (exit 1)
+      instead of truncating it; --json gives each text's "input" (tokens in,
+      tokens read, truncated), counted to its end with --count-input-tokens.
   embed MODEL_DIR TEXT... [--pooling mean|cls|last] [--dim N] [--layer K] [--no-normalize] [--json]
       Sentence embeddings (Matryoshka dimension N, early exit after layer K)
       and the cosine similarity of every pair of texts.

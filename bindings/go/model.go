@@ -315,6 +315,10 @@ func modelParams(opts *Options, strings *cStrings) (C.semroute_model_params, err
 	params.threads = C.int32_t(opts.Threads)
 	params.max_length = C.uint32_t(opts.MaxLength)
 	params.truncation = C.int32_t(opts.Truncation)
+	params.overflow = C.int32_t(opts.Overflow)
+	if opts.CountInputTokens {
+		params.count_input_tokens = 1
+	}
 	params.tokenizer = strings.get(opts.Tokenizer)
 	params.pooling = C.int32_t(opts.Pooling)
 	if opts.NoNormalize {
@@ -372,9 +376,17 @@ func classifications(r *C.semroute_classifications) []Classification {
 			Label:         C.GoString(C.semroute_classifications_label(r, ci)),
 			Confidence:    float32(C.semroute_classifications_confidence(r, ci)),
 			Probabilities: copyFloats(p, int(n)),
+			Input:         inputUsage(C.semroute_classifications_input(r, ci)),
 		}
 	}
 	return out
+}
+
+func inputUsage(u *C.semroute_input_usage) InputUsage {
+	if u == nil {
+		return InputUsage{}
+	}
+	return InputUsage{InputTokens: int(u.input_tokens), ProcessedTokens: int(u.processed_tokens), Truncated: u.truncated != 0}
 }
 
 func tokenResults(r *C.semroute_token_results) []TokenResult {
@@ -382,6 +394,7 @@ func tokenResults(r *C.semroute_token_results) []TokenResult {
 	for i := range out {
 		var n C.size_t
 		out[i].Entities = entities(C.semroute_token_results_entities(r, C.size_t(i), &n), n)
+		out[i].Input = inputUsage(C.semroute_token_results_input(r, C.size_t(i)))
 		if p := C.semroute_token_results_tokens(r, C.size_t(i), &n); p != nil {
 			for _, t := range unsafe.Slice(p, int(n)) { // pointers to structs: see the header's growth rule
 				out[i].Tokens = append(out[i].Tokens, TokenLabel{

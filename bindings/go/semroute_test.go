@@ -444,3 +444,31 @@ func TestMultiLabelScores(t *testing.T) {
 		}
 	}
 }
+
+func TestInputUsageAndOverflow(t *testing.T) {
+	long := "one two three four five six seven eight nine ten eleven twelve"
+	m := load(t, "intent", &Options{MaxLength: 8})
+	got, err := m.ClassifyBatch(context.Background(), []string{"short", long})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if u := got[0].Input; u.Truncated || u.InputTokens != u.ProcessedTokens || u.InputTokens == 0 {
+		t.Errorf("short text: %+v", u)
+	}
+	if u := got[1].Input; !u.Truncated || u.ProcessedTokens != 8 || u.InputTokens <= 8 {
+		t.Errorf("long text: %+v", u)
+	}
+	pii := load(t, "pii", &Options{MaxLength: 8})
+	spans, err := pii.ClassifyTokens(long)
+	if err != nil || !spans.Input.Truncated {
+		t.Errorf("ClassifyTokens: %+v, %v", spans.Input, err)
+	}
+	strict := load(t, "intent", &Options{MaxLength: 8, Overflow: OverflowReject})
+	if _, err := strict.Classify("short"); err != nil {
+		t.Errorf("a text that fits: %v", err)
+	}
+	var e *Error
+	if _, err := strict.Classify(long); !errors.As(err, &e) || e.Code != CodeTooLong {
+		t.Errorf("reject: got %v, want CodeTooLong", err)
+	}
+}

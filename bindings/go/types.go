@@ -26,6 +26,23 @@ const (
 	KeepBoth                    // keep head and tail, drop the middle
 )
 
+// Overflow is what an input longer than MaxLength gets.
+type Overflow int
+
+const (
+	OverflowTruncate Overflow = iota // cut as Truncation says
+	OverflowReject                   // refused with CodeTooLong: nothing is answered on a part
+)
+
+// InputUsage is what one input was: its tokens before truncation (special
+// tokens included; 0 when it was cut without being read to its end, see
+// Options.CountInputTokens), the tokens the model read, and whether it was cut.
+type InputUsage struct {
+	InputTokens     int
+	ProcessedTokens int
+	Truncated       bool
+}
+
 // Pooling turns token states into one embedding.
 type Pooling int
 
@@ -45,7 +62,11 @@ type Options struct {
 	Threads    int        // > 0 sets the process-wide compute thread count
 	MaxLength  int        // tokens, special tokens included; 0 = the model's limit
 	Truncation Truncation //
+	Overflow   Overflow   // truncate (default) or reject a longer input
 	Tokenizer  string     // tokenizer.json (or its directory) when not beside the model
+	// CountInputTokens reads a text cut to MaxLength to its end, so that
+	// InputUsage.InputTokens counts it whole (a long text then costs its length).
+	CountInputTokens bool
 
 	// Embedding models only.
 	Pooling     Pooling
@@ -86,6 +107,7 @@ type Classification struct {
 	Label         string
 	Confidence    float32   // score of ClassID
 	Probabilities []float32 // every label's score, in label order: a softmax, or sigmoids (Info.MultiLabel)
+	Input         InputUsage
 }
 
 // Entity is a span of token-classified text, e.g. an e-mail address.
@@ -110,6 +132,7 @@ type TokenLabel struct {
 type TokenResult struct {
 	Entities []Entity
 	Tokens   []TokenLabel
+	Input    InputUsage
 }
 
 // Match is a candidate and its cosine similarity to a query.

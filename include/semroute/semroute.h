@@ -108,6 +108,12 @@ typedef enum semroute_truncation {
   SEMROUTE_KEEP_BOTH = 2   /* keep head and tail, drop the middle */
 } semroute_truncation;
 
+/* What an input longer than max_length gets. */
+typedef enum semroute_overflow {
+  SEMROUTE_OVERFLOW_TRUNCATE = 0, /* cut as semroute_truncation says (the default) */
+  SEMROUTE_OVERFLOW_REJECT = 1    /* refused with SEMROUTE_ERR_TOO_LONG: nothing is answered on a part */
+} semroute_overflow;
+
 typedef enum semroute_pooling {
   SEMROUTE_POOLING_DEFAULT = 0, /* what the model folder says (sentence-transformers modules, Qwen3: last token) */
   SEMROUTE_POOLING_MEAN = 1,
@@ -144,6 +150,12 @@ typedef struct semroute_model_params {
    * handles take turns on one process-wide compute lane. max_batch <= 1 = off. */
   uint32_t max_batch;
   uint32_t max_wait_us;
+  /* Input policy (appended). */
+  int32_t overflow;           /* semroute_overflow */
+  int32_t count_input_tokens; /* 1 = read a truncated text to its end so that
+                                 semroute_input_usage.input_tokens counts it whole;
+                                 0 (default) = read only what is kept (a long text
+                                 costs what max_length costs; input_tokens is then 0) */
 } semroute_model_params;
 
 /* Defaults: auto task, CPU, float32, model limits, keep start, normalized. */
@@ -235,6 +247,16 @@ SEMROUTE_API float semroute_classifications_confidence(const semroute_classifica
  * may be NULL. */
 SEMROUTE_API const float* semroute_classifications_probabilities(const semroute_classifications* results, size_t i,
                                                                  size_t* out_count);
+/* What input i was, borrowed from results; NULL when out of range. */
+typedef struct semroute_input_usage {
+  uint32_t struct_size;    /* sizeof(semroute_input_usage) in the library that filled it */
+  uint64_t input_tokens;   /* the input's tokens, special tokens included, before truncation
+                              (0: truncated and not counted to its end, see count_input_tokens) */
+  uint64_t processed_tokens; /* the tokens the model read */
+  int32_t truncated;       /* 1 when the input was cut to max_length */
+} semroute_input_usage;
+SEMROUTE_API const semroute_input_usage* semroute_classifications_input(const semroute_classifications* results,
+                                                                        size_t i);
 SEMROUTE_API void semroute_classifications_free(semroute_classifications* results);
 
 /* -------------------------------------------------- token classification */
@@ -280,6 +302,8 @@ SEMROUTE_API const semroute_entity* const* semroute_token_results_entities(const
 /* Per-token predictions of text i, borrowed from results, as above. */
 SEMROUTE_API const semroute_token_label* const* semroute_token_results_tokens(const semroute_token_results* results,
                                                                        size_t i, size_t* out_count);
+/* What text i was (semroute_input_usage), borrowed from results; NULL when out of range. */
+SEMROUTE_API const semroute_input_usage* semroute_token_results_input(const semroute_token_results* results, size_t i);
 SEMROUTE_API void semroute_token_results_free(semroute_token_results* results);
 
 /* ------------------------------------------------------------- embedding */

@@ -22,11 +22,19 @@
 
 namespace semroute {
 
+// What one input was (semroute_input_usage).
+struct Usage {
+  uint64_t input_tokens = 0;      // before truncation; 0: cut and not counted to its end
+  uint64_t processed_tokens = 0;  // what the model read
+  bool truncated = false;
+};
+
 struct Prediction {
   int32_t class_id = -1;
   std::string label;
   float confidence = 0;
   std::vector<float> probabilities;  // in label order
+  Usage input;
 };
 
 struct Entity {
@@ -49,6 +57,7 @@ struct LabeledToken {
 struct TokenPredictions {
   std::vector<Entity> entities;
   std::vector<LabeledToken> tokens;
+  Usage input;
 };
 
 struct Match {
@@ -95,13 +104,18 @@ struct Batch {
   std::vector<uint64_t> offsets;
 };
 
+inline Usage usage(const semroute_input_usage* u) {
+  return u != nullptr ? Usage{u->input_tokens, u->processed_tokens, u->truncated != 0} : Usage{};
+}
+
 inline std::vector<Prediction> predictions(const semroute_classifications* r) {
   std::vector<Prediction> out(semroute_classifications_count(r));
   for (size_t i = 0; i < out.size(); ++i) {
     size_t n = 0;
     const float* probs = semroute_classifications_probabilities(r, i, &n);
     out[i] = {semroute_classifications_class_id(r, i), semroute_classifications_label(r, i),
-              semroute_classifications_confidence(r, i), std::vector<float>(probs, probs + n)};
+              semroute_classifications_confidence(r, i), std::vector<float>(probs, probs + n),
+              usage(semroute_classifications_input(r, i))};
   }
   return out;
 }
@@ -118,6 +132,7 @@ inline std::vector<TokenPredictions> token_predictions(const semroute_token_resu
     for (size_t j = 0; j < n; ++j)
       out[i].tokens.push_back(
           {t[j]->token_id, t[j]->label_id, t[j]->label, t[j]->begin, t[j]->end, t[j]->probability});
+    out[i].input = usage(semroute_token_results_input(r, i));
   }
   return out;
 }

@@ -60,7 +60,7 @@ std::shared_ptr<const Embedder> Embedder::load(const std::filesystem::path& dir,
                        std::to_string(e->full_dimension()));
   if (!convention.appended_token.empty() && e->tokenizer_)
     e->append_token_ = e->tokenizer_->token_to_id(convention.appended_token);
-  e->encode_ = encode_options_for(*e->encoder_, options.max_length, options.truncation);
+  e->encode_ = encode_options_for(*e->encoder_, options);
   if (e->append_token_) e->encode_.max_length -= 1;  // room for the appended token
   return e;
 }

@@ -58,7 +58,7 @@ std::shared_ptr<const MultiTaskEngine> MultiTaskEngine::load(const std::filesyst
   const std::filesystem::path tokenizer = options.tokenizer.empty() ? base : options.tokenizer;
   if (options.require_tokenizer || std::filesystem::exists(tokenizer / "tokenizer.json"))
     engine->tokenizer_ = load_tokenizer(tokenizer);
-  engine->encode_ = encode_options_for(*engine->encoder_, options.max_length, options.truncation);
+  engine->encode_ = encode_options_for(*engine->encoder_, options);
   return engine;
 }
 
@@ -184,7 +184,11 @@ std::vector<TaskResult> MultiTaskEngine::classify(const std::vector<std::string_
       const Task& task = tasks_[indices[i]];
       TaskResult& r = results[i];
       if (task.kind == TaskKind::kSequence) {
-        for (auto& c : to_classifications(logits_per_task[i], task.labels)) r.sequences.push_back(std::move(c));
+        auto classifications = to_classifications(logits_per_task[i], task.labels);
+        for (size_t b = 0; b < classifications.size(); ++b) {
+          classifications[b].input = usage_of(batch.encodings[b]);
+          r.sequences.push_back(std::move(classifications[b]));
+        }
       } else {
         for (auto& c : to_token_classifications(logits_per_task[i], batch, part, task.labels))
           r.tokens.push_back(std::move(c));

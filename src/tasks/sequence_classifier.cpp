@@ -61,7 +61,11 @@ std::vector<Classification> SequenceClassifier::classify_encoded(size_t count, c
   if (count == 0) throw InvalidInput("the batch holds no text");
   std::vector<Classification> out;
   for_each_budgeted_batch(count, encode, *task_.tokenizer, task_.encoder->device(), [&](const TextBatch& batch, size_t) {
-    for (auto& c : to_classifications(logits(batch.inputs), task_.labels, scoring_)) out.push_back(std::move(c));
+    auto results = to_classifications(logits(batch.inputs), task_.labels, scoring_);
+    for (size_t i = 0; i < results.size(); ++i) {
+      results[i].input = usage_of(batch.encodings[i]);
+      out.push_back(std::move(results[i]));
+    }
   });
   return out;
 }

@@ -20,6 +20,7 @@ struct Classification {
   std::string label;
   float confidence = 0;              // score of class_id
   std::vector<float> probabilities;  // score of every label, in label order (see Scoring)
+  InputUsage input;                  // filled where the text was tokenized (not by to_classifications)
 };
 
 // How logits become scores, as Hugging Face's text-classification pipeline

@@ -33,7 +33,7 @@ TaskModel TaskModel::load(const std::filesystem::path& dir, TaskKind kind, const
     throw LoadError(dir.string() + ": config.json names " + std::to_string(task.labels.size()) +
                     " labels but the classifier has " + std::to_string(task.head.num_labels()));
   task.tokenizer = load_tokenizer(options.tokenizer.empty() ? dir : options.tokenizer);
-  task.encode = encode_options_for(*task.encoder, options.max_length, options.truncation);
+  task.encode = encode_options_for(*task.encoder, options);
   return task;
 }
 

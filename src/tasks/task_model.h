@@ -9,6 +9,7 @@
 
 #include "models/core_model.h"
 #include "tasks/task_head.h"
+#include "tasks/text_batch.h"
 #include "tokenizers/tokenizer.h"
 
 namespace semroute {
@@ -16,13 +17,10 @@ namespace semroute {
 // What every pipeline (classifiers, embedder, multi-task engine) is loaded
 // with: device and dtype, the input policy, where the tokenizer is. Filled
 // once by each surface (C API, CLI, YAML) and handed down.
-struct PipelineOptions {
+// The input policy (tasks/text_batch.h): longer inputs are truncated as it
+// says or refused, never silently capped elsewhere.
+struct PipelineOptions : InputPolicy {
   LoadOptions load;
-  // Longest input in tokens, special tokens included; 0 = the model's limit.
-  // Longer inputs are truncated as `truncation` says, never silently capped
-  // elsewhere.
-  size_t max_length = 0;
-  Keep truncation = Keep::kStart;
   // Tokenizer location when not beside the model (a directory or tokenizer.json).
   std::filesystem::path tokenizer;
 };

@@ -13,15 +13,25 @@ Keep parse_truncation(const std::string& name) {
   throw InvalidInput("truncation '" + name + "' is not start, end or both");
 }
 
-EncodeOptions encode_options_for(const CoreModel& model, size_t max_length, Keep truncation) {
+EncodeOptions encode_options_for(const CoreModel& model, const InputPolicy& policy) {
   const auto limit = static_cast<size_t>(model.max_length());
-  if (max_length > limit)
-    throw InvalidInput("max_length " + std::to_string(max_length) + " exceeds the model's limit of " +
+  if (policy.max_length > limit)
+    throw InvalidInput("max_length " + std::to_string(policy.max_length) + " exceeds the model's limit of " +
                        std::to_string(limit));
   EncodeOptions options;
-  options.max_length = max_length ? max_length : limit;
-  options.truncation = truncation;
+  options.max_length = policy.max_length ? policy.max_length : limit;
+  options.truncation = policy.truncation;
+  options.overflow = policy.overflow;
+  options.count_input_tokens = policy.count_input_tokens;
   return options;
+}
+
+InputUsage usage_of(const Encoding& encoding) {
+  InputUsage usage;
+  usage.input_tokens = encoding.input_tokens;
+  for (uint8_t m : encoding.attention_mask) usage.processed_tokens += m;
+  usage.truncated = encoding.truncated;
+  return usage;
 }
 namespace {
 

@@ -22,9 +22,30 @@ using TextPair = std::pair<std::string_view, std::string_view>;
 // "start" (keep the start), "end" or "both"; InvalidInput otherwise.
 Keep parse_truncation(const std::string& name);
 
-// Encoding options for `model`: max_length 0 means the model's limit; a
-// larger one than the limit is refused (InvalidInput).
-EncodeOptions encode_options_for(const CoreModel& model, size_t max_length, Keep truncation);
+// What a pipeline does with its inputs: the longest in tokens (special
+// tokens included; 0 = the model's limit), what a longer one gets (cut as
+// `truncation` says, or refused), and whether a cut text is still counted
+// to its end (Encoding::input_tokens).
+struct InputPolicy {
+  size_t max_length = 0;
+  Keep truncation = Keep::kStart;
+  Overflow overflow = Overflow::kTruncate;
+  bool count_input_tokens = false;
+};
+
+// Encoding options for `model`: a max_length larger than the model's limit
+// is refused (InvalidInput).
+EncodeOptions encode_options_for(const CoreModel& model, const InputPolicy& policy);
+
+// What one input was, for the caller's accounting: tokens in (special tokens
+// included; 0 when a truncated text was not counted to its end), tokens the
+// model read, and whether the input was cut.
+struct InputUsage {
+  size_t input_tokens = 0;
+  size_t processed_tokens = 0;
+  bool truncated = false;
+};
+InputUsage usage_of(const Encoding& encoding);
 
 // Throws InvalidInput for an empty batch.
 TextBatch make_text_batch(const Tokenizer& tokenizer, const std::vector<std::string_view>& texts,

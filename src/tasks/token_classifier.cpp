@@ -56,6 +56,7 @@ std::vector<TokenClassification> to_token_classifications(const at::Tensor& logi
                                token_labels.back().probability});
     }
     result.entities = aggregate_entities(texts[b], e, token_labels, labels);
+    result.input = usage_of(e);
     out.push_back(std::move(result));
   }
   return out;

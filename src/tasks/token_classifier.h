@@ -28,6 +28,7 @@ struct TokenPrediction {
 struct TokenClassification {
   std::vector<TokenPrediction> tokens;  // special tokens excluded
   std::vector<EntitySpan> entities;
+  InputUsage input;
 };
 
 class TokenClassifier {

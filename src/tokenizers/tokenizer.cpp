@@ -106,13 +106,15 @@ std::optional<Encoding> Tokenizer::encode_window(std::string_view text, size_t n
   return std::nullopt;  // no window short of the whole text holds `need` tokens
 }
 
-Encoding Tokenizer::encode_truncated(std::string_view text, const EncodeOptions& options) const {
+Encoding Tokenizer::encode_truncated(std::string_view text, const EncodeOptions& options, bool& complete) const {
   const size_t need = options.max_length;
-  if (need == 0 || text.size() <= 2 * first_window(need)) return encode_text(text);
+  complete = true;
+  if (need == 0 || options.count_input_tokens || text.size() <= 2 * first_window(need)) return encode_text(text);
   const bool keep_start = options.truncation != Keep::kEnd, keep_end = options.truncation != Keep::kStart;
   std::optional<Encoding> head = keep_start ? encode_window(text, need, true) : std::nullopt;
   std::optional<Encoding> tail = keep_end ? encode_window(text, need, false) : std::nullopt;
   if ((keep_start && !head) || (keep_end && !tail)) return encode_text(text);
+  complete = false;
   if (!keep_end) return std::move(*head);
   if (!keep_start) return std::move(*tail);
   // Both ends: `finish` keeps the first half of the budget and the last half.
@@ -145,11 +147,20 @@ void Encoding::pad(size_t length, int32_t pad_id, const std::string& pad_token, 
 
 Tokenizer::~Tokenizer() = default;
 
-Encoding Tokenizer::finish(Encoding first, std::optional<Encoding> second, const EncodeOptions& options) const {
+Encoding Tokenizer::finish(Encoding first, std::optional<Encoding> second, const EncodeOptions& options,
+                           bool complete) const {
   const bool pair = second.has_value();
-  if (options.max_length > 0) {
-    const size_t specials =
-        options.add_special_tokens && post_processor_ ? post_processor_->added_tokens(pair) : 0;
+  const size_t specials = options.add_special_tokens && post_processor_ ? post_processor_->added_tokens(pair) : 0;
+  const size_t content = first.size() + (pair ? second->size() : 0);
+  // A text not read to its end was longer than the windows read (and they
+  // were already cut to max_length).
+  const bool truncated = options.max_length > 0 && (!complete || content + specials > options.max_length);
+  if (truncated && options.overflow == Overflow::kReject)
+    throw InvalidInput("the input has " + (complete ? std::to_string(content + specials) + " tokens, more than"
+                                                    : std::string("more tokens than")) +
+                           " the limit of " + std::to_string(options.max_length) + " (overflow: reject)",
+                       ErrorCode::kTooLong);
+  if (truncated) {
     const size_t budget = options.max_length > specials ? options.max_length - specials : 0;
     const Keep left = options.truncation;
     if (!pair) {
@@ -162,19 +173,33 @@ Encoding Tokenizer::finish(Encoding first, std::optional<Encoding> second, const
       second->truncate(b, left);
     }
   }
-  if (post_processor_) return post_processor_->process(std::move(first), std::move(second), options.add_special_tokens);
-  return join_plain(std::move(first), std::move(second));
+  Encoding out = post_processor_ ? post_processor_->process(std::move(first), std::move(second), options.add_special_tokens)
+                                 : join_plain(std::move(first), std::move(second));
+  out.input_tokens = complete ? content + specials : 0;
+  out.truncated = truncated;
+  return out;
 }
 
 Encoding Tokenizer::encode(std::string_view text, const EncodeOptions& options) const {
   check_text(text);
-  return finish(encode_truncated(text, options), std::nullopt, options);
+  bool complete = true;
+  Encoding tokens = encode_truncated(text, options, complete);
+  return finish(std::move(tokens), std::nullopt, options, complete);
 }
 
 Encoding Tokenizer::encode_pair(std::string_view first, std::string_view second, const EncodeOptions& options) const {
   check_text(first);
   check_text(second);
-  return finish(encode_truncated(first, options), encode_truncated(second, options), options);
+  bool first_complete = true, second_complete = true;
+  Encoding a = encode_truncated(first, options, first_complete);
+  Encoding b = encode_truncated(second, options, second_complete);
+  return finish(std::move(a), std::move(b), options, first_complete && second_complete);
+}
+
+Overflow parse_overflow(const std::string& name) {
+  if (name == "truncate") return Overflow::kTruncate;
+  if (name == "reject") return Overflow::kReject;
+  throw InvalidInput("overflow '" + name + "' is neither truncate nor reject");
 }
 
 std::vector<Encoding> Tokenizer::encode_batch(const std::vector<std::string_view>& texts, const EncodeOptions& options,

@@ -24,6 +24,10 @@ enum class Side { kRight, kLeft };
 // extra token when the budget is odd).
 enum class Keep { kStart, kEnd, kStartAndEnd };
 
+// What an input longer than max_length gets: truncated (see Keep), or
+// refused (InvalidInput, kTooLong) so that nothing is answered on a part.
+enum class Overflow { kTruncate, kReject };
+
 struct Encoding {
   std::vector<int32_t> ids;
   std::vector<int32_t> type_ids;
@@ -35,6 +39,12 @@ struct Encoding {
   std::vector<int8_t> sequence_ids;
   std::vector<uint8_t> special_tokens_mask;
   std::vector<uint8_t> attention_mask;
+  // The input's accounting: its length in tokens (special tokens included)
+  // before truncation, and whether truncation cut it. input_tokens is 0 when
+  // a long text was truncated without being read to its end (see
+  // EncodeOptions::count_input_tokens).
+  size_t input_tokens = 0;
+  bool truncated = false;
 
   size_t size() const { return ids.size(); }
   void push(int32_t id, std::string token, Span offset, int8_t sequence, int32_t type_id, bool special);
@@ -48,7 +58,15 @@ struct EncodeOptions {
   bool add_special_tokens = true;
   size_t max_length = 0;  // 0: no truncation. Counts special tokens.
   Keep truncation = Keep::kStart;
+  Overflow overflow = Overflow::kTruncate;
+  // Tokenize a text past max_length to its end, so that input_tokens counts
+  // it whole; otherwise only the part that truncation keeps is read (a long
+  // text costs what max_length costs).
+  bool count_input_tokens = false;
 };
+
+// "truncate" or "reject"; InvalidInput otherwise.
+Overflow parse_overflow(const std::string& name);
 
 struct PaddingOptions {
   size_t length = 0;  // 0: pad to the longest encoding of the batch
@@ -90,9 +108,10 @@ class Tokenizer {
 
  private:
   // encode_text, tokenizing only as much of a long text as truncation keeps.
-  Encoding encode_truncated(std::string_view text, const EncodeOptions& options) const;
+  // `complete` says whether the text was read to its end.
+  Encoding encode_truncated(std::string_view text, const EncodeOptions& options, bool& complete) const;
   std::optional<Encoding> encode_window(std::string_view text, size_t need, bool at_start) const;
-  Encoding finish(Encoding first, std::optional<Encoding> second, const EncodeOptions& options) const;
+  Encoding finish(Encoding first, std::optional<Encoding> second, const EncodeOptions& options, bool complete) const;
 };
 
 // Loads `tokenizer.json` (a file, or a model directory holding one; a

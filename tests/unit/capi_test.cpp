@@ -122,6 +122,69 @@ TEST_F(CApi, OlderParamsStructsKeepTheDefaults) {
   semroute_model_free(model);
 }
 
+TEST_F(CApi, InputUsageAndOverflowPolicy) {
+  semroute_model_params params = semroute_model_default_params();
+  EXPECT_EQ(params.overflow, SEMROUTE_OVERFLOW_TRUNCATE);
+  EXPECT_EQ(params.count_input_tokens, 0);
+  params.max_length = 8;
+  semroute_model* cutting = nullptr;
+  expect_ok(semroute_model_load(path("intent").c_str(), &params, &cutting));
+  const ModelPtr truncate(cutting, &semroute_model_free);
+  const std::vector<std::string> texts = {"short", "one two three four five six seven eight nine ten eleven"};
+  const Packed batch(texts);
+  semroute_classifications* results = nullptr;
+  expect_ok(semroute_classify_batch(truncate.get(), batch.bytes.data(), batch.offsets.data(), 2, &results));
+  const semroute_input_usage* fits = semroute_classifications_input(results, 0);
+  const semroute_input_usage* cut = semroute_classifications_input(results, 1);
+  ASSERT_NE(fits, nullptr);
+  ASSERT_NE(cut, nullptr);
+  EXPECT_EQ(fits->struct_size, sizeof(semroute_input_usage));
+  EXPECT_EQ(fits->truncated, 0);
+  EXPECT_EQ(fits->input_tokens, fits->processed_tokens);
+  EXPECT_EQ(cut->truncated, 1);
+  EXPECT_EQ(cut->processed_tokens, 8u);
+  EXPECT_GT(cut->input_tokens, 8u);  // a short text is read whole, cut or not
+  EXPECT_EQ(semroute_classifications_input(results, 2), nullptr);
+  EXPECT_EQ(semroute_classifications_input(nullptr, 0), nullptr);
+  semroute_classifications_free(results);
+
+  params.overflow = SEMROUTE_OVERFLOW_REJECT;
+  semroute_model* rejecting = nullptr;
+  expect_ok(semroute_model_load(path("intent").c_str(), &params, &rejecting));
+  const ModelPtr reject(rejecting, &semroute_model_free);
+  expect_ok(semroute_classify(reject.get(), texts[0].data(), texts[0].size(), &results));
+  semroute_classifications_free(results);
+  expect_code(semroute_classify(reject.get(), texts[1].data(), texts[1].size(), &results), SEMROUTE_ERR_TOO_LONG,
+              "more than the limit of 8 (overflow: reject)");
+  EXPECT_EQ(results, nullptr);
+
+  params.task = SEMROUTE_TASK_AUTO;
+  params.overflow = SEMROUTE_OVERFLOW_TRUNCATE;
+  semroute_model* tokens_model = nullptr;
+  expect_ok(semroute_model_load(path("pii").c_str(), &params, &tokens_model));
+  const ModelPtr pii(tokens_model, &semroute_model_free);
+  semroute_token_results* spans = nullptr;
+  expect_ok(semroute_token_classify(pii.get(), texts[1].data(), texts[1].size(), &spans));
+  ASSERT_NE(semroute_token_results_input(spans, 0), nullptr);
+  EXPECT_EQ(semroute_token_results_input(spans, 0)->truncated, 1);
+  EXPECT_EQ(semroute_token_results_input(spans, 1), nullptr);
+  semroute_token_results_free(spans);
+
+  semroute_model* refused = nullptr;
+  params.overflow = 9;
+  expect_code(semroute_model_load(path("intent").c_str(), &params, &refused), SEMROUTE_ERR_INVALID_ARGUMENT,
+              "unknown overflow 9");
+  params.overflow = SEMROUTE_OVERFLOW_TRUNCATE;
+  params.count_input_tokens = 2;
+  expect_code(semroute_model_load(path("intent").c_str(), &params, &refused), SEMROUTE_ERR_INVALID_ARGUMENT,
+              "count_input_tokens must be 0 or 1");
+  // A caller whose header ended before the input policy keeps its defaults.
+  params.struct_size = offsetof(semroute_model_params, overflow);
+  params.overflow = 9;  // beyond the caller's struct: must not be read
+  expect_ok(semroute_model_load(path("intent").c_str(), &params, &refused));
+  semroute_model_free(refused);
+}
+
 TEST_F(CApi, ModelFacts) {
   const auto model = load("intent");
   EXPECT_EQ(semroute_model_task(model.get()), SEMROUTE_TASK_SEQUENCE_CLASSIFICATION);

@@ -145,6 +145,12 @@ TEST_P(RealTokenizer, TruncatesLongTextsAsTheWholeTextWould) {
       expected.truncate(n, keep);
       const Encoding got = tok().encode(text, cut);
       ASSERT_EQ(got.ids, expected.ids) << "max_length " << n << ", keep " << static_cast<int>(keep);
+      EXPECT_TRUE(got.truncated);
+      EXPECT_EQ(got.input_tokens, 0u);  // only the kept windows were read
+      cut.count_input_tokens = true;    // read to the end: the same tokens, counted
+      const Encoding counted = tok().encode(text, cut);
+      ASSERT_EQ(counted.ids, expected.ids);
+      EXPECT_EQ(counted.input_tokens, full.size());
       ASSERT_EQ(got.tokens, expected.tokens);
       for (size_t i = 0; i < got.size(); ++i) {
         ASSERT_EQ(got.offsets[i].begin, expected.offsets[i].begin) << i;
@@ -190,6 +196,31 @@ TEST(Tokenizer, TruncatesCountingSpecialTokens) {
   const Encoding pair = bert.encode_pair("one two three four five six", "seven eight", options);
   EXPECT_EQ(pair.size(), 8u);
   EXPECT_EQ(std::count(pair.sequence_ids.begin(), pair.sequence_ids.end(), 1), 2);
+}
+
+TEST(Tokenizer, AccountsForEveryInputAndRejectsOverflowWhenAsked) {
+  const auto& bert = *real_tokenizer("bert");
+  EncodeOptions options;
+  options.max_length = 5;
+  const Encoding fits = bert.encode("one two three", options);
+  EXPECT_EQ(fits.input_tokens, 5u);  // [CLS] + 3 + [SEP]
+  EXPECT_FALSE(fits.truncated);
+  const Encoding cut = bert.encode("one two three four five six", options);
+  EXPECT_EQ(cut.input_tokens, 8u);
+  EXPECT_TRUE(cut.truncated);
+  EXPECT_EQ(cut.size(), 5u);
+  const Encoding pair = bert.encode_pair("one two", "three four", options);
+  EXPECT_EQ(pair.input_tokens, 7u);  // [CLS] A [SEP] B [SEP]
+  EXPECT_TRUE(pair.truncated);
+  options.overflow = Overflow::kReject;
+  EXPECT_EQ(bert.encode("one two three", options).ids, fits.ids);  // what fits is answered
+  expect_error([&] { bert.encode("one two three four five six", options); }, ErrorCode::kTooLong,
+               "the input has 8 tokens, more than the limit of 5 (overflow: reject)");
+  expect_error([&] { bert.encode_pair("one two", "three four", options); }, ErrorCode::kTooLong, "7 tokens");
+  options.max_length = 0;  // no limit: nothing to reject
+  EXPECT_FALSE(bert.encode("one two three four five six", options).truncated);
+  EXPECT_EQ(parse_overflow("reject"), Overflow::kReject);
+  expect_error([] { parse_overflow("drop"); }, ErrorCode::kInvalidArgument, "neither truncate nor reject");
 }
 
 TEST(Tokenizer, PadsBatchesLeftOrRight) {
