@@ -117,6 +117,50 @@ const semroute_input_usage* semroute_classifications_input(const semroute_classi
 
 void semroute_classifications_free(semroute_classifications* results) { delete results; }
 
+semroute_window_options semroute_window_default_options(void) {
+  semroute_window_options o{};
+  o.struct_size = sizeof o;
+  return o;
+}
+
+semroute_status* semroute_classify_windows(const semroute_model* model, const char* text, size_t length,
+                                           const semroute_window_options* options, semroute_windows** out) {
+  if (out != nullptr) *out = nullptr;
+  return guarded([&] {
+    const auto& classifier = sequence_classifier(model, "semroute_classify_windows");
+    require(out, "out");
+    const auto given = options == nullptr ? semroute_window_default_options()
+                                          : caller_struct(options, semroute_window_default_options(), "options");
+    semroute::WindowOptions chosen;
+    chosen.size = given.size;
+    chosen.overlap = given.overlap;
+    chosen.max_document_tokens = given.max_document_tokens;
+    auto windows = std::make_unique<semroute_windows>();
+    windows->document = classifier.classify_windows(text_view(text, length, "text"), chosen);
+    for (const auto& w : windows->document.windows) {
+      const auto& c = w.classification;
+      windows->views.push_back({sizeof(semroute_window), w.tokens.begin, w.tokens.end, w.byte_begin, w.byte_end,
+                                static_cast<int32_t>(c.class_id), c.label.c_str(), c.confidence,
+                                c.probabilities.data(), c.probabilities.size()});
+    }
+    *out = windows.release();
+  });
+}
+
+size_t semroute_windows_count(const semroute_windows* windows) {
+  return windows != nullptr ? windows->views.size() : 0;
+}
+
+const semroute_window* semroute_windows_window(const semroute_windows* windows, size_t i) {
+  return windows != nullptr && i < windows->views.size() ? &windows->views[i] : nullptr;
+}
+
+uint64_t semroute_windows_content_tokens(const semroute_windows* windows) {
+  return windows != nullptr ? windows->document.content_tokens : 0;
+}
+
+void semroute_windows_free(semroute_windows* windows) { delete windows; }
+
 semroute_status* semroute_token_classify(const semroute_model* model, const char* text, size_t length,
                                          semroute_token_results** out) {
   const uint64_t offsets[2] = {0, length};

@@ -86,6 +86,11 @@ struct CLists {
 
 }  // namespace semroute::capi
 
+struct semroute_windows {
+  semroute::DocumentClassification document;
+  std::vector<semroute_window> views;  // C views of document.windows, which must not move
+};
+
 struct semroute_token_results {
   std::vector<semroute::TokenClassification> items;
   // C views of items (pointers into its strings: built once items is final).

@@ -133,6 +133,15 @@ Args parse_args(int argc, char** argv, int first) {
       if (arg == "--layer") args.layer = std::atoll(value.c_str());
     } else if (arg == "--count-input-tokens") {
       args.count_input_tokens = true;
+    } else if (arg == "--windows") {
+      args.windows = true;
+    } else if (arg == "--window-size" || arg == "--overlap" || arg == "--max-document-tokens") {
+      if (i + 1 >= argc) throw InvalidInput(arg + " needs a number");
+      const long long n = std::atoll(argv[++i]);
+      if (n < 0) throw InvalidInput(arg + " must be >= 0");
+      (arg == "--window-size" ? args.window_size : arg == "--overlap" ? args.overlap : args.max_document_tokens) =
+          static_cast<size_t>(n);
+      args.windows = true;
     } else if (arg == "--no-normalize") {
       args.no_normalize = true;
     } else if (arg == "--unmerged") {

@@ -63,11 +63,40 @@ void print_results(const std::vector<nlohmann::json>& results) {
 
 }  // namespace
 
+nlohmann::json windows_json(std::string_view text, const DocumentClassification& d,
+                            const std::vector<std::string>& labels, Scoring scoring) {
+  nlohmann::json windows = nlohmann::json::array();
+  for (const auto& w : d.windows) {
+    nlohmann::json j = classification_json(text.substr(w.byte_begin, w.byte_end - w.byte_begin), w.classification,
+                                           labels, scoring);
+    j.erase("input");
+    j["token_begin"] = w.tokens.begin;
+    j["token_end"] = w.tokens.end;
+    j["begin"] = w.byte_begin;
+    j["end"] = w.byte_end;
+    windows.push_back(std::move(j));
+  }
+  return {{"text", text}, {"content_tokens", d.content_tokens}, {"windows", windows}};
+}
+
 int run_classify(const Args& args) {
   const char* usage = "usage: semroute classify MODEL_DIR TEXT... | --input FILE | - [--pair TEXT] [--json]";
   if (args.positional.empty()) throw InvalidInput(usage);
   const auto classifier = SequenceClassifier::load(args.positional[0], task_options(args));
   const auto& labels = classifier->labels();
+  if (args.windows) {
+    if (!args.pair.empty()) throw InvalidInput("--windows classifies single documents, not --pair");
+    const WindowOptions options{args.window_size, args.overlap, args.max_document_tokens};
+    const auto answer = [&](const std::vector<std::string_view>& texts) {
+      std::vector<nlohmann::json> out;
+      for (auto t : texts) out.push_back(windows_json(t, classifier->classify_windows(t, options), labels,
+                                                      classifier->scoring()));
+      return out;
+    };
+    if (reads_input(args, 1)) return stream_texts(args, answer);
+    print_results(answer(texts_of(args, usage)));
+    return 0;
+  }
   const auto answer = [&](const std::vector<std::string_view>& texts) {
     return to_json(texts, classify_texts(*classifier, args, texts),
                    [&](std::string_view t, const Classification& r) {

@@ -32,6 +32,10 @@ struct Args {
   std::string truncation;    // --truncation start|end|both
   std::string overflow;      // --overflow truncate|reject
   bool count_input_tokens = false;  // --count-input-tokens
+  bool windows = false;             // --windows: classify long documents window by window
+  size_t window_size = 0;           // --window-size N (0: the model's max_length)
+  size_t overlap = 0;               // --overlap N
+  size_t max_document_tokens = 0;   // --max-document-tokens N (0: no limit)
   std::string pooling;       // --pooling mean|cls|last
   int64_t dimension = 0;     // --dim N
   int64_t layer = 0;         // --layer K

@@ -11,6 +11,7 @@ import "C"
 
 import (
 	"context"
+	"math"
 	"sync"
 	"time"
 	"unsafe"
@@ -125,6 +126,40 @@ func (m *Model) ClassifyPairs(ctx context.Context, firsts, seconds []string) ([]
 		}
 		defer C.semroute_classifications_free(r)
 		out = append(out, classifications(r)...)
+		return nil
+	})
+	return out, err
+}
+
+// ClassifyWindows classifies a document longer than the model reads at once,
+// window by window (see WindowOptions); the document is never cut.
+func (m *Model) ClassifyWindows(document string, opts WindowOptions) (Document, error) {
+	if opts.Size < 0 || opts.Overlap < 0 || opts.MaxDocumentTokens < 0 || opts.Size > math.MaxUint32 ||
+		opts.Overlap > math.MaxUint32 {
+		return Document{}, &Error{Code: CodeInvalidArgument, Message: "window Size, Overlap and MaxDocumentTokens must be >= 0"}
+	}
+	var out Document
+	err := m.call(func(h *C.semroute_model) error {
+		options := C.semroute_window_default_options()
+		options.size = C.uint32_t(opts.Size)
+		options.overlap = C.uint32_t(opts.Overlap)
+		options.max_document_tokens = C.uint64_t(opts.MaxDocumentTokens)
+		var r *C.semroute_windows
+		if err := statusError(C.semroute_classify_windows(h, stringData(document), C.size_t(len(document)), &options, &r)); err != nil {
+			return err
+		}
+		defer C.semroute_windows_free(r)
+		out.ContentTokens = int(C.semroute_windows_content_tokens(r))
+		for i := C.size_t(0); i < C.semroute_windows_count(r); i++ {
+			w := C.semroute_windows_window(r, i)
+			out.Windows = append(out.Windows, Window{
+				TokenBegin: int(w.token_begin), TokenEnd: int(w.token_end), Begin: int(w.begin), End: int(w.end),
+				Classification: Classification{
+					ClassID: int(w.class_id), Label: C.GoString(w.label), Confidence: float32(w.confidence),
+					Probabilities: copyFloats(w.probabilities, int(w.num_labels)),
+				},
+			})
+		}
 		return nil
 	})
 	return out, err

@@ -23,6 +23,9 @@ func (m *Model) ClassifyBatch(ctx context.Context, texts []string) ([]Classifica
 func (m *Model) ClassifyPairs(ctx context.Context, firsts, seconds []string) ([]Classification, error) {
 	return nil, ErrUnavailable
 }
+func (m *Model) ClassifyWindows(document string, opts WindowOptions) (Document, error) {
+	return Document{}, ErrUnavailable
+}
 func (m *Model) ClassifyTokens(text string) (TokenResult, error) {
 	return TokenResult{}, ErrUnavailable
 }

@@ -472,3 +472,38 @@ func TestInputUsageAndOverflow(t *testing.T) {
 		t.Errorf("reject: got %v, want CodeTooLong", err)
 	}
 }
+
+func TestClassifyWindows(t *testing.T) {
+	m := load(t, "intent", nil)
+	document := strings.Repeat("The tenant asked whether the contract binds the landlord. ", 30)
+	doc, err := m.ClassifyWindows(document, WindowOptions{Size: 32, Overlap: 4})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(doc.Windows) < 3 || doc.Windows[0].TokenBegin != 0 || doc.Windows[len(doc.Windows)-1].TokenEnd != doc.ContentTokens {
+		t.Fatalf("windows %+v over %d tokens", doc.Windows, doc.ContentTokens)
+	}
+	for i, w := range doc.Windows {
+		if i > 0 && w.TokenBegin != doc.Windows[i-1].TokenEnd-4 {
+			t.Errorf("window %d starts at %d, want an overlap of 4 with %+v", i, w.TokenBegin, doc.Windows[i-1])
+		}
+		if w.End > len(document) || w.Begin >= w.End || len(w.Classification.Probabilities) != 4 {
+			t.Errorf("window %d: %+v", i, w)
+		}
+	}
+	// A document that fits is one window equal to Classify.
+	short := "Is this contract binding?"
+	one, err := m.ClassifyWindows(short, WindowOptions{})
+	c, err2 := m.Classify(short)
+	if err != nil || err2 != nil || len(one.Windows) != 1 || one.Windows[0].Classification.Label != c.Label ||
+		!near(float64(one.Windows[0].Classification.Confidence), float64(c.Confidence)) {
+		t.Errorf("one window %+v (%v), Classify %+v (%v)", one, err, c, err2)
+	}
+	var e *Error
+	if _, err := m.ClassifyWindows(document, WindowOptions{MaxDocumentTokens: 10}); !errors.As(err, &e) || e.Code != CodeTooLong {
+		t.Errorf("a document over MaxDocumentTokens: %v", err)
+	}
+	if _, err := m.ClassifyWindows(document, WindowOptions{Size: -1}); !errors.As(err, &e) || e.Code != CodeInvalidArgument {
+		t.Errorf("a negative size: %v", err)
+	}
+}

@@ -110,6 +110,31 @@ type Classification struct {
 	Input         InputUsage
 }
 
+// WindowOptions shape a windowed call: windows of Size tokens (special
+// tokens included; 0 = the model's MaxLength), consecutive ones sharing
+// Overlap text tokens; a document of more than MaxDocumentTokens text tokens
+// (0 = no limit) is refused with CodeTooLong, never cut.
+type WindowOptions struct {
+	Size              int
+	Overlap           int
+	MaxDocumentTokens int
+}
+
+// Window is one window of a document: its text tokens [TokenBegin, TokenEnd)
+// in the document's (special tokens excluded), the bytes [Begin, End) they
+// cover, and its classification (Input is not set: a window is never cut).
+type Window struct {
+	TokenBegin, TokenEnd int
+	Begin, End           int
+	Classification       Classification
+}
+
+// Document is a document classified window by window.
+type Document struct {
+	Windows       []Window
+	ContentTokens int // the document's text tokens
+}
+
 // Entity is a span of token-classified text, e.g. an e-mail address.
 type Entity struct {
 	Type  string // "EMAIL" for B-EMAIL / I-EMAIL

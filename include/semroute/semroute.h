@@ -259,6 +259,53 @@ SEMROUTE_API const semroute_input_usage* semroute_classifications_input(const se
                                                                         size_t i);
 SEMROUTE_API void semroute_classifications_free(semroute_classifications* results);
 
+/* ------------------------------------------------- windowed documents */
+
+/* A document longer than the model reads at once, classified window by
+ * window: windows of `size` tokens (special tokens included; 0 = the model's
+ * max_length), consecutive ones sharing `overlap` text tokens, the first at
+ * the document's start and the last at its end. The document is never cut:
+ * one of more than max_document_tokens text tokens (0 = no limit) is refused
+ * with SEMROUTE_ERR_TOO_LONG. Start from semroute_window_default_options(). */
+typedef struct semroute_window_options {
+  uint32_t struct_size; /* sizeof(semroute_window_options) */
+  uint32_t size;
+  uint32_t overlap;
+  uint64_t max_document_tokens;
+} semroute_window_options;
+
+SEMROUTE_API semroute_window_options semroute_window_default_options(void);
+
+/* One window: its text tokens [token_begin, token_end) in the document's
+ * (special tokens excluded), the UTF-8 bytes [begin, end) they cover, and its
+ * classification (scores as semroute_classifications_probabilities). */
+typedef struct semroute_window {
+  uint32_t struct_size; /* sizeof(semroute_window) in the library that filled it */
+  uint64_t token_begin;
+  uint64_t token_end;
+  uint64_t begin;
+  uint64_t end;
+  int32_t class_id;
+  const char* label; /* NUL-terminated */
+  float confidence;
+  const float* probabilities; /* num_labels floats, in label order */
+  size_t num_labels;
+} semroute_window;
+
+typedef struct semroute_windows semroute_windows;
+
+/* options may be NULL (defaults). *out is caller-owned (semroute_windows_free). */
+SEMROUTE_API SEMROUTE_MUST_USE semroute_status* semroute_classify_windows(const semroute_model* model,
+                                                                          const char* text, size_t length,
+                                                                          const semroute_window_options* options,
+                                                                          semroute_windows** out);
+SEMROUTE_API size_t semroute_windows_count(const semroute_windows* windows);
+/* Window i, borrowed from windows; NULL when out of range. */
+SEMROUTE_API const semroute_window* semroute_windows_window(const semroute_windows* windows, size_t i);
+/* The document's text tokens (special tokens excluded). */
+SEMROUTE_API uint64_t semroute_windows_content_tokens(const semroute_windows* windows);
+SEMROUTE_API void semroute_windows_free(semroute_windows* windows);
+
 /* -------------------------------------------------- token classification */
 
 /* An entity span (B-X / I-X tokens merged; see the README for the rules). */

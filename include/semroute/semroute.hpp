@@ -37,6 +37,15 @@ struct Prediction {
   Usage input;
 };
 
+// One window of a long document (semroute_window).
+struct WindowPrediction {
+  uint64_t token_begin = 0;  // the window's text tokens in the document's
+  uint64_t token_end = 0;
+  uint64_t begin = 0;        // the bytes of the document they cover
+  uint64_t end = 0;
+  Prediction prediction;  // its `input` is not set: a window is never cut
+};
+
 struct Entity {
   std::string type;
   uint64_t begin = 0;  // byte offsets into the input
@@ -189,6 +198,28 @@ class Model {
     detail::check(semroute_classify_batch(get(), batch.bytes.data(), batch.offsets.data(), texts.size(), &raw));
     const detail::Owned<semroute_classifications, semroute_classifications_free> results(raw);
     return detail::predictions(raw);
+  }
+
+  // A long document window by window (semroute_classify_windows): windows of
+  // `size` tokens (0 = max_length) sharing `overlap` text tokens; a document
+  // of more than max_document_tokens (0 = no limit) is refused, never cut.
+  std::vector<WindowPrediction> classify_windows(std::string_view document, uint32_t size = 0, uint32_t overlap = 0,
+                                                 uint64_t max_document_tokens = 0) const {
+    semroute_window_options options = semroute_window_default_options();
+    options.size = size;
+    options.overlap = overlap;
+    options.max_document_tokens = max_document_tokens;
+    semroute_windows* raw = nullptr;
+    detail::check(semroute_classify_windows(get(), document.data(), document.size(), &options, &raw));
+    const detail::Owned<semroute_windows, semroute_windows_free> windows(raw);
+    std::vector<WindowPrediction> out;
+    for (size_t i = 0; i < semroute_windows_count(raw); ++i) {
+      const semroute_window* w = semroute_windows_window(raw, i);
+      out.push_back({w->token_begin, w->token_end, w->begin, w->end,
+                     Prediction{w->class_id, w->label, w->confidence,
+                                std::vector<float>(w->probabilities, w->probabilities + w->num_labels), Usage{}}});
+    }
+    return out;
   }
 
   // (first[i], second[i]) pairs with the tokenizer's pair template (NLI).

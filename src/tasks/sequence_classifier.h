@@ -33,6 +33,26 @@ enum class Scoring { kSoftmax, kSigmoid };
 // problem_type Hugging Face does not know.
 Scoring scoring_for(const std::string& problem_type, int64_t num_labels);
 
+// A document longer than the model reads at once, classified window by
+// window (tasks/text_batch.h plan_windows).
+struct WindowOptions {
+  size_t size = 0;                 // tokens per window, special tokens included; 0 = the model's max_length
+  size_t overlap = 0;              // text tokens shared by consecutive windows
+  size_t max_document_tokens = 0;  // a longer document is refused (TOO_LONG), never cut; 0 = no limit
+};
+
+struct WindowClassification {
+  TokenRange tokens;             // the window's text tokens in the document's
+  size_t byte_begin = 0;         // the UTF-8 bytes of the document they cover
+  size_t byte_end = 0;
+  Classification classification;
+};
+
+struct DocumentClassification {
+  std::vector<WindowClassification> windows;
+  size_t content_tokens = 0;  // the document's text tokens (special tokens excluded)
+};
+
 class SequenceClassifier {
  public:
   static std::shared_ptr<const SequenceClassifier> load(const std::filesystem::path& dir,
@@ -43,6 +63,8 @@ class SequenceClassifier {
   std::vector<Classification> classify_pairs(const std::vector<TextPair>& pairs) const;
   // Raw logits [batch, labels] for already tokenized inputs.
   at::Tensor logits(const ModelInputs& inputs) const;
+  // Every window of a long document (never truncated), in order.
+  DocumentClassification classify_windows(std::string_view document, const WindowOptions& options) const;
 
   const std::vector<std::string>& labels() const { return task_.labels; }
   Scoring scoring() const { return scoring_; }

@@ -26,6 +26,29 @@ EncodeOptions encode_options_for(const CoreModel& model, const InputPolicy& poli
   return options;
 }
 
+std::vector<TokenRange> plan_windows(size_t content, size_t specials, size_t size, size_t overlap) {
+  if (size <= specials)
+    throw InvalidInput("a window of " + std::to_string(size) + " tokens holds no text after the model's " +
+                       std::to_string(specials) + " special tokens");
+  const size_t text = size - specials;
+  if (overlap >= text)
+    throw InvalidInput("the overlap (" + std::to_string(overlap) + " tokens) must be smaller than a window's text (" +
+                       std::to_string(text) + " tokens)");
+  std::vector<TokenRange> windows{{0, std::min(text, content)}};
+  while (windows.back().end < content) {
+    const size_t begin = windows.back().begin + (text - overlap);
+    windows.push_back({begin, std::min(content, begin + text)});
+  }
+  return windows;
+}
+
+Encoding slice(const Encoding& e, TokenRange range) {
+  Encoding out;
+  for (size_t i = range.begin; i < range.end; ++i)
+    out.push(e.ids[i], e.tokens[i], e.offsets[i], e.sequence_ids[i], e.type_ids[i], e.special_tokens_mask[i] != 0);
+  return out;
+}
+
 InputUsage usage_of(const Encoding& encoding) {
   InputUsage usage;
   usage.input_tokens = encoding.input_tokens;

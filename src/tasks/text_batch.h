@@ -61,6 +61,20 @@ TextBatch make_pair_batch(const Tokenizer& tokenizer, const std::vector<TextPair
 // compute on unpadded tokens, so splitting costs no arithmetic.
 inline constexpr int64_t kBatchTokenBudget = 16384;
 
+// Windows over a document longer than a model reads at once.
+struct TokenRange {
+  size_t begin = 0;  // content tokens (special tokens excluded), [begin, end)
+  size_t end = 0;
+};
+// Windows of `size` tokens, the template's `specials` included (so size -
+// specials of text each), consecutive ones sharing `overlap` text tokens,
+// over a document of `content` text tokens: the first starts at 0, the last
+// ends at `content` (one empty window for an empty document). InvalidInput
+// when a window holds no text or the overlap is not smaller than its text.
+std::vector<TokenRange> plan_windows(size_t content, size_t specials, size_t size, size_t overlap);
+// Tokens [begin, end) of an encoding (its accounting reset).
+Encoding slice(const Encoding& encoding, TokenRange range);
+
 // Encodes items [first, last) of a list.
 using EncodeRange = std::function<std::vector<Encoding>(size_t first, size_t last)>;
 // Runs `run(batch, first)` over consecutive batches of `count` items, in

@@ -196,6 +196,16 @@ Encoding Tokenizer::encode_pair(std::string_view first, std::string_view second,
   return finish(std::move(a), std::move(b), options, first_complete && second_complete);
 }
 
+size_t Tokenizer::special_tokens(bool pair) const { return post_processor_ ? post_processor_->added_tokens(pair) : 0; }
+
+Encoding Tokenizer::with_special_tokens(Encoding content) const {
+  const size_t read = content.size();
+  Encoding out = post_processor_ ? post_processor_->process(std::move(content), std::nullopt, true)
+                                 : join_plain(std::move(content), std::nullopt);
+  out.input_tokens = read + special_tokens();
+  return out;
+}
+
 Overflow parse_overflow(const std::string& name) {
   if (name == "truncate") return Overflow::kTruncate;
   if (name == "reject") return Overflow::kReject;

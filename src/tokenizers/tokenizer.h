@@ -88,6 +88,12 @@ class Tokenizer {
   std::vector<Encoding> encode_batch(const std::vector<std::string_view>& texts, const EncodeOptions& options = {},
                                      const PaddingOptions& padding = {}) const;
 
+  // Special tokens the template adds to one text (or a pair).
+  size_t special_tokens(bool pair = false) const;
+  // `content` (tokens of one text, encoded without special tokens, e.g. a
+  // window of a longer one) with the template's special tokens added.
+  Encoding with_special_tokens(Encoding content) const;
+
   virtual std::string decode(const std::vector<int32_t>& ids, bool skip_special_tokens = true) const = 0;
   virtual std::optional<int32_t> token_to_id(std::string_view token) const = 0;
   virtual std::string id_to_token(int32_t id) const = 0;

@@ -46,6 +46,20 @@ assert r["confidence"] == max(scores)
 PY
 "$cli" classify "$models/domain" --json "Is a verbal contract binding?" | grep -q multi_label &&
   fail "a softmax classifier must not be marked multi_label"
+# A long document window by window: the first window starts at its start,
+# the last ends at its end, consecutive ones share the overlap.
+doc=$(for i in $(seq 1 20); do printf 'The tenant asked whether the contract binds the landlord. '; done)
+"$cli" classify "$models/domain" --window-size 64 --overlap 8 "$doc" >"$tmp/windows.json" || fail "--windows failed"
+python3 - "$tmp/windows.json" <<'PY' || fail "windows JSON: $(cat "$tmp/windows.json")"
+import json, sys
+r = json.load(open(sys.argv[1]))["results"][0]
+w = r["windows"]
+assert len(w) > 2 and w[0]["token_begin"] == 0 and w[-1]["token_end"] == r["content_tokens"]
+assert all(b["token_begin"] == a["token_end"] - 8 for a, b in zip(w, w[1:]))
+assert all(x["text"] == r["text"][x["begin"]:x["end"]] for x in w)
+PY
+"$cli" classify "$models/domain" --max-document-tokens 10 "$doc" 2>"$tmp/err"
+[ $? -eq 1 ] && grep -q "never cut a document" "$tmp/err" || fail "a document over --max-document-tokens must be refused"
 "$cli" classify "$models/domain" --input "$tmp/missing.txt" 2>/dev/null
 [ $? -eq 1 ] || fail "a missing --input file must exit 1"
 echo "text input: ok"

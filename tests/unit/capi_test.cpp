@@ -185,6 +185,58 @@ TEST_F(CApi, InputUsageAndOverflowPolicy) {
   semroute_model_free(refused);
 }
 
+TEST_F(CApi, WindowsEqualTheCppPipeline) {
+  const auto model = load("intent");
+  const auto reference = SequenceClassifier::load(path("intent"));
+  std::string document;
+  for (int i = 0; i < 30; ++i) document += "The tenant asked whether the contract binds the landlord. ";
+  semroute_window_options options = semroute_window_default_options();
+  options.size = 32;
+  options.overlap = 4;
+  semroute_windows* windows = nullptr;
+  expect_ok(semroute_classify_windows(model.get(), document.data(), document.size(), &options, &windows));
+  WindowOptions same;
+  same.size = 32;
+  same.overlap = 4;
+  const DocumentClassification expected = reference->classify_windows(document, same);
+  ASSERT_EQ(semroute_windows_count(windows), expected.windows.size());
+  EXPECT_EQ(semroute_windows_content_tokens(windows), expected.content_tokens);
+  for (size_t i = 0; i < expected.windows.size(); ++i) {
+    const semroute_window* w = semroute_windows_window(windows, i);
+    const auto& e = expected.windows[i];
+    ASSERT_NE(w, nullptr);
+    EXPECT_EQ(w->struct_size, sizeof(semroute_window));
+    EXPECT_EQ(w->token_begin, e.tokens.begin);
+    EXPECT_EQ(w->token_end, e.tokens.end);
+    EXPECT_EQ(w->begin, e.byte_begin);
+    EXPECT_EQ(w->end, e.byte_end);
+    EXPECT_STREQ(w->label, e.classification.label.c_str());
+    ASSERT_EQ(w->num_labels, 3u);
+    for (size_t k = 0; k < w->num_labels; ++k) EXPECT_NEAR(w->probabilities[k], e.classification.probabilities[k], 1e-6);
+  }
+  EXPECT_EQ(semroute_windows_window(windows, expected.windows.size()), nullptr);
+  semroute_windows_free(windows);
+  const auto client = semroute::Model::load(path("intent"));
+  const auto predictions = client.classify_windows(document, 32, 4);
+  ASSERT_EQ(predictions.size(), expected.windows.size());
+  EXPECT_EQ(predictions.back().end, expected.windows.back().byte_end);
+  EXPECT_EQ(predictions.back().prediction.label, expected.windows.back().classification.label);
+  expect_ok(semroute_classify_windows(model.get(), "short", 5, nullptr, &windows));
+  EXPECT_EQ(semroute_windows_count(windows), 1u);
+  semroute_windows_free(windows);
+  options.overlap = 40;
+  expect_code(semroute_classify_windows(model.get(), document.data(), document.size(), &options, &windows),
+              SEMROUTE_ERR_INVALID_ARGUMENT, "must be smaller than a window's text");
+  EXPECT_EQ(windows, nullptr);
+  options = semroute_window_default_options();
+  options.max_document_tokens = 10;
+  expect_code(semroute_classify_windows(model.get(), document.data(), document.size(), &options, &windows),
+              SEMROUTE_ERR_TOO_LONG, "max_document_tokens");
+  expect_code(semroute_classify_windows(load("pii").get(), "x", 1, nullptr, &windows), SEMROUTE_ERR_INVALID_ARGUMENT);
+  EXPECT_EQ(semroute_windows_count(nullptr), 0u);
+  semroute_windows_free(nullptr);
+}
+
 TEST_F(CApi, ModelFacts) {
   const auto model = load("intent");
   EXPECT_EQ(semroute_model_task(model.get()), SEMROUTE_TASK_SEQUENCE_CLASSIFICATION);
