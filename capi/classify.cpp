@@ -44,6 +44,16 @@ const semroute::Classification* item(const semroute_classifications* results, si
   return results != nullptr && i < results->items.size() ? &results->items[i] : nullptr;
 }
 
+semroute::WindowOptions window_options_of(const semroute_window_options* options) {
+  const auto given = options == nullptr ? semroute_window_default_options()
+                                        : caller_struct(options, semroute_window_default_options(), "options");
+  semroute::WindowOptions chosen;
+  chosen.size = given.size;
+  chosen.overlap = given.overlap;
+  chosen.max_document_tokens = given.max_document_tokens;
+  return chosen;
+}
+
 }  // namespace
 
 semroute_entity semroute::capi::entity_of(const semroute::EntitySpan& e) {
@@ -129,14 +139,8 @@ semroute_status* semroute_classify_windows(const semroute_model* model, const ch
   return guarded([&] {
     const auto& classifier = sequence_classifier(model, "semroute_classify_windows");
     require(out, "out");
-    const auto given = options == nullptr ? semroute_window_default_options()
-                                          : caller_struct(options, semroute_window_default_options(), "options");
-    semroute::WindowOptions chosen;
-    chosen.size = given.size;
-    chosen.overlap = given.overlap;
-    chosen.max_document_tokens = given.max_document_tokens;
     auto windows = std::make_unique<semroute_windows>();
-    windows->document = classifier.classify_windows(text_view(text, length, "text"), chosen);
+    windows->document = classifier.classify_windows(text_view(text, length, "text"), window_options_of(options));
     for (const auto& w : windows->document.windows) {
       const auto& c = w.classification;
       windows->views.push_back({sizeof(semroute_window), w.tokens.begin, w.tokens.end, w.byte_begin, w.byte_end,
@@ -160,6 +164,19 @@ uint64_t semroute_windows_content_tokens(const semroute_windows* windows) {
 }
 
 void semroute_windows_free(semroute_windows* windows) { delete windows; }
+
+semroute_status* semroute_token_classify_windows(const semroute_model* model, const char* text, size_t length,
+                                                 const semroute_window_options* options, semroute_token_results** out) {
+  if (out != nullptr) *out = nullptr;
+  return guarded([&] {
+    const auto& classifier = token_classifier(model, "semroute_token_classify_windows");
+    require(out, "out");
+    auto document = classifier.classify_windows(text_view(text, length, "text"), window_options_of(options));
+    std::vector<semroute::TokenClassification> items;
+    items.push_back(std::move(document.result));
+    *out = token_results(std::move(items));
+  });
+}
 
 semroute_status* semroute_token_classify(const semroute_model* model, const char* text, size_t length,
                                          semroute_token_results** out) {

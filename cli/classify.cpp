@@ -123,6 +123,24 @@ int run_tokens(const Args& args) {
   const char* usage = "usage: semroute tokens MODEL_DIR TEXT... | --input FILE | - [--json]";
   if (args.positional.empty()) throw InvalidInput(usage);
   const auto classifier = TokenClassifier::load(args.positional[0], task_options(args));
+  if (args.windows) {  // each text a long document: one result, entities over the whole of it
+    const WindowOptions options{args.window_size, args.overlap, args.max_document_tokens};
+    const auto answer = [&](const std::vector<std::string_view>& texts) {
+      std::vector<nlohmann::json> out;
+      for (auto t : texts) {
+        const DocumentTokens d = classifier->classify_windows(t, options);
+        nlohmann::json j = token_result_json(t, d.result), windows = nlohmann::json::array();
+        for (const auto& w : d.windows) windows.push_back({w.begin, w.end});
+        j["content_tokens"] = d.content_tokens;
+        j["windows"] = windows;
+        out.push_back(std::move(j));
+      }
+      return out;
+    };
+    if (reads_input(args, 1)) return stream_texts(args, answer);
+    print_results(answer(texts_of(args, usage)));
+    return 0;
+  }
   const auto answer = [&](const std::vector<std::string_view>& texts) {
     return to_json(texts, classifier->classify(texts), token_result_json);
   };

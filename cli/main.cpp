@@ -35,8 +35,9 @@ commands:
       Both: --overflow reject refuses a text longer than the limit (exit 1)
       instead of truncating it; --json gives each text's "input" (tokens in,
       tokens read, truncated), counted to its end with --count-input-tokens.
-      classify --windows [--window-size N] [--overlap N] [--max-document-tokens N]:
-      a long document window by window (never cut), as JSON.
+      --windows [--window-size N] [--overlap N] [--max-document-tokens N]: a long
+      document window by window (never cut), as JSON; for tokens, one result
+      over the whole document with its windows' token ranges.
   embed MODEL_DIR TEXT... [--pooling mean|cls|last] [--dim N] [--layer K] [--no-normalize] [--json]
       Sentence embeddings (Matryoshka dimension N, early exit after layer K)
       and the cosine similarity of every pair of texts.

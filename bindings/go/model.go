@@ -134,16 +134,12 @@ func (m *Model) ClassifyPairs(ctx context.Context, firsts, seconds []string) ([]
 // ClassifyWindows classifies a document longer than the model reads at once,
 // window by window (see WindowOptions); the document is never cut.
 func (m *Model) ClassifyWindows(document string, opts WindowOptions) (Document, error) {
-	if opts.Size < 0 || opts.Overlap < 0 || opts.MaxDocumentTokens < 0 || opts.Size > math.MaxUint32 ||
-		opts.Overlap > math.MaxUint32 {
-		return Document{}, &Error{Code: CodeInvalidArgument, Message: "window Size, Overlap and MaxDocumentTokens must be >= 0"}
+	options, err := windowOptions(opts)
+	if err != nil {
+		return Document{}, err
 	}
 	var out Document
-	err := m.call(func(h *C.semroute_model) error {
-		options := C.semroute_window_default_options()
-		options.size = C.uint32_t(opts.Size)
-		options.overlap = C.uint32_t(opts.Overlap)
-		options.max_document_tokens = C.uint64_t(opts.MaxDocumentTokens)
+	err = m.call(func(h *C.semroute_model) error {
 		var r *C.semroute_windows
 		if err := statusError(C.semroute_classify_windows(h, stringData(document), C.size_t(len(document)), &options, &r)); err != nil {
 			return err
@@ -163,6 +159,40 @@ func (m *Model) ClassifyWindows(document string, opts WindowOptions) (Document, 
 		return nil
 	})
 	return out, err
+}
+
+// ClassifyTokenWindows token-classifies a document longer than the model reads
+// at once, window by window (see WindowOptions): one result for the whole
+// document, every token from the window where it has the most context, and
+// entities decoded once over the document (byte offsets into it).
+func (m *Model) ClassifyTokenWindows(document string, opts WindowOptions) (TokenResult, error) {
+	options, err := windowOptions(opts)
+	if err != nil {
+		return TokenResult{}, err
+	}
+	var out TokenResult
+	err = m.call(func(h *C.semroute_model) error {
+		var r *C.semroute_token_results
+		if err := statusError(C.semroute_token_classify_windows(h, stringData(document), C.size_t(len(document)), &options, &r)); err != nil {
+			return err
+		}
+		defer C.semroute_token_results_free(r)
+		out = tokenResults(r)[0]
+		return nil
+	})
+	return out, err
+}
+
+func windowOptions(opts WindowOptions) (C.semroute_window_options, error) {
+	options := C.semroute_window_default_options()
+	if opts.Size < 0 || opts.Overlap < 0 || opts.MaxDocumentTokens < 0 || opts.Size > math.MaxUint32 ||
+		opts.Overlap > math.MaxUint32 {
+		return options, &Error{Code: CodeInvalidArgument, Message: "window Size, Overlap and MaxDocumentTokens must be >= 0"}
+	}
+	options.size = C.uint32_t(opts.Size)
+	options.overlap = C.uint32_t(opts.Overlap)
+	options.max_document_tokens = C.uint64_t(opts.MaxDocumentTokens)
+	return options, nil
 }
 
 // ClassifyTokens extracts entity spans (and per-token labels) from one text.

@@ -26,6 +26,9 @@ func (m *Model) ClassifyPairs(ctx context.Context, firsts, seconds []string) ([]
 func (m *Model) ClassifyWindows(document string, opts WindowOptions) (Document, error) {
 	return Document{}, ErrUnavailable
 }
+func (m *Model) ClassifyTokenWindows(document string, opts WindowOptions) (TokenResult, error) {
+	return TokenResult{}, ErrUnavailable
+}
 func (m *Model) ClassifyTokens(text string) (TokenResult, error) {
 	return TokenResult{}, ErrUnavailable
 }

@@ -507,3 +507,29 @@ func TestClassifyWindows(t *testing.T) {
 		t.Errorf("a negative size: %v", err)
 	}
 }
+
+func TestClassifyTokenWindows(t *testing.T) {
+	m := load(t, "pii", nil)
+	short := "Contact john.smith@example.com or Jane Doe."
+	whole, err := m.ClassifyTokens(short)
+	if err != nil {
+		t.Fatal(err)
+	}
+	windowed, err := m.ClassifyTokenWindows(short, WindowOptions{})
+	if err != nil || !reflect.DeepEqual(windowed.Entities, whole.Entities) || len(windowed.Tokens) != len(whole.Tokens) {
+		t.Errorf("a text that fits: %+v (%v), want %+v", windowed, err, whole)
+	}
+	document := strings.Repeat("Write to mary.major@example.org about invoice 7. ", 20)
+	long, err := m.ClassifyTokenWindows(document, WindowOptions{Size: 24, Overlap: 6})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range long.Entities {
+		if document[e.Begin:e.End] != e.Text {
+			t.Errorf("entity %+v does not slice the document", e)
+		}
+	}
+	if long.Input.Truncated || long.Input.ProcessedTokens <= 24 {
+		t.Errorf("windows read the whole document: %+v", long.Input)
+	}
+}

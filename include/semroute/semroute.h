@@ -349,6 +349,15 @@ SEMROUTE_API const semroute_entity* const* semroute_token_results_entities(const
 /* Per-token predictions of text i, borrowed from results, as above. */
 SEMROUTE_API const semroute_token_label* const* semroute_token_results_tokens(const semroute_token_results* results,
                                                                        size_t i, size_t* out_count);
+/* A long document token-classified window by window (windows as
+ * semroute_classify_windows; never cut): one result, every text token once
+ * (from the window where it has the most context on both sides) and entities
+ * decoded over the whole document, with byte offsets into it. options may be
+ * NULL. *out is caller-owned (semroute_token_results_free). */
+SEMROUTE_API SEMROUTE_MUST_USE semroute_status* semroute_token_classify_windows(
+    const semroute_model* model, const char* text, size_t length, const semroute_window_options* options,
+    semroute_token_results** out);
+
 /* What text i was (semroute_input_usage), borrowed from results; NULL when out of range. */
 SEMROUTE_API const semroute_input_usage* semroute_token_results_input(const semroute_token_results* results, size_t i);
 SEMROUTE_API void semroute_token_results_free(semroute_token_results* results);

@@ -73,30 +73,20 @@ std::vector<Classification> SequenceClassifier::classify_encoded(size_t count, c
 DocumentClassification SequenceClassifier::classify_windows(std::string_view document,
                                                             const WindowOptions& options) const {
   const Tokenizer& tokenizer = *task_.tokenizer;
-  const size_t size = options.size ? options.size : task_.encode.max_length;
-  if (size > task_.encode.max_length)
-    throw InvalidInput("a window of " + std::to_string(size) + " tokens is longer than the model's max_length of " +
-                       std::to_string(task_.encode.max_length), ErrorCode::kTooLong);
-  EncodeOptions whole;
-  whole.add_special_tokens = false;
-  const Encoding text = tokenizer.encode(document, whole);
-  if (options.max_document_tokens > 0 && text.size() > options.max_document_tokens)
-    throw InvalidInput("the document has " + std::to_string(text.size()) + " tokens, more than max_document_tokens (" +
-                           std::to_string(options.max_document_tokens) + "): windows never cut a document",
-                       ErrorCode::kTooLong);
-  DocumentClassification out;
-  out.content_tokens = text.size();
-  const auto ranges = plan_windows(text.size(), tokenizer.special_tokens(), size, options.overlap);
-  std::vector<Classification> results = classify_encoded(ranges.size(), [&](size_t first, size_t last) {
+  const WindowedDocument d = plan_document(tokenizer, document, options, task_.encode.max_length);
+  std::vector<Classification> results = classify_encoded(d.windows.size(), [&](size_t first, size_t last) {
     std::vector<Encoding> windows;
-    for (size_t i = first; i < last; ++i) windows.push_back(tokenizer.with_special_tokens(slice(text, ranges[i])));
+    for (size_t i = first; i < last; ++i) windows.push_back(d.window(tokenizer, i));
     return windows;
   });
-  for (size_t i = 0; i < ranges.size(); ++i) {
-    WindowClassification w{ranges[i], 0, 0, std::move(results[i])};
-    if (ranges[i].end > ranges[i].begin) {
-      w.byte_begin = text.offsets[ranges[i].begin].begin;
-      w.byte_end = text.offsets[ranges[i].end - 1].end;
+  DocumentClassification out;
+  out.content_tokens = d.text.size();
+  for (size_t i = 0; i < d.windows.size(); ++i) {
+    const TokenRange r = d.windows[i];
+    WindowClassification w{r, 0, 0, std::move(results[i])};
+    if (r.end > r.begin) {
+      w.byte_begin = d.text.offsets[r.begin].begin;
+      w.byte_end = d.text.offsets[r.end - 1].end;
     }
     out.windows.push_back(std::move(w));
   }

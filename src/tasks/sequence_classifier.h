@@ -33,14 +33,6 @@ enum class Scoring { kSoftmax, kSigmoid };
 // problem_type Hugging Face does not know.
 Scoring scoring_for(const std::string& problem_type, int64_t num_labels);
 
-// A document longer than the model reads at once, classified window by
-// window (tasks/text_batch.h plan_windows).
-struct WindowOptions {
-  size_t size = 0;                 // tokens per window, special tokens included; 0 = the model's max_length
-  size_t overlap = 0;              // text tokens shared by consecutive windows
-  size_t max_document_tokens = 0;  // a longer document is refused (TOO_LONG), never cut; 0 = no limit
-};
-
 struct WindowClassification {
   TokenRange tokens;             // the window's text tokens in the document's
   size_t byte_begin = 0;         // the UTF-8 bytes of the document they cover

@@ -49,6 +49,29 @@ Encoding slice(const Encoding& e, TokenRange range) {
   return out;
 }
 
+Encoding WindowedDocument::window(const Tokenizer& tokenizer, size_t i) const {
+  return tokenizer.with_special_tokens(slice(text, windows.at(i)));
+}
+
+WindowedDocument plan_document(const Tokenizer& tokenizer, std::string_view document, const WindowOptions& options,
+                               size_t max_length) {
+  const size_t size = options.size ? options.size : max_length;
+  if (size > max_length)
+    throw InvalidInput("a window of " + std::to_string(size) + " tokens is longer than the model's max_length of " +
+                           std::to_string(max_length),
+                       ErrorCode::kTooLong);
+  EncodeOptions whole;
+  whole.add_special_tokens = false;
+  WindowedDocument d;
+  d.text = tokenizer.encode(document, whole);
+  if (options.max_document_tokens > 0 && d.text.size() > options.max_document_tokens)
+    throw InvalidInput("the document has " + std::to_string(d.text.size()) + " tokens, more than max_document_tokens (" +
+                           std::to_string(options.max_document_tokens) + "): windows never cut a document",
+                       ErrorCode::kTooLong);
+  d.windows = plan_windows(d.text.size(), tokenizer.special_tokens(), size, options.overlap);
+  return d;
+}
+
 InputUsage usage_of(const Encoding& encoding) {
   InputUsage usage;
   usage.input_tokens = encoding.input_tokens;

@@ -75,6 +75,24 @@ std::vector<TokenRange> plan_windows(size_t content, size_t specials, size_t siz
 // Tokens [begin, end) of an encoding (its accounting reset).
 Encoding slice(const Encoding& encoding, TokenRange range);
 
+// A document longer than a model reads at once, taken window by window.
+struct WindowOptions {
+  size_t size = 0;                 // tokens per window, special tokens included; 0 = the model's max_length
+  size_t overlap = 0;              // text tokens shared by consecutive windows
+  size_t max_document_tokens = 0;  // a longer document is refused (TOO_LONG), never cut; 0 = no limit
+};
+// A document tokenized once (without special tokens) and its windows.
+struct WindowedDocument {
+  Encoding text;
+  std::vector<TokenRange> windows;
+  // Window i as the model reads it: its tokens with the template's special tokens.
+  Encoding window(const Tokenizer& tokenizer, size_t i) const;
+};
+// InvalidInput (kTooLong) for a window longer than `max_length` or a document
+// over options.max_document_tokens.
+WindowedDocument plan_document(const Tokenizer& tokenizer, std::string_view document, const WindowOptions& options,
+                               size_t max_length);
+
 // Encodes items [first, last) of a list.
 using EncodeRange = std::function<std::vector<Encoding>(size_t first, size_t last)>;
 // Runs `run(batch, first)` over consecutive batches of `count` items, in

@@ -34,6 +34,55 @@ std::vector<TokenClassification> TokenClassifier::classify(const std::vector<std
   return out;
 }
 
+DocumentTokens TokenClassifier::classify_windows(std::string_view document, const WindowOptions& options) const {
+  const Tokenizer& tokenizer = *task_.tokenizer;
+  const WindowedDocument d = plan_document(tokenizer, document, options, task_.encode.max_length);
+  const size_t n = d.text.size();
+  // Per text token: its label from the window where it has the most context
+  // (the larger of its distances to that window's two edges; the earlier
+  // window on a tie).
+  std::vector<TokenLabel> chosen(n, TokenLabel{0, 0});
+  std::vector<int64_t> context(n, -1);
+  const auto encode = [&](size_t first, size_t last) {
+    std::vector<Encoding> windows;
+    for (size_t i = first; i < last; ++i) windows.push_back(d.window(tokenizer, i));
+    return windows;
+  };
+  for_each_budgeted_batch(d.windows.size(), encode, tokenizer, task_.encoder->device(),
+                          [&](const TextBatch& batch, size_t first) {
+                            const at::Tensor probs = at::softmax(logits(batch.inputs).to(at::kFloat), -1).cpu();
+                            CoreModel::check_finite(probs, "logits");
+                            const auto [best, best_id] = probs.max(-1);
+                            const at::Tensor p = best.contiguous(), id = best_id.contiguous();
+                            const int64_t seq = probs.size(1);
+                            for (size_t b = 0; b < batch.encodings.size(); ++b) {
+                              const Encoding& e = batch.encodings[b];
+                              const TokenRange r = d.windows[first + b];
+                              const auto width = static_cast<int64_t>(r.end - r.begin);
+                              int64_t k = 0;  // the window's text token
+                              for (size_t i = 0; i < e.size(); ++i) {
+                                if (e.special_tokens_mask[i] || !e.attention_mask[i]) continue;
+                                const int64_t margin = std::min(k, width - 1 - k);
+                                const size_t token = r.begin + static_cast<size_t>(k++);
+                                if (margin <= context[token]) continue;
+                                context[token] = margin;
+                                const int64_t flat = static_cast<int64_t>(b) * seq + static_cast<int64_t>(i);
+                                chosen[token] = {id.data_ptr<int64_t>()[flat], p.data_ptr<float>()[flat]};
+                              }
+                            }
+                          });
+  DocumentTokens out;
+  out.windows = d.windows;
+  out.content_tokens = n;
+  for (size_t t = 0; t < n; ++t)
+    out.result.tokens.push_back({d.text.ids[t], d.text.tokens[t], d.text.offsets[t], chosen[t].label_id,
+                                 task_.labels.at(static_cast<size_t>(chosen[t].label_id)), chosen[t].probability});
+  out.result.entities = aggregate_entities(document, d.text, chosen, task_.labels);
+  const size_t whole = n + tokenizer.special_tokens();  // never cut: every token read
+  out.result.input = {whole, whole, false};
+  return out;
+}
+
 std::vector<TokenClassification> to_token_classifications(const at::Tensor& logits, const TextBatch& batch,
                                                           const std::vector<std::string_view>& texts,
                                                           const std::vector<std::string>& labels) {

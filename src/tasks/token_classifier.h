@@ -31,11 +31,23 @@ struct TokenClassification {
   InputUsage input;
 };
 
+// A document longer than the model reads at once, token-classified window by
+// window: every text token once, from the window where it sits furthest from
+// an edge (the most context on both sides), and entities decoded once over
+// the whole document, so an entity across a window boundary is one span.
+struct DocumentTokens {
+  TokenClassification result;      // tokens and entities of the whole document
+  std::vector<TokenRange> windows;  // the windows' text tokens
+  size_t content_tokens = 0;
+};
+
 class TokenClassifier {
  public:
   static std::shared_ptr<const TokenClassifier> load(const std::filesystem::path& dir, const TaskOptions& options = {});
 
   std::vector<TokenClassification> classify(const std::vector<std::string_view>& texts) const;
+  // A long document window by window (never truncated; see WindowOptions).
+  DocumentTokens classify_windows(std::string_view document, const WindowOptions& options) const;
   // Raw logits [batch, seq, labels] for already tokenized inputs.
   at::Tensor logits(const ModelInputs& inputs) const;
 

@@ -58,6 +58,15 @@ assert len(w) > 2 and w[0]["token_begin"] == 0 and w[-1]["token_end"] == r["cont
 assert all(b["token_begin"] == a["token_end"] - 8 for a, b in zip(w, w[1:]))
 assert all(x["text"] == r["text"][x["begin"]:x["end"]] for x in w)
 PY
+"$cli" tokens "$models/pii" --window-size 24 --overlap 6 "Mail ana@example.com. $doc" >"$tmp/tokwin.json" ||
+  fail "tokens --windows failed"
+python3 - "$tmp/tokwin.json" <<'PY' || fail "token windows JSON: $(head -c 600 "$tmp/tokwin.json")"
+import json, sys
+r = json.load(open(sys.argv[1]))["results"][0]
+assert len(r["windows"]) > 2 and r["windows"][-1][1] == r["content_tokens"] == len(r["tokens"])
+text = r["text"].encode()
+assert all(text[e["begin"]:e["end"]].decode() == e["text"] for e in r["entities"])
+PY
 "$cli" classify "$models/domain" --max-document-tokens 10 "$doc" 2>"$tmp/err"
 [ $? -eq 1 ] && grep -q "never cut a document" "$tmp/err" || fail "a document over --max-document-tokens must be refused"
 "$cli" classify "$models/domain" --input "$tmp/missing.txt" 2>/dev/null

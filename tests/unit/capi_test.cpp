@@ -235,6 +235,25 @@ TEST_F(CApi, WindowsEqualTheCppPipeline) {
   expect_code(semroute_classify_windows(load("pii").get(), "x", 1, nullptr, &windows), SEMROUTE_ERR_INVALID_ARGUMENT);
   EXPECT_EQ(semroute_windows_count(nullptr), 0u);
   semroute_windows_free(nullptr);
+
+  // Token classification over the same windows: one whole-document result.
+  options = semroute_window_default_options();
+  options.size = 32;
+  options.overlap = 4;
+  const auto pii = load("pii");
+  semroute_token_results* spans = nullptr;
+  expect_ok(semroute_token_classify_windows(pii.get(), document.data(), document.size(), &options, &spans));
+  const DocumentTokens tokens = TokenClassifier::load(path("pii"))->classify_windows(document, same);
+  ASSERT_EQ(semroute_token_results_count(spans), 1u);
+  size_t n = 0;
+  const semroute_token_label* const* labels = semroute_token_results_tokens(spans, 0, &n);
+  ASSERT_EQ(n, tokens.result.tokens.size());
+  for (size_t j = 0; j < n; ++j) EXPECT_EQ(labels[j]->label_id, tokens.result.tokens[j].label_id);
+  semroute_token_results_entities(spans, 0, &n);
+  EXPECT_EQ(n, tokens.result.entities.size());
+  EXPECT_EQ(semroute_token_results_input(spans, 0)->truncated, 0);
+  semroute_token_results_free(spans);
+  expect_code(semroute_token_classify_windows(model.get(), "x", 1, nullptr, &spans), SEMROUTE_ERR_INVALID_ARGUMENT);
 }
 
 TEST_F(CApi, ModelFacts) {

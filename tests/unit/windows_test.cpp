@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include "tasks/sequence_classifier.h"
+#include "tasks/token_classifier.h"
 #include "tasks/text_batch.h"
 #include "test_util.h"
 
@@ -15,6 +16,28 @@ std::vector<std::pair<size_t, size_t>> plan(size_t content, size_t specials, siz
   std::vector<std::pair<size_t, size_t>> out;
   for (const auto& w : plan_windows(content, specials, size, overlap)) out.emplace_back(w.begin, w.end);
   return out;
+}
+
+WindowOptions windows_of(size_t size, size_t overlap) {
+  WindowOptions options;
+  options.size = size;
+  options.overlap = overlap;
+  return options;
+}
+
+// The document's text tokens, as the windows take them.
+Encoding text_tokens(const Tokenizer& tokenizer, const std::string& document) {
+  EncodeOptions plain;
+  plain.add_special_tokens = false;
+  return tokenizer.encode(document, plain);
+}
+
+// One window's tokens as a batch of one.
+ModelInputs inputs_of(const Encoding& e) {
+  ModelInputs in;
+  in.input_ids = at::tensor(std::vector<int64_t>(e.ids.begin(), e.ids.end())).unsqueeze(0);
+  in.attention_mask = at::ones_like(in.input_ids);
+  return in;
 }
 
 TEST(Windows, PlanStartsAtZeroEndsAtTheEndAndSharesTheOverlap) {
@@ -40,14 +63,10 @@ TEST_F(WindowedClassifier, EachWindowEqualsItsTokensAlone) {
   std::string document;
   for (int i = 0; i < 40; ++i)
     document += i % 2 ? "The court ruled on the contract dispute. " : "Enzymes fold proteins in the cell — été. ";
-  WindowOptions options;
-  options.size = 48;
-  options.overlap = 8;
+  const WindowOptions options = windows_of(48, 8);
   const DocumentClassification result = classifier_->classify_windows(document, options);
   const Tokenizer& tokenizer = *classifier_->task().tokenizer;
-  EncodeOptions plain;
-  plain.add_special_tokens = false;
-  const Encoding text = tokenizer.encode(document, plain);
+  const Encoding text = text_tokens(tokenizer, document);
   EXPECT_EQ(result.content_tokens, text.size());
   ASSERT_GT(result.windows.size(), 3u);
   EXPECT_EQ(result.windows.front().tokens.begin, 0u);
@@ -56,10 +75,7 @@ TEST_F(WindowedClassifier, EachWindowEqualsItsTokensAlone) {
   for (const auto& w : result.windows) {
     const Encoding alone = tokenizer.with_special_tokens(slice(text, w.tokens));
     EXPECT_LE(alone.size(), options.size);
-    ModelInputs in;
-    in.input_ids = at::tensor(std::vector<int64_t>(alone.ids.begin(), alone.ids.end())).unsqueeze(0);
-    in.attention_mask = at::ones_like(in.input_ids);
-    const at::Tensor expected = at::softmax(classifier_->logits(in)[0].to(at::kFloat), -1);
+    const at::Tensor expected = at::softmax(classifier_->logits(inputs_of(alone))[0].to(at::kFloat), -1);
     const at::Tensor got = at::tensor(w.classification.probabilities);
     worst = std::max(worst, (got - expected).abs().max().item<double>());
     EXPECT_EQ(w.classification.input.processed_tokens, alone.size());
@@ -101,6 +117,59 @@ TEST_F(WindowedClassifier, RefusesWhatItCannotWindow) {
   test::expect_error([&] { classifier_->classify_windows("text", options); }, ErrorCode::kInvalidArgument,
                      "must be smaller than a window's text");
   test::expect_error([&] { classifier_->classify_windows("bad \xff byte", {}); }, ErrorCode::kInvalidUtf8, "UTF-8");
+}
+
+TEST(TokenWindows, ADocumentThatFitsEqualsClassify) {
+  const auto pii = TokenClassifier::load(test::repo_dir() / "models" / "pii");
+  const std::string text = "Write to john.smith@example.com or call Jane Doe at 555-0100.";
+  const DocumentTokens windows = pii->classify_windows(text, {});
+  const TokenClassification whole = pii->classify({text}).at(0);
+  ASSERT_EQ(windows.windows.size(), 1u);
+  ASSERT_EQ(windows.result.tokens.size(), whole.tokens.size());
+  for (size_t i = 0; i < whole.tokens.size(); ++i) {
+    EXPECT_EQ(windows.result.tokens[i].label_id, whole.tokens[i].label_id) << i;
+    EXPECT_NEAR(windows.result.tokens[i].probability, whole.tokens[i].probability, 1e-5) << i;
+  }
+  ASSERT_EQ(windows.result.entities.size(), whole.entities.size());
+  for (size_t i = 0; i < whole.entities.size(); ++i) {
+    EXPECT_EQ(windows.result.entities[i].type, whole.entities[i].type);
+    EXPECT_EQ(windows.result.entities[i].begin, whole.entities[i].begin);
+    EXPECT_EQ(windows.result.entities[i].end, whole.entities[i].end);
+  }
+  EXPECT_FALSE(windows.result.input.truncated);
+  EXPECT_EQ(windows.result.input.processed_tokens, whole.input.processed_tokens);
+}
+
+TEST(TokenWindows, EachTokenComesFromTheWindowWhereItHasTheMostContext) {
+  const auto pii = TokenClassifier::load(test::repo_dir() / "models" / "pii");
+  std::string document;
+  for (int i = 0; i < 12; ++i)
+    document += "Contact person" + std::to_string(i) + "@example.com or Mary Major about invoice " + std::to_string(i) + ". ";
+  const DocumentTokens got = pii->classify_windows(document, windows_of(40, 12));
+  const Tokenizer& tokenizer = *pii->task().tokenizer;
+  const Encoding text = text_tokens(tokenizer, document);
+  ASSERT_EQ(got.content_tokens, text.size());
+  ASSERT_EQ(got.result.tokens.size(), text.size());
+  ASSERT_GT(got.windows.size(), 3u);
+  // The expected label of each token: from each window run alone.
+  std::vector<int64_t> best_margin(text.size(), -1), expected(text.size(), -1);
+  for (const TokenRange& r : got.windows) {
+    const Encoding alone = tokenizer.with_special_tokens(slice(text, r));
+    const at::Tensor labels = pii->logits(inputs_of(alone))[0].argmax(-1);
+    int64_t k = 0;
+    for (size_t i = 0; i < alone.size(); ++i) {
+      if (alone.special_tokens_mask[i]) continue;
+      const int64_t margin = std::min(k, static_cast<int64_t>(r.end - r.begin) - 1 - k);
+      const size_t token = r.begin + static_cast<size_t>(k++);
+      if (margin > best_margin[token]) {
+        best_margin[token] = margin;
+        expected[token] = labels[static_cast<int64_t>(i)].item<int64_t>();
+      }
+    }
+  }
+  for (size_t t = 0; t < text.size(); ++t) EXPECT_EQ(got.result.tokens[t].label_id, expected[t]) << "token " << t;
+  for (const auto& e : got.result.entities) EXPECT_EQ(e.text, document.substr(e.begin, e.end - e.begin));
+  EXPECT_FALSE(got.result.entities.empty());
 }
 
 }  // namespace
