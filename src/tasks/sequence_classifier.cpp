@@ -74,11 +74,7 @@ DocumentClassification SequenceClassifier::classify_windows(std::string_view doc
                                                             const WindowOptions& options) const {
   const Tokenizer& tokenizer = *task_.tokenizer;
   const WindowedDocument d = plan_document(tokenizer, document, options, task_.encode.max_length);
-  std::vector<Classification> results = classify_encoded(d.windows.size(), [&](size_t first, size_t last) {
-    std::vector<Encoding> windows;
-    for (size_t i = first; i < last; ++i) windows.push_back(d.window(tokenizer, i));
-    return windows;
-  });
+  std::vector<Classification> results = classify_encoded(d.windows.size(), d.encoder(tokenizer));
   DocumentClassification out;
   out.content_tokens = d.text.size();
   for (size_t i = 0; i < d.windows.size(); ++i) {

@@ -53,6 +53,14 @@ Encoding WindowedDocument::window(const Tokenizer& tokenizer, size_t i) const {
   return tokenizer.with_special_tokens(slice(text, windows.at(i)));
 }
 
+EncodeRange WindowedDocument::encoder(const Tokenizer& tokenizer) const {
+  return [this, &tokenizer](size_t first, size_t last) {
+    std::vector<Encoding> out;
+    for (size_t i = first; i < last; ++i) out.push_back(window(tokenizer, i));
+    return out;
+  };
+}
+
 WindowedDocument plan_document(const Tokenizer& tokenizer, std::string_view document, const WindowOptions& options,
                                size_t max_length) {
   const size_t size = options.size ? options.size : max_length;

@@ -81,20 +81,23 @@ struct WindowOptions {
   size_t overlap = 0;              // text tokens shared by consecutive windows
   size_t max_document_tokens = 0;  // a longer document is refused (TOO_LONG), never cut; 0 = no limit
 };
+// Encodes items [first, last) of a list.
+using EncodeRange = std::function<std::vector<Encoding>(size_t first, size_t last)>;
+
 // A document tokenized once (without special tokens) and its windows.
 struct WindowedDocument {
   Encoding text;
   std::vector<TokenRange> windows;
   // Window i as the model reads it: its tokens with the template's special tokens.
   Encoding window(const Tokenizer& tokenizer, size_t i) const;
+  // Windows [first, last) so, for for_each_budgeted_batch (this document must outlive it).
+  EncodeRange encoder(const Tokenizer& tokenizer) const;
 };
 // InvalidInput (kTooLong) for a window longer than `max_length` or a document
 // over options.max_document_tokens.
 WindowedDocument plan_document(const Tokenizer& tokenizer, std::string_view document, const WindowOptions& options,
                                size_t max_length);
 
-// Encodes items [first, last) of a list.
-using EncodeRange = std::function<std::vector<Encoding>(size_t first, size_t last)>;
 // Runs `run(batch, first)` over consecutive batches of `count` items, in
 // order, each within `budget` padded tokens (an item longer than the budget
 // runs alone). Items are encoded a group at a time, as the batches need them.

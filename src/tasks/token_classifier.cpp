@@ -43,12 +43,7 @@ DocumentTokens TokenClassifier::classify_windows(std::string_view document, cons
   // window on a tie).
   std::vector<TokenLabel> chosen(n, TokenLabel{0, 0});
   std::vector<int64_t> context(n, -1);
-  const auto encode = [&](size_t first, size_t last) {
-    std::vector<Encoding> windows;
-    for (size_t i = first; i < last; ++i) windows.push_back(d.window(tokenizer, i));
-    return windows;
-  };
-  for_each_budgeted_batch(d.windows.size(), encode, tokenizer, task_.encoder->device(),
+  for_each_budgeted_batch(d.windows.size(), d.encoder(tokenizer), tokenizer, task_.encoder->device(),
                           [&](const TextBatch& batch, size_t first) {
                             const at::Tensor probs = at::softmax(logits(batch.inputs).to(at::kFloat), -1).cpu();
                             CoreModel::check_finite(probs, "logits");
