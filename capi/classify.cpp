@@ -174,7 +174,10 @@ semroute_status* semroute_token_classify_windows(const semroute_model* model, co
     auto document = classifier.classify_windows(text_view(text, length, "text"), window_options_of(options));
     std::vector<semroute::TokenClassification> items;
     items.push_back(std::move(document.result));
-    *out = token_results(std::move(items));
+    auto results = std::unique_ptr<semroute_token_results>(token_results(std::move(items)));
+    for (const auto& w : document.windows) results->windows.insert(results->windows.end(), {w.begin, w.end});
+    results->content_tokens = document.content_tokens;
+    *out = results.release();
   });
 }
 
@@ -194,6 +197,14 @@ semroute_status* semroute_token_classify_batch(const semroute_model* model, cons
     const auto views = batch_views(texts, offsets, count, "texts");
     *out = token_results(views.empty() ? std::vector<semroute::TokenClassification>() : model->classify_tokens(views));
   });
+}
+
+const uint64_t* semroute_token_results_windows(const semroute_token_results* results, size_t* out_count,
+                                               uint64_t* out_content_tokens) {
+  const bool has = results != nullptr && !results->windows.empty();
+  if (out_count != nullptr) *out_count = has ? results->windows.size() / 2 : 0;
+  if (out_content_tokens != nullptr) *out_content_tokens = has ? results->content_tokens : 0;
+  return has ? results->windows.data() : nullptr;
 }
 
 size_t semroute_token_results_count(const semroute_token_results* results) {

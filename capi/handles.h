@@ -23,7 +23,8 @@ struct semroute_status {
   std::string message;
 };
 
-// A loaded model: exactly one of the three pipelines is set, by task.
+// A loaded model: exactly one of the three pipelines (or, for an encoder
+// alone, the backbone) is set, by task.
 struct semroute_model {
   semroute_task task = SEMROUTE_TASK_AUTO;
   std::string model_type;
@@ -31,6 +32,8 @@ struct semroute_model {
   std::shared_ptr<const semroute::SequenceClassifier> sequence;
   std::shared_ptr<const semroute::TokenClassifier> token;
   std::shared_ptr<const semroute::Embedder> embedder;
+  semroute::Backbone backbone;          // SEMROUTE_TASK_ENCODER
+  semroute::EncodeOptions backbone_encode;
   // With dynamic batching (max_batch > 1), the pipeline's calls go through one of these.
   std::unique_ptr<const semroute::Batcher<semroute::Classification>> sequence_batcher;
   std::unique_ptr<const semroute::Batcher<semroute::TokenClassification>> token_batcher;
@@ -42,6 +45,8 @@ struct semroute_model {
   std::vector<float> embed_rows(const std::vector<std::string_view>& texts) const;
 
   const semroute::Tokenizer& tokenizer() const;
+  // The encoder (and tokenizer) heads can be bound to; InvalidInput for an embedding model.
+  semroute::Backbone bindable_backbone() const;
   const semroute::EncodeOptions& encode_options() const;
   const std::vector<std::string>& labels() const;
 };
@@ -97,6 +102,8 @@ struct semroute_token_results {
   semroute::capi::CLists<semroute_entity> entities;
   semroute::capi::CLists<semroute_token_label> tokens;
   std::vector<semroute_input_usage> inputs;
+  std::vector<uint64_t> windows;  // token windows: begin, end per window
+  uint64_t content_tokens = 0;
 };
 
 // An answer checked as it streams (a detector's, or a routed request's).

@@ -90,12 +90,23 @@ std::optional<Pooling> pooling_of(int32_t pooling) {
 }
 
 semroute_task task_of(int32_t requested, const std::string& architecture) {
-  if (requested < SEMROUTE_TASK_AUTO || requested > SEMROUTE_TASK_EMBEDDING)
+  if (requested < SEMROUTE_TASK_AUTO || requested > SEMROUTE_TASK_ENCODER)
     throw InvalidInput("unknown task " + std::to_string(requested));
   if (requested != SEMROUTE_TASK_AUTO) return static_cast<semroute_task>(requested);
   const auto kind = task_kind_of(architecture);
   if (!kind) return SEMROUTE_TASK_EMBEDDING;
   return *kind == TaskKind::kSequence ? SEMROUTE_TASK_SEQUENCE_CLASSIFICATION : SEMROUTE_TASK_TOKEN_CLASSIFICATION;
+}
+
+const char* task_name(semroute_task task) {
+  switch (task) {
+    case SEMROUTE_TASK_SEQUENCE_CLASSIFICATION: return "sequence classification";
+    case SEMROUTE_TASK_TOKEN_CLASSIFICATION: return "token classification";
+    case SEMROUTE_TASK_EMBEDDING: return "embedding";
+    case SEMROUTE_TASK_ENCODER: return "encoder";
+    case SEMROUTE_TASK_AUTO: break;
+  }
+  return "auto";
 }
 
 void add_batcher(semroute_model& model, const BatchingOptions& batching) {
@@ -129,7 +140,11 @@ std::unique_ptr<semroute_model> load_model(const std::filesystem::path& dir, con
   model->task = task_of(p.task, model->architecture);
 
   const TaskOptions task_options = task_options_of(p);
-  if (model->task == SEMROUTE_TASK_EMBEDDING) {
+  if (model->task == SEMROUTE_TASK_ENCODER) {
+    if (!task_options.adapter.empty()) throw InvalidInput("an adapter needs a task: load the encoder without it");
+    model->backbone = Backbone::load(dir, task_options);
+    model->backbone_encode = encode_options_for(*model->backbone.encoder, task_options);
+  } else if (model->task == SEMROUTE_TASK_EMBEDDING) {
     EmbedderOptions options{task_options};
     options.pooling = pooling_of(p.pooling);
     if (p.normalize != 0 && p.normalize != 1) throw InvalidInput("normalize must be 0 or 1");
@@ -147,21 +162,34 @@ std::unique_ptr<semroute_model> load_model(const std::filesystem::path& dir, con
   return model;
 }
 
+std::unique_ptr<semroute_model> bind_head(const semroute_model& source, const std::filesystem::path& head_dir,
+                                          const semroute_model_params& p) {
+  const Backbone backbone = source.bindable_backbone();
+  const ConfigReader config = read_model_config(head_dir);
+  auto model = std::make_unique<semroute_model>();
+  model->model_type = source.model_type;
+  const auto architectures = config.get_strings("architectures");
+  model->architecture = architectures.empty() ? "" : architectures.front();
+  model->task = task_of(p.task, model->architecture);
+  if (p.adapter != nullptr) throw InvalidInput("a bound head takes no adapter");
+  const PipelineOptions options = pipeline_options_of(p);
+  if (model->task == SEMROUTE_TASK_SEQUENCE_CLASSIFICATION)
+    model->sequence = SequenceClassifier::bind(backbone, head_dir, options);
+  else if (model->task == SEMROUTE_TASK_TOKEN_CLASSIFICATION)
+    model->token = TokenClassifier::bind(backbone, head_dir, options);
+  else
+    throw InvalidInput(std::string("a bound head is a sequence or token classifier, not ") + task_name(model->task) +
+                       " (" + head_dir.string() + ": set params.task)");
+  add_batcher(*model, BatchingOptions{p.max_batch, p.max_wait_us});
+  return model;
+}
+
 const CoreModel* encoder_of(const semroute_model* model) {
   if (model == nullptr) return nullptr;
   if (model->sequence) return model->sequence->task().encoder.get();
   if (model->token) return model->token->task().encoder.get();
-  return &model->embedder->encoder();
-}
-
-const char* task_name(semroute_task task) {
-  switch (task) {
-    case SEMROUTE_TASK_SEQUENCE_CLASSIFICATION: return "sequence classification";
-    case SEMROUTE_TASK_TOKEN_CLASSIFICATION: return "token classification";
-    case SEMROUTE_TASK_EMBEDDING: return "embedding";
-    case SEMROUTE_TASK_AUTO: break;
-  }
-  return "auto";
+  if (model->embedder) return &model->embedder->encoder();
+  return model->backbone.encoder.get();
 }
 
 }  // namespace
@@ -226,13 +254,23 @@ std::vector<float> semroute_model::embed_rows(const std::vector<std::string_view
 const semroute::Tokenizer& semroute_model::tokenizer() const {
   if (sequence) return *sequence->task().tokenizer;
   if (token) return *token->task().tokenizer;
-  return *embedder->tokenizer();
+  if (embedder) return *embedder->tokenizer();
+  if (!backbone.tokenizer) throw InvalidInput("this encoder was loaded without a tokenizer.json");
+  return *backbone.tokenizer;
 }
 
 const semroute::EncodeOptions& semroute_model::encode_options() const {
   if (sequence) return sequence->task().encode;
   if (token) return token->task().encode;
-  return embedder->encode_options();
+  if (embedder) return embedder->encode_options();
+  return backbone_encode;
+}
+
+semroute::Backbone semroute_model::bindable_backbone() const {
+  if (sequence) return sequence->task().backbone();
+  if (token) return token->task().backbone();
+  if (backbone.encoder) return backbone;
+  throw InvalidInput("heads are bound to an encoder, a sequence or a token classifier, not an embedding model");
 }
 
 const std::vector<std::string>& semroute_model::labels() const {
@@ -243,6 +281,29 @@ const std::vector<std::string>& semroute_model::labels() const {
 }
 
 using namespace semroute::capi;
+
+namespace {
+
+semroute_status* tokenize(const semroute_model* model, const char* text, size_t length, int add_special_tokens,
+                          bool whole, semroute_tokens** out_tokens) {
+  if (out_tokens != nullptr) *out_tokens = nullptr;
+  return guarded([&] {
+    require(model, "model");
+    require(out_tokens, "out_tokens");
+    semroute::EncodeOptions options = model->encode_options();
+    options.add_special_tokens = add_special_tokens != 0;
+    if (whole) options.max_length = 0;
+    auto tokens = std::make_unique<semroute_tokens>();
+    tokens->encoding = model->tokenizer().encode(text_view(text, length, "text"), options);
+    for (const auto& span : tokens->encoding.offsets) {
+      tokens->offsets.push_back(span.begin);
+      tokens->offsets.push_back(span.end);
+    }
+    *out_tokens = tokens.release();
+  });
+}
+
+}  // namespace
 
 extern "C" {
 
@@ -256,6 +317,22 @@ semroute_status* semroute_model_load(const char* path, const semroute_model_para
     require(out_model, "out_model");
     *out_model = load_model(path, effective_params(params)).release();
   });
+}
+
+semroute_status* semroute_model_bind_head(const semroute_model* source, const char* head_dir,
+                                          const semroute_model_params* params, semroute_model** out_model) {
+  if (out_model != nullptr) *out_model = nullptr;
+  return guarded([&] {
+    require(source, "source");
+    require(head_dir, "head_dir");
+    require(out_model, "out_model");
+    *out_model = bind_head(*source, head_dir, effective_params(params)).release();
+  });
+}
+
+int semroute_model_shares_encoder(const semroute_model* a, const semroute_model* b) {
+  const auto* encoder = encoder_of(a);
+  return encoder != nullptr && encoder == encoder_of(b) ? 1 : 0;
 }
 
 void semroute_model_free(semroute_model* model) { delete model; }
@@ -300,20 +377,12 @@ size_t semroute_model_embedding_dim(const semroute_model* model) {
 
 semroute_status* semroute_tokenize(const semroute_model* model, const char* text, size_t length,
                                    int add_special_tokens, semroute_tokens** out_tokens) {
-  if (out_tokens != nullptr) *out_tokens = nullptr;
-  return guarded([&] {
-    require(model, "model");
-    require(out_tokens, "out_tokens");
-    semroute::EncodeOptions options = model->encode_options();
-    options.add_special_tokens = add_special_tokens != 0;
-    auto tokens = std::make_unique<semroute_tokens>();
-    tokens->encoding = model->tokenizer().encode(text_view(text, length, "text"), options);
-    for (const auto& span : tokens->encoding.offsets) {
-      tokens->offsets.push_back(span.begin);
-      tokens->offsets.push_back(span.end);
-    }
-    *out_tokens = tokens.release();
-  });
+  return tokenize(model, text, length, add_special_tokens, false, out_tokens);
+}
+
+semroute_status* semroute_tokenize_whole(const semroute_model* model, const char* text, size_t length,
+                                         int add_special_tokens, semroute_tokens** out_tokens) {
+  return tokenize(model, text, length, add_special_tokens, true, out_tokens);
 }
 
 size_t semroute_tokens_count(const semroute_tokens* tokens) {

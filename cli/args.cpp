@@ -106,6 +106,9 @@ Args parse_args(int argc, char** argv, int first) {
     } else if (arg == "--adapter") {
       if (i + 1 >= argc) throw InvalidInput("--adapter needs a directory");
       args.adapter = argv[++i];
+    } else if (arg == "--head") {
+      if (i + 1 >= argc) throw InvalidInput("--head needs a directory");
+      args.head = argv[++i];
     } else if (arg == "--pair") {
       if (i + 1 >= argc) throw InvalidInput("--pair needs a text");
       args.pair = argv[++i];

@@ -79,10 +79,20 @@ nlohmann::json windows_json(std::string_view text, const DocumentClassification&
   return {{"text", text}, {"content_tokens", d.content_tokens}, {"windows", windows}};
 }
 
+// The classifier of MODEL_DIR, or with --head, the head of that directory
+// bound to MODEL_DIR's encoder.
+template <class Classifier>
+std::shared_ptr<const Classifier> load_classifier(const Args& args) {
+  const TaskOptions options = task_options(args);
+  if (args.head.empty()) return Classifier::load(args.positional[0], options);
+  if (!args.adapter.empty()) throw InvalidInput("--head binds a head to MODEL_DIR's encoder: it takes no --adapter");
+  return Classifier::bind(Backbone::load(args.positional[0], options), args.head, options);
+}
+
 int run_classify(const Args& args) {
   const char* usage = "usage: semroute classify MODEL_DIR TEXT... | --input FILE | - [--pair TEXT] [--json]";
   if (args.positional.empty()) throw InvalidInput(usage);
-  const auto classifier = SequenceClassifier::load(args.positional[0], task_options(args));
+  const auto classifier = load_classifier<SequenceClassifier>(args);
   const auto& labels = classifier->labels();
   if (args.windows) {
     if (!args.pair.empty()) throw InvalidInput("--windows classifies single documents, not --pair");
@@ -122,7 +132,7 @@ int run_classify(const Args& args) {
 int run_tokens(const Args& args) {
   const char* usage = "usage: semroute tokens MODEL_DIR TEXT... | --input FILE | - [--json]";
   if (args.positional.empty()) throw InvalidInput(usage);
-  const auto classifier = TokenClassifier::load(args.positional[0], task_options(args));
+  const auto classifier = load_classifier<TokenClassifier>(args);
   if (args.windows) {  // each text a long document: one result, entities over the whole of it
     const WindowOptions options{args.window_size, args.overlap, args.max_document_tokens};
     const auto answer = [&](const std::vector<std::string_view>& texts) {

@@ -19,6 +19,7 @@ struct Args {
   std::vector<std::string> positional;
   bool json = false;
   std::string adapter;  // --adapter DIR
+  std::string head;     // --head DIR: a head bound to the model's encoder
   bool unmerged = false;  // --unmerged: keep the adapter beside the weights
   std::string tasks;      // --tasks a,b
   bool accuracy = false;  // --accuracy

@@ -98,7 +98,7 @@ int run_forward(const Args& args) {
   if (adapter && adapter->task().task_type == "SEQ_CLS") kind = TaskKind::kSequence;
   if (adapter && adapter->task().task_type == "TOKEN_CLS") kind = TaskKind::kToken;
   if (kind) {
-    head = load_task_head(*model, *kind, source.checkpoint, adapter.get(), patch);
+    head = load_task_head(*model, *kind, source, adapter.get(), patch);
   } else {
     EmbedderOptions options;
     options.load = load_options(args);

@@ -38,6 +38,9 @@ commands:
       --windows [--window-size N] [--overlap N] [--max-document-tokens N]: a long
       document window by window (never cut), as JSON; for tokens, one result
       over the whole document with its windows' token ranges.
+      --head DIR: the task head of the checkpoint in DIR on MODEL_DIR's encoder
+      (a backbone: the encoder alone, or any checkpoint of the same architecture
+      and width); DIR gives the labels, head shape and, if it has one, the tokenizer.
   embed MODEL_DIR TEXT... [--pooling mean|cls|last] [--dim N] [--layer K] [--no-normalize] [--json]
       Sentence embeddings (Matryoshka dimension N, early exit after layer K)
       and the cosine similarity of every pair of texts.

@@ -57,6 +57,13 @@ type Model struct {
 // Load loads a model directory (config.json, *.safetensors, tokenizer.json).
 // opts may be nil.
 func Load(dir string, opts *Options) (*Model, error) {
+	return newModel(dir, opts, func(path *C.char, params *C.semroute_model_params, out **C.semroute_model) error {
+		return statusError(C.semroute_model_load(path, params, out))
+	})
+}
+
+// newModel runs a loading call with dir and opts as C arguments.
+func newModel(dir string, opts *Options, load func(*C.char, *C.semroute_model_params, **C.semroute_model) error) (*Model, error) {
 	var strings cStrings
 	defer strings.free()
 	params, err := modelParams(opts, &strings)
@@ -66,7 +73,7 @@ func Load(dir string, opts *Options) (*Model, error) {
 	path := C.CString(dir)
 	defer C.free(unsafe.Pointer(path))
 	var handle *C.semroute_model
-	if err := statusError(C.semroute_model_load(path, &params, &handle)); err != nil {
+	if err := load(path, &params, &handle); err != nil {
 		return nil, err
 	}
 	return &Model{handle: handle, info: describe(handle)}, nil
@@ -76,6 +83,34 @@ func Load(dir string, opts *Options) (*Model, error) {
 func (m *Model) Close() error {
 	m.close(func() { C.semroute_model_free(m.handle) })
 	return nil
+}
+
+// BindHead binds the task head of the checkpoint in headDir to m's encoder,
+// which the new model shares (nothing of the encoder is loaded again). m may
+// be a TaskEncoder, sequence or token classification model; opts (may be nil)
+// sets the head's task (TaskAuto: headDir's architectures), tokenizer (else
+// headDir's, else m's) and input policy; device and dtype are m's. The two
+// models close independently: the head outlives m.
+func (m *Model) BindHead(headDir string, opts *Options) (*Model, error) {
+	return newModel(headDir, opts, func(dir *C.char, params *C.semroute_model_params, out **C.semroute_model) error {
+		return m.call(func(h *C.semroute_model) error {
+			return statusError(C.semroute_model_bind_head(h, dir, params, out))
+		})
+	})
+}
+
+// SharesEncoder reports whether m and other run on the same encoder weights
+// in memory (one bound to the other, or both to a third). False when either
+// is closed.
+func (m *Model) SharesEncoder(other *Model) bool {
+	shared := false
+	_ = m.call(func(a *C.semroute_model) error {
+		return other.call(func(b *C.semroute_model) error {
+			shared = C.semroute_model_shares_encoder(a, b) != 0
+			return nil
+		})
+	})
+	return shared
 }
 
 // Info describes the model.

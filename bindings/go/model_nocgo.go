@@ -11,6 +11,12 @@ type Model struct{}
 // Load returns ErrUnavailable: this build has no cgo.
 func Load(dir string, opts *Options) (*Model, error) { return nil, ErrUnavailable }
 
+// BindHead returns ErrUnavailable: this build has no cgo.
+func (m *Model) BindHead(headDir string, opts *Options) (*Model, error) { return nil, ErrUnavailable }
+
+// SharesEncoder is false: this build has no cgo.
+func (m *Model) SharesEncoder(other *Model) bool { return false }
+
 func (m *Model) Close() error { return nil }
 func (m *Model) Info() Info   { return Info{} }
 

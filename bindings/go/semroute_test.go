@@ -533,3 +533,52 @@ func TestClassifyTokenWindows(t *testing.T) {
 		t.Errorf("windows read the whole document: %+v", long.Input)
 	}
 }
+
+func TestBindHead(t *testing.T) {
+	whole := load(t, "intent", nil)
+	encoder := load(t, "intent", &Options{Task: TaskEncoder})
+	if info := encoder.Info(); info.Task != TaskEncoder || len(info.Labels) != 0 {
+		t.Fatalf("encoder info %+v", info)
+	}
+	head, err := encoder.BindHead(filepath.Join(modelsDir, "intent"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer head.Close()
+	pii, err := head.BindHead(filepath.Join(modelsDir, "pii"), nil) // the PII head on the intent encoder
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pii.Close()
+	if !head.SharesEncoder(encoder) || !pii.SharesEncoder(encoder) || whole.SharesEncoder(encoder) {
+		t.Fatal("bound heads must share the encoder they were bound to, and only that one")
+	}
+	if info := pii.Info(); info.Task != TaskTokenClassification || len(info.Labels) != 5 {
+		t.Fatalf("pii head info %+v", info)
+	}
+	encoder.Close() // the heads keep the encoder alive
+	if encoder.SharesEncoder(head) {
+		t.Error("a closed model shares nothing")
+	}
+	text := "What is the derivative of x^2?"
+	got, err := head.Classify(text)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := whole.Classify(text)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(got.Probabilities, want.Probabilities) {
+		t.Errorf("bound head %v, whole model %v", got.Probabilities, want.Probabilities)
+	}
+	if _, err := pii.ClassifyTokens("Contact john.smith@example.com"); err != nil {
+		t.Error(err)
+	}
+	if _, err := encoder.BindHead(filepath.Join(modelsDir, "intent"), nil); !errors.Is(err, ErrClosed) {
+		t.Errorf("binding to a closed model: %v", err)
+	}
+	if _, err := head.BindHead(filepath.Join(modelsDir, "intent"), &Options{Task: TaskEmbedding}); !errors.Is(err, ErrInvalidArgument) {
+		t.Errorf("an embedding head: %v", err)
+	}
+}

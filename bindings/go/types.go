@@ -15,6 +15,9 @@ const (
 	TaskSequenceClassification
 	TaskTokenClassification
 	TaskEmbedding
+	// TaskEncoder loads the encoder alone (no head, no tokenizer needed):
+	// task heads are bound to it with BindHead.
+	TaskEncoder
 )
 
 // Truncation says which tokens survive when a text exceeds MaxLength.

@@ -98,7 +98,10 @@ typedef enum semroute_task {
   SEMROUTE_TASK_AUTO = 0, /* from config.json "architectures": …For{Sequence,Token}Classification, else embedding */
   SEMROUTE_TASK_SEQUENCE_CLASSIFICATION = 1,
   SEMROUTE_TASK_TOKEN_CLASSIFICATION = 2,
-  SEMROUTE_TASK_EMBEDDING = 3
+  SEMROUTE_TASK_EMBEDDING = 3,
+  /* The encoder alone, no head (a backbone): task heads are bound to it with
+   * semroute_model_bind_head. Its directory needs no tokenizer.json. */
+  SEMROUTE_TASK_ENCODER = 4
 } semroute_task;
 
 /* Which tokens survive when an input is longer than max_length. */
@@ -170,6 +173,28 @@ SEMROUTE_API SEMROUTE_MUST_USE semroute_status* semroute_model_load(const char* 
                                                                     const semroute_model_params* params,
                                                                     semroute_model** out_model);
 
+/* A task head bound to the encoder of `source` (loaded for ENCODER, SEQUENCE
+ * or TOKEN classification), sharing its weights in memory: nothing of the
+ * encoder is loaded again. head_dir is a task checkpoint of the same
+ * architecture and width: its config.json gives the labels, problem_type and
+ * head shape (e.g. ModernBERT's classifier_pooling), its weights the head's
+ * tensors (a head alone, or a whole checkpoint whose encoder tensors are not
+ * read). params (NULL = defaults): task picks SEQUENCE or TOKEN
+ * classification (AUTO: head_dir's "architectures"); the tokenizer is
+ * params->tokenizer, else head_dir's tokenizer.json, else the source's;
+ * max_length, truncation, overflow, count_input_tokens and batching apply to
+ * the new model; device and dtype are the source's. The new model and its
+ * source are freed independently (the encoder lives until the last model
+ * using it is freed). Thread-safe with calls on the source. */
+SEMROUTE_API SEMROUTE_MUST_USE semroute_status* semroute_model_bind_head(const semroute_model* source,
+                                                                         const char* head_dir,
+                                                                         const semroute_model_params* params,
+                                                                         semroute_model** out_model);
+
+/* 1 when a and b run on the same encoder weights in memory (one was bound to
+ * the other, or both to a third); 0 otherwise or when either is NULL. */
+SEMROUTE_API int semroute_model_shares_encoder(const semroute_model* a, const semroute_model* b);
+
 /* Exclusive: no other call may be using the model. */
 SEMROUTE_API void semroute_model_free(semroute_model* model);
 
@@ -203,6 +228,12 @@ typedef struct semroute_tokens semroute_tokens;
 SEMROUTE_API SEMROUTE_MUST_USE semroute_status* semroute_tokenize(const semroute_model* model, const char* text,
                                                                   size_t length, int add_special_tokens,
                                                                   semroute_tokens** out_tokens);
+/* As semroute_tokenize, but the whole text: max_length neither cuts nor
+ * refuses it (what a caller needs to fit an input into the model's budget,
+ * or to window it). */
+SEMROUTE_API SEMROUTE_MUST_USE semroute_status* semroute_tokenize_whole(const semroute_model* model, const char* text,
+                                                                        size_t length, int add_special_tokens,
+                                                                        semroute_tokens** out_tokens);
 
 SEMROUTE_API size_t semroute_tokens_count(const semroute_tokens* tokens);
 /* count token ids, borrowed from tokens. */
@@ -357,6 +388,12 @@ SEMROUTE_API const semroute_token_label* const* semroute_token_results_tokens(co
 SEMROUTE_API SEMROUTE_MUST_USE semroute_status* semroute_token_classify_windows(
     const semroute_model* model, const char* text, size_t length, const semroute_window_options* options,
     semroute_token_results** out);
+/* The windows of a semroute_token_classify_windows result: *out_count
+ * windows as (token_begin, token_end) pairs laid flat, in the document's text
+ * tokens; *out_content_tokens (may be NULL) the document's text tokens.
+ * Borrowed from results; NULL and 0 for a result of another call. */
+SEMROUTE_API const uint64_t* semroute_token_results_windows(const semroute_token_results* results,
+                                                            size_t* out_count, uint64_t* out_content_tokens);
 
 /* What text i was (semroute_input_usage), borrowed from results; NULL when out of range. */
 SEMROUTE_API const semroute_input_usage* semroute_token_results_input(const semroute_token_results* results, size_t i);

@@ -69,6 +69,13 @@ struct TokenPredictions {
   Usage input;
 };
 
+// A long document token-classified window by window (semroute_token_classify_windows).
+struct DocumentTokenPredictions {
+  TokenPredictions result;  // every text token once; entities over the whole document
+  std::vector<std::pair<uint64_t, uint64_t>> windows;  // the windows' text tokens
+  uint64_t content_tokens = 0;
+};
+
 struct Match {
   size_t index = 0;  // into the candidates
   float score = 0;   // cosine similarity
@@ -117,6 +124,14 @@ inline Usage usage(const semroute_input_usage* u) {
   return u != nullptr ? Usage{u->input_tokens, u->processed_tokens, u->truncated != 0} : Usage{};
 }
 
+inline semroute_window_options window_options(uint32_t size, uint32_t overlap, uint64_t max_document_tokens) {
+  semroute_window_options options = semroute_window_default_options();
+  options.size = size;
+  options.overlap = overlap;
+  options.max_document_tokens = max_document_tokens;
+  return options;
+}
+
 inline std::vector<Prediction> predictions(const semroute_classifications* r) {
   std::vector<Prediction> out(semroute_classifications_count(r));
   for (size_t i = 0; i < out.size(); ++i) {
@@ -159,6 +174,16 @@ class Model {
     return Model(model);
   }
 
+  // A task head from head_dir bound to this model's encoder, which it shares
+  // (semroute_model_bind_head): this model may be freed before the head.
+  Model bind_head(const std::string& head_dir, const semroute_model_params& params = default_params()) const {
+    semroute_model* model = nullptr;
+    detail::check(semroute_model_bind_head(get(), head_dir.c_str(), &params, &model));
+    return Model(model);
+  }
+  // Whether both run on the same encoder weights in memory.
+  bool shares_encoder(const Model& other) const { return semroute_model_shares_encoder(get(), other.get()) != 0; }
+
   semroute_task task() const { return semroute_model_task(get()); }
   std::string model_type() const { return semroute_model_type(get()); }
   std::string architecture() const { return semroute_model_architecture(get()); }
@@ -174,9 +199,11 @@ class Model {
   // multi_label_classification), not a softmax over the labels.
   bool multi_label() const { return semroute_model_multi_label(get()) != 0; }
 
-  Tokens tokenize(std::string_view text, bool add_special_tokens = true) const {
+  // As the model reads it, or with `whole` to its end (semroute_tokenize_whole).
+  Tokens tokenize(std::string_view text, bool add_special_tokens = true, bool whole = false) const {
     semroute_tokens* raw = nullptr;
-    detail::check(semroute_tokenize(get(), text.data(), text.size(), add_special_tokens ? 1 : 0, &raw));
+    const auto call = whole ? &semroute_tokenize_whole : &semroute_tokenize;
+    detail::check(call(get(), text.data(), text.size(), add_special_tokens ? 1 : 0, &raw));
     const detail::Owned<semroute_tokens, semroute_tokens_free> tokens(raw);
     Tokens out;
     const size_t n = semroute_tokens_count(raw);
@@ -189,6 +216,9 @@ class Model {
     }
     return out;
   }
+
+  // Tokens of text as the model reads it, special tokens included, to its end.
+  size_t count_tokens(std::string_view text) const { return tokenize(text, true, true).ids.size(); }
 
   Prediction classify(std::string_view text) const { return classify(std::vector<std::string_view>{text}).at(0); }
 
@@ -205,10 +235,7 @@ class Model {
   // of more than max_document_tokens (0 = no limit) is refused, never cut.
   std::vector<WindowPrediction> classify_windows(std::string_view document, uint32_t size = 0, uint32_t overlap = 0,
                                                  uint64_t max_document_tokens = 0) const {
-    semroute_window_options options = semroute_window_default_options();
-    options.size = size;
-    options.overlap = overlap;
-    options.max_document_tokens = max_document_tokens;
+    const semroute_window_options options = detail::window_options(size, overlap, max_document_tokens);
     semroute_windows* raw = nullptr;
     detail::check(semroute_classify_windows(get(), document.data(), document.size(), &options, &raw));
     const detail::Owned<semroute_windows, semroute_windows_free> windows(raw);
@@ -244,6 +271,20 @@ class Model {
     detail::check(semroute_token_classify_batch(get(), batch.bytes.data(), batch.offsets.data(), texts.size(), &raw));
     const detail::Owned<semroute_token_results, semroute_token_results_free> results(raw);
     return detail::token_predictions(raw);
+  }
+
+  DocumentTokenPredictions classify_token_windows(std::string_view document, uint32_t size = 0, uint32_t overlap = 0,
+                                                  uint64_t max_document_tokens = 0) const {
+    const semroute_window_options options = detail::window_options(size, overlap, max_document_tokens);
+    semroute_token_results* raw = nullptr;
+    detail::check(semroute_token_classify_windows(get(), document.data(), document.size(), &options, &raw));
+    const detail::Owned<semroute_token_results, semroute_token_results_free> results(raw);
+    DocumentTokenPredictions out;
+    out.result = detail::token_predictions(raw).at(0);
+    size_t count = 0;
+    const uint64_t* windows = semroute_token_results_windows(raw, &count, &out.content_tokens);
+    for (size_t i = 0; i < count; ++i) out.windows.emplace_back(windows[2 * i], windows[2 * i + 1]);
+    return out;
   }
 
   std::vector<float> embed(std::string_view text) const {

@@ -22,7 +22,7 @@ std::unique_ptr<CoreModel> BertEncoder::create(const ModelSource& source, Weight
 
 // BertForSequenceClassification: tanh(pooler.dense(h[:, 0])) → classifier;
 // BertForTokenClassification: the classifier on every token.
-std::optional<HeadLayout> BertEncoder::head_layout(const CoreModel&, TaskKind kind) {
+std::optional<HeadLayout> BertEncoder::head_layout(const ConfigReader&, TaskKind kind) {
   HeadLayout head;
   head.pooling = Pooling::kCls;
   if (kind == TaskKind::kSequence) {

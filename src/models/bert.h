@@ -20,7 +20,7 @@ class BertEncoder final : public CoreModel {
  public:
   static std::unique_ptr<CoreModel> create(const ModelSource& source, WeightMap& weights, const LoadOptions& options);
 
-  static std::optional<HeadLayout> head_layout(const CoreModel& model, TaskKind kind);
+  static std::optional<HeadLayout> head_layout(const ConfigReader& config, TaskKind kind);
 
   int64_t num_layers() const override { return static_cast<int64_t>(layers_.size()); }
   LayerState embed(const ModelInputs& inputs) const override;

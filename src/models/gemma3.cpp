@@ -37,7 +37,7 @@ std::unique_ptr<CoreModel> Gemma3Encoder::create(const ModelSource& source, Weig
 
 // Gemma3TextForSequenceClassification scores the last real token with
 // `score` (no bias); Hugging Face has no Gemma3 token-classification class.
-std::optional<HeadLayout> Gemma3Encoder::head_layout(const CoreModel&, TaskKind kind) {
+std::optional<HeadLayout> Gemma3Encoder::head_layout(const ConfigReader&, TaskKind kind) {
   if (kind != TaskKind::kSequence) return std::nullopt;
   HeadLayout head;
   head.pooling = Pooling::kLastToken;

@@ -34,9 +34,10 @@ struct Backend {
   // Builds the model, taking its tensors from `weights`; the factory checks
   // afterwards that nothing was missing or mis-shaped.
   std::function<std::unique_ptr<CoreModel>(const ModelSource&, WeightMap& weights, const LoadOptions&)> build;
-  // The head Hugging Face's task class of `kind` puts on this model (its
-  // config may shape it); nullopt when the architecture has none.
-  std::function<std::optional<HeadLayout>(const CoreModel&, TaskKind)> head;
+  // The head Hugging Face's task class of `kind` puts on this architecture,
+  // shaped by the config.json of the checkpoint it comes from (a head bound
+  // to a shared encoder keeps its own pooling); nullopt when there is none.
+  std::function<std::optional<HeadLayout>(const ConfigReader&, TaskKind)> head;
   EmbeddingConvention embedding;
 };
 

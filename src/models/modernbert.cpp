@@ -30,8 +30,8 @@ std::unique_ptr<CoreModel> ModernBertEncoder::create(const ModelSource& source, 
 
 // ModernBertForSequenceClassification / …ForTokenClassification: the same
 // head (dense → activation → norm) before the classifier, pooled for sequences.
-std::optional<HeadLayout> ModernBertEncoder::head_layout(const CoreModel& model, TaskKind) {
-  const ModernBertConfig& c = static_cast<const ModernBertEncoder&>(model).config_;
+std::optional<HeadLayout> ModernBertEncoder::head_layout(const ConfigReader& config, TaskKind) {
+  const ModernBertConfig c = ModernBertConfig::parse(config);
   HeadLayout head;
   head.pooling = parse_pooling(c.classifier_pooling);
   head.dense = "head.dense";
@@ -40,6 +40,7 @@ std::optional<HeadLayout> ModernBertEncoder::head_layout(const CoreModel& model,
   head.norm = "head.norm";
   head.norm_eps = c.norm_eps;
   head.norm_bias = c.norm_bias;
+  head.transform_optional = true;
   return head;
 }
 

@@ -27,7 +27,7 @@ class ModernBertEncoder final : public CoreModel {
   static std::unique_ptr<CoreModel> create(const ModelSource& source, WeightMap& weights, const LoadOptions& options);
 
   const ModernBertConfig& modernbert_config() const { return config_; }
-  static std::optional<HeadLayout> head_layout(const CoreModel& model, TaskKind kind);
+  static std::optional<HeadLayout> head_layout(const ConfigReader& config, TaskKind kind);
 
   int64_t num_layers() const override { return static_cast<int64_t>(layers_.size()); }
   LayerState embed(const ModelInputs& inputs) const override;

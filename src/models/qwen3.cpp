@@ -26,7 +26,7 @@ std::unique_ptr<CoreModel> Qwen3Encoder::create(const ModelSource& source, Weigh
 
 // Qwen3ForSequenceClassification scores the last real token with `score`
 // (no bias); Qwen3ForTokenClassification scores every token (with bias).
-std::optional<HeadLayout> Qwen3Encoder::head_layout(const CoreModel&, TaskKind kind) {
+std::optional<HeadLayout> Qwen3Encoder::head_layout(const ConfigReader&, TaskKind kind) {
   HeadLayout head;
   head.pooling = Pooling::kLastToken;
   head.classifier = "score";

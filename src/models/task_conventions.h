@@ -33,6 +33,10 @@ struct HeadLayout {
   bool norm_bias = true;
   std::string classifier = "classifier";
   bool classifier_bias = true;
+  // A checkpoint holding neither the dense nor the norm tensors puts the
+  // classifier straight on the pooled states (compact heads trained without
+  // the transform), instead of failing to load.
+  bool transform_optional = false;
 };
 
 struct EmbeddingConvention {

@@ -23,9 +23,9 @@ TaskKind kind_of(const EngineTaskSpec& spec, const AdapterTask& task) {
                   "'); say whether task '" + spec.name + "' is sequence or token classification");
 }
 
-MultiTaskEngine::Task load_task(const EngineTaskSpec& spec, const CoreModel& encoder, const Checkpoint& base,
+MultiTaskEngine::Task load_task(const EngineTaskSpec& spec, const CoreModel& encoder, const ModelSource& base,
                                 at::TensorOptions options) {
-  auto adapter = LoraAdapter::load(spec.adapter, base, options);
+  auto adapter = LoraAdapter::load(spec.adapter, base.checkpoint, options);
   const AdapterTask& info = adapter->task();
   const TaskKind kind = kind_of(spec, info);
   TaskHead head = load_task_head(encoder, kind, base, adapter.get(), nullptr, spec.pooling);
@@ -52,7 +52,7 @@ std::shared_ptr<const MultiTaskEngine> MultiTaskEngine::load(const std::filesyst
   for (const auto& spec : tasks) {
     for (const auto& t : engine->tasks_)
       if (t.name == spec.name) throw InvalidInput("task '" + spec.name + "' is listed twice");
-    engine->tasks_.push_back(load_task(spec, *engine->encoder_, source.checkpoint, tensor_options));
+    engine->tasks_.push_back(load_task(spec, *engine->encoder_, source, tensor_options));
   }
   engine->stack_adapters();
   const std::filesystem::path tokenizer = options.tokenizer.empty() ? base : options.tokenizer;

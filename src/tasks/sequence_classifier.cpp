@@ -21,10 +21,19 @@ Scoring scoring_for(const std::string& problem_type, int64_t num_labels) {
 
 std::shared_ptr<const SequenceClassifier> SequenceClassifier::load(const std::filesystem::path& dir,
                                                                    const TaskOptions& options) {
-  TaskModel task = TaskModel::load(dir, TaskKind::kSequence, options);
+  return of(TaskModel::load(dir, TaskKind::kSequence, options), dir);
+}
+
+std::shared_ptr<const SequenceClassifier> SequenceClassifier::bind(const Backbone& backbone,
+                                                                   const std::filesystem::path& head_dir,
+                                                                   const PipelineOptions& options) {
+  return of(TaskModel::bind(backbone, head_dir, TaskKind::kSequence, options), head_dir);
+}
+
+std::shared_ptr<const SequenceClassifier> SequenceClassifier::of(TaskModel task, const std::filesystem::path& dir) {
   Scoring scoring;
   try {
-    scoring = scoring_for(task.encoder->config().problem_type, static_cast<int64_t>(task.labels.size()));
+    scoring = scoring_for(task.problem_type, static_cast<int64_t>(task.labels.size()));
   } catch (const LoadError& e) {
     throw LoadError(dir.string() + ": " + e.what());
   }

@@ -49,6 +49,9 @@ class SequenceClassifier {
  public:
   static std::shared_ptr<const SequenceClassifier> load(const std::filesystem::path& dir,
                                                         const TaskOptions& options = {});
+  // The sequence head of `head_dir` on `backbone`'s encoder (TaskModel::bind).
+  static std::shared_ptr<const SequenceClassifier> bind(const Backbone& backbone, const std::filesystem::path& head_dir,
+                                                        const PipelineOptions& options = {});
 
   std::vector<Classification> classify(const std::vector<std::string_view>& texts) const;
   // Premise / hypothesis pairs, encoded with the tokenizer's pair template.
@@ -64,6 +67,8 @@ class SequenceClassifier {
 
  private:
   SequenceClassifier(TaskModel task, Scoring scoring) : task_(std::move(task)), scoring_(scoring) {}
+  // `task` scored as its problem_type says (errors name `dir`).
+  static std::shared_ptr<const SequenceClassifier> of(TaskModel task, const std::filesystem::path& dir);
   std::vector<Classification> results(const at::Tensor& logits) const;
   // Classifies `count` items in batches within the token budget.
   std::vector<Classification> classify_encoded(size_t count, const EncodeRange& encode) const;

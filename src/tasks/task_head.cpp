@@ -17,9 +17,10 @@ std::optional<TaskKind> task_kind_of(const std::string& architecture) {
   return std::nullopt;
 }
 
-TaskHead TaskHead::load(const CoreModel& model, TaskKind kind, WeightMap& weights, std::optional<Pooling> pooling) {
+TaskHead TaskHead::load(const CoreModel& model, const ConfigReader& config, TaskKind kind, WeightMap& weights,
+                        std::optional<Pooling> pooling) {
   const auto& describe = model.backend().head;
-  const std::optional<HeadLayout> layout = describe ? describe(model, kind) : std::nullopt;
+  const std::optional<HeadLayout> layout = describe ? describe(config, kind) : std::nullopt;
   if (!layout)
     throw Unsupported(std::string(kind == TaskKind::kSequence ? "sequence" : "token") +
                       " classification heads are not defined for " + model.backend_name() + " models");
@@ -34,6 +35,12 @@ TaskHead TaskHead::load(const CoreModel& model, TaskKind kind, WeightMap& weight
   head.num_labels_ = classifier.size(0);
   head.classifier_ = Linear::load(weights, layout->classifier, hidden, head.num_labels_, layout->classifier_bias);
   head.pooling_ = pooling.value_or(layout->pooling);
+  const bool has_transform = !layout->transform_optional || weights.has(layout->dense + ".weight") ||
+                             weights.has(layout->norm + ".weight");
+  if (!has_transform) {
+    weights.check();
+    return head;
+  }
   if (!layout->dense.empty()) head.dense_ = Linear::load(weights, layout->dense, hidden, hidden, layout->dense_bias);
   head.tanh_ = layout->tanh;
   head.activation_ = layout->activation;

@@ -23,11 +23,12 @@ std::optional<TaskKind> task_kind_of(const std::string& architecture);
 class TaskHead {
  public:
   // Loads the head of `kind` for `model` from `weights` (names as in the
-  // task checkpoint: "head.dense", "classifier", "bert.pooler.dense", …).
-  // The label count is read from the classifier's shape. Unsupported when
-  // the architecture has no head of that kind. `pooling` overrides the
-  // backend's (e.g. ModernBERT's classifier_pooling) for sequence heads.
-  static TaskHead load(const CoreModel& model, TaskKind kind, WeightMap& weights,
+  // task checkpoint: "head.dense", "classifier", "bert.pooler.dense", …),
+  // shaped as `config` (the config.json of the checkpoint it comes from)
+  // says. The label count is read from the classifier's shape. Unsupported
+  // when the architecture has no head of that kind. `pooling` overrides the
+  // config's (e.g. ModernBERT's classifier_pooling) for sequence heads.
+  static TaskHead load(const CoreModel& model, const ConfigReader& config, TaskKind kind, WeightMap& weights,
                        std::optional<Pooling> pooling = std::nullopt);
 
   // [batch, labels] from hidden states [batch, seq, hidden].

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "models/core_model.h"
+#include "models/model_factory.h"
 #include "tasks/task_head.h"
 #include "tasks/text_batch.h"
 #include "tokenizers/tokenizer.h"
@@ -41,16 +42,31 @@ class LoraAdapter;
 // adapter where it saved the module (modules_to_save), else from the base
 // checkpoint (through `patch`, i.e. a merged adapter). Pooling: `pooling`, else what the adapter's task files say, else
 // the model config's.
-TaskHead load_task_head(const CoreModel& model, TaskKind kind, const Checkpoint& base, const LoraAdapter* adapter,
+TaskHead load_task_head(const CoreModel& model, TaskKind kind, const ModelSource& base, const LoraAdapter* adapter,
                         const WeightMap::Patch& patch = nullptr, std::optional<Pooling> pooling = std::nullopt);
+
+// An encoder without a head, and the tokenizer that feeds it (null when its
+// directory has none): what task heads are bound to. Shared, never copied:
+// every head bound to it runs on the same weights in memory.
+struct Backbone {
+  std::shared_ptr<const CoreModel> encoder;
+  std::shared_ptr<const Tokenizer> tokenizer;
+
+  // The encoder of a model directory (a full task checkpoint, or the encoder
+  // tensors alone); its task head, if any, is not loaded.
+  static Backbone load(const std::filesystem::path& dir, const PipelineOptions& options);
+};
 
 struct TaskModel {
   std::shared_ptr<const Tokenizer> tokenizer;
   std::shared_ptr<const CoreModel> encoder;
   TaskHead head;
   std::vector<std::string> labels;
+  std::string problem_type;  // config.json's, of the checkpoint the head comes from
   EncodeOptions encode;
   std::shared_ptr<const LinearDeltas> deltas;  // an unmerged adapter, or null
+
+  Backbone backbone() const { return {encoder, tokenizer}; }
 
   ForwardOptions forward_options() const {
     ForwardOptions f;
@@ -60,6 +76,16 @@ struct TaskModel {
 
   // Loads a fine-tuned task checkpoint (e.g. *ForSequenceClassification).
   static TaskModel load(const std::filesystem::path& dir, TaskKind kind, const TaskOptions& options);
+
+  // The head of the task checkpoint in `head_dir` on `backbone`'s encoder
+  // (shared: nothing of the encoder is loaded again). head_dir holds a
+  // config.json of the same architecture and width (its labels, problem_type
+  // and head shape, e.g. ModernBERT's classifier_pooling, are the head's own)
+  // and weights with the head's tensors (encoder tensors, if any, are not
+  // read). The tokenizer: options.tokenizer, else head_dir's, else the
+  // backbone's. A max_length over the encoder's limit is refused.
+  static TaskModel bind(const Backbone& backbone, const std::filesystem::path& head_dir, TaskKind kind,
+                        const PipelineOptions& options);
 };
 
 }  // namespace semroute

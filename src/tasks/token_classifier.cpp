@@ -13,6 +13,13 @@ std::shared_ptr<const TokenClassifier> TokenClassifier::load(const std::filesyst
   return std::shared_ptr<const TokenClassifier>(new TokenClassifier(TaskModel::load(dir, TaskKind::kToken, options)));
 }
 
+std::shared_ptr<const TokenClassifier> TokenClassifier::bind(const Backbone& backbone,
+                                                             const std::filesystem::path& head_dir,
+                                                             const PipelineOptions& options) {
+  return std::shared_ptr<const TokenClassifier>(
+      new TokenClassifier(TaskModel::bind(backbone, head_dir, TaskKind::kToken, options)));
+}
+
 at::Tensor TokenClassifier::logits(const ModelInputs& inputs) const {
   c10::InferenceMode guard;
   return task_.head.token_logits(task_.encoder->forward(inputs, task_.forward_options()));

@@ -44,6 +44,9 @@ struct DocumentTokens {
 class TokenClassifier {
  public:
   static std::shared_ptr<const TokenClassifier> load(const std::filesystem::path& dir, const TaskOptions& options = {});
+  // The token head of `head_dir` on `backbone`'s encoder (TaskModel::bind).
+  static std::shared_ptr<const TokenClassifier> bind(const Backbone& backbone, const std::filesystem::path& head_dir,
+                                                     const PipelineOptions& options = {});
 
   std::vector<TokenClassification> classify(const std::vector<std::string_view>& texts) const;
   // A long document window by window (never truncated; see WindowOptions).

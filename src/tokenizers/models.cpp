@@ -9,6 +9,7 @@ namespace semroute {
 
 std::unique_ptr<TokenizerModel> make_bpe_model(const nlohmann::json& spec);
 std::unique_ptr<TokenizerModel> make_wordpiece_model(const nlohmann::json& spec);
+std::unique_ptr<TokenizerModel> make_wordlevel_model(const nlohmann::json& spec);
 
 namespace {
 const std::string kNoToken;
@@ -57,7 +58,8 @@ std::unique_ptr<TokenizerModel> make_tokenizer_model(const nlohmann::json& spec)
   const std::string type = spec.value("type", std::string(spec.contains("merges") ? "BPE" : ""));
   if (type == "BPE") return make_bpe_model(spec);
   if (type == "WordPiece") return make_wordpiece_model(spec);
-  throw Unsupported("tokenizer.json: model type '" + type + "' is not supported (BPE and WordPiece are)");
+  if (type == "WordLevel") return make_wordlevel_model(spec);
+  throw Unsupported("tokenizer.json: model type '" + type + "' is not supported (BPE, WordPiece and WordLevel are)");
 }
 
 }  // namespace semroute

@@ -1,4 +1,4 @@
-// Tokenization models: BPE (byte-level or with byte fallback) and WordPiece.
+// Tokenization models: BPE (byte-level or with byte fallback), WordPiece and WordLevel.
 // A model turns one pre-tokenized word into token ids with byte ranges
 // inside that word. Models are immutable and safe to share between threads.
 #pragma once

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # CLI input conventions: `--` ends the options (texts may start with '-'),
 # `-` and `--input FILE` stream texts (plain lines or JSONL) to JSONL answers,
-# a bad line gets an error line of its own and exit code 1, usage errors 2.
+# a bad line gets an error line of its own and exit code 1, usage errors 2;
+# --head binds a head to a model's encoder.
 set -uo pipefail
 cli=$1 models=$2
 tmp=$(mktemp -d)
@@ -69,6 +70,16 @@ assert all(text[e["begin"]:e["end"]].decode() == e["text"] for e in r["entities"
 PY
 "$cli" classify "$models/domain" --max-document-tokens 10 "$doc" 2>"$tmp/err"
 [ $? -eq 1 ] && grep -q "never cut a document" "$tmp/err" || fail "a document over --max-document-tokens must be refused"
+# --head: the domain head bound to the domain encoder answers as the whole model;
+# the PII head on the same encoder is a token classifier with its own labels.
+q="Can my landlord keep the deposit?"
+[ "$("$cli" classify "$models/domain" --head "$models/domain" --json "$q")" = "$("$cli" classify "$models/domain" --json "$q")" ] ||
+  fail "a head bound to its own encoder must answer as the whole model"
+"$cli" tokens "$models/domain" --head "$models/pii" --json "Mail ana@example.com" >"$tmp/bound.json" ||
+  fail "tokens --head failed"
+grep -q '"tokens"' "$tmp/bound.json" || fail "tokens --head: $(cat "$tmp/bound.json")"
+"$cli" classify "$models/domain" --head "$models/pii" "$q" 2>"$tmp/err"
+[ $? -eq 1 ] || fail "a token head is not a sequence head: $(cat "$tmp/err")"
 "$cli" classify "$models/domain" --input "$tmp/missing.txt" 2>/dev/null
 [ $? -eq 1 ] || fail "a missing --input file must exit 1"
 echo "text input: ok"

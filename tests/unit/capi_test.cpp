@@ -400,6 +400,35 @@ TEST_F(CApi, TokenizeAsTheModelDoes) {
   semroute_tokens_free(tokens);
 }
 
+TEST_F(CApi, TokenizeWholeReadsTheWholeText) {
+  semroute_model_params p = semroute_model_default_params();
+  semroute_model* raw = nullptr;
+  expect_ok(semroute_model_load(path("intent").c_str(), &p, &raw));
+  const ModelPtr unlimited(raw, &semroute_model_free);
+  p.max_length = 8;
+  p.overflow = SEMROUTE_OVERFLOW_REJECT;  // the whole text is read, not refused
+  expect_ok(semroute_model_load(path("intent").c_str(), &p, &raw));
+  const ModelPtr model(raw, &semroute_model_free);
+  std::string text;
+  for (int i = 0; i < 40; ++i) text += "word ";
+  semroute_tokens *whole = nullptr, *expected = nullptr;
+  expect_ok(semroute_tokenize_whole(model.get(), text.data(), text.size(), 1, &whole));
+  expect_ok(semroute_tokenize(unlimited.get(), text.data(), text.size(), 1, &expected));
+  const size_t n = semroute_tokens_count(whole);
+  ASSERT_EQ(n, semroute_tokens_count(expected));
+  EXPECT_GT(n, 40u);
+  for (size_t i = 0; i < n; ++i) {
+    EXPECT_EQ(semroute_tokens_ids(whole)[i], semroute_tokens_ids(expected)[i]);
+    EXPECT_EQ(semroute_tokens_offsets(whole)[2 * i + 1], semroute_tokens_offsets(expected)[2 * i + 1]);
+  }
+  semroute_tokens_free(whole);
+  semroute_tokens_free(expected);
+  semroute_tokens* cut = nullptr;
+  expect_code(semroute_tokenize(model.get(), text.data(), text.size(), 1, &cut), SEMROUTE_ERR_TOO_LONG);
+  expect_code(semroute_tokenize_whole(model.get(), "\xff", 1, 1, &whole), SEMROUTE_ERR_INVALID_UTF8);
+  EXPECT_EQ(whole, nullptr);
+}
+
 TEST_F(CApi, BadInputsAreStatusesNotCrashes) {
   const auto model = load("intent");
   semroute_classifications* results = nullptr;

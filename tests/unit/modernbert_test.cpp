@@ -26,7 +26,7 @@ TaskFixture load_fixture(const std::string& name) {
   TaskFixture f{load_core_model(source, {}), std::nullopt};
   if (const auto kind = task_kind_of(f.model->config().architecture())) {
     WeightMap weights(source.checkpoint, {""}, at::TensorOptions());
-    f.head = TaskHead::load(*f.model, *kind, weights);
+    f.head = TaskHead::load(*f.model, source.config, *kind, weights);
   }
   return f;
 }
@@ -184,7 +184,7 @@ TEST(ModernBert, Bfloat16StaysCloseToTheReference) {
   bf16.dtype = at::kBFloat16;
   const auto model = load_core_model(source, bf16);
   WeightMap weights(source.checkpoint, {""}, at::TensorOptions().dtype(at::kBFloat16));
-  const TaskHead head = TaskHead::load(*model, TaskKind::kSequence, weights);
+  const TaskHead head = TaskHead::load(*model, source.config, TaskKind::kSequence, weights);
   for (const auto& c : test::load_reference(test::data_dir() / "modernbert_seqcls_cls" / "reference.json")) {
     const at::Tensor logits = head.sequence_logits(model->forward(c.inputs), c.inputs.attention_mask).to(at::kFloat);
     const test::Agreement a = test::compare(logits, c.expected("logits"), c.inputs.attention_mask);

@@ -250,6 +250,24 @@ TEST(Tokenizer, MatchesAddedTokensInsideText) {
   EXPECT_EQ(gemma.encode("<start_of_turn>", {false}).ids.size(), 1u);
 }
 
+// WordLevel (Hugging Face's): each pre-tokenized word is its vocabulary id or
+// the unk token's, with the word's byte range.
+TEST(Tokenizer, WordLevelMapsWholeWords) {
+  TempDir dir;
+  write_file(dir / "tokenizer.json", R"({"pre_tokenizer": {"type": "Whitespace"},
+    "model": {"type": "WordLevel", "vocab": {"[UNK]": 0, "hello": 1, ",": 2, "猫": 3}, "unk_token": "[UNK]"}})");
+  const Encoding e = load_tokenizer(dir.path())->encode("hello, wörld 猫 猫猫");
+  EXPECT_EQ(e.ids, (std::vector<int32_t>{1, 2, 0, 3, 0}));
+  const std::vector<std::pair<size_t, size_t>> expected = {{0, 5}, {5, 6}, {7, 13}, {14, 17}, {18, 24}};
+  ASSERT_EQ(e.size(), expected.size());
+  for (size_t i = 0; i < e.size(); ++i) {
+    EXPECT_EQ(e.offsets[i].begin, expected[i].first) << i;
+    EXPECT_EQ(e.offsets[i].end, expected[i].second) << i;
+  }
+  write_file(dir / "tokenizer.json", R"({"model": {"type": "WordLevel", "vocab": {"a": 0}, "unk_token": "[UNK]"}})");
+  expect_error([&] { load_tokenizer(dir.path()); }, ErrorCode::kInvalidModel, "WordLevel unk_token '[UNK]'");
+}
+
 TEST(Tokenizer, ExplainsBadFiles) {
   TempDir dir;
   expect_error([&] { load_tokenizer(dir.path()); }, ErrorCode::kNotFound, "no tokenizer.json or tokenizer.model");

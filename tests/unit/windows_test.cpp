@@ -4,6 +4,7 @@
 #include <ATen/ATen.h>
 #include <gtest/gtest.h>
 
+#include "semroute/semroute.hpp"
 #include "tasks/sequence_classifier.h"
 #include "tasks/token_classifier.h"
 #include "tasks/text_batch.h"
@@ -170,6 +171,36 @@ TEST(TokenWindows, EachTokenComesFromTheWindowWhereItHasTheMostContext) {
   for (size_t t = 0; t < text.size(); ++t) EXPECT_EQ(got.result.tokens[t].label_id, expected[t]) << "token " << t;
   for (const auto& e : got.result.entities) EXPECT_EQ(e.text, document.substr(e.begin, e.end - e.begin));
   EXPECT_FALSE(got.result.entities.empty());
+}
+
+// The C API (through the C++ client) gives the same document and its windows.
+TEST(TokenWindows, TheCApiGivesTheWindowsTokensAndEntities) {
+  const std::string dir = (test::repo_dir() / "models" / "pii").string();
+  std::string document;
+  for (int i = 0; i < 6; ++i) document += "Write to person" + std::to_string(i) + "@example.com about invoice 12. ";
+  const DocumentTokens expected = TokenClassifier::load(dir)->classify_windows(document, windows_of(32, 8));
+  const DocumentTokenPredictions got = Model::load(dir).classify_token_windows(document, 32, 8);
+  EXPECT_EQ(got.content_tokens, expected.content_tokens);
+  ASSERT_EQ(got.windows.size(), expected.windows.size());
+  for (size_t i = 0; i < got.windows.size(); ++i) {
+    EXPECT_EQ(got.windows[i].first, expected.windows[i].begin);
+    EXPECT_EQ(got.windows[i].second, expected.windows[i].end);
+  }
+  ASSERT_EQ(got.result.tokens.size(), expected.result.tokens.size());
+  for (size_t t = 0; t < got.result.tokens.size(); ++t)
+    EXPECT_EQ(got.result.tokens[t].label_id, expected.result.tokens[t].label_id);
+  ASSERT_EQ(got.result.entities.size(), expected.result.entities.size());
+  // A result of another call has no windows.
+  semroute_token_results* plain = nullptr;
+  const Model model = Model::load(dir);
+  ASSERT_EQ(semroute_token_classify(model.get(), document.data(), document.size(), &plain), nullptr);
+  size_t count = 7;
+  uint64_t content = 7;
+  EXPECT_EQ(semroute_token_results_windows(plain, &count, &content), nullptr);
+  EXPECT_EQ(count, 0u);
+  EXPECT_EQ(content, 0u);
+  semroute_token_results_free(plain);
+  EXPECT_EQ(semroute_token_results_windows(nullptr, nullptr, nullptr), nullptr);
 }
 
 }  // namespace
