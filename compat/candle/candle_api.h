@@ -1,5 +1,6 @@
-/* The 138 functions of the vLLM Semantic Router's native library
- * (libcandle_semantic_router.so), with the prototypes its Go code declares
+/* The 149 legacy functions of the vLLM Semantic Router's native library
+ * (libcandle_semantic_router.so): the 138 of its 2026-08-22 snapshot and the
+ * 11 added since (the last section), with the prototypes its Go code declares
  * (where the Go declaration and the original definition disagree, the Go
  * side's). semroute's drop-in defines every one; tests/compat checks that
  * the library exports exactly these names. */
@@ -183,6 +184,19 @@ ValidationResult validate_model_path(const char* model_path, int path_type);
 ValidationResult validate_confidence_threshold(float confidence, int path_type);
 ValidationResult validate_memory_parameters(size_t size, size_t alignment);
 void free_validation_result(ValidationResult result);
+
+/* ---- added after the 2026-08-22 snapshot */
+int embedding_text_exceeds_window(const char* text, const char* model_type);
+TextWindowsResult get_text_windows(const char* text, int max_length);
+void free_text_windows(TextWindowsResult result);
+ModernBertClassificationResultWithProbs classify_feedback_text_with_probabilities(const char* text);
+ModernBertClassificationResultWithProbs classify_mmbert_32k_feedback_with_probabilities(const char* text);
+bool init_mmbert_32k_intent_classifier_with_context(const char* model_id, bool use_cpu, size_t limit);
+bool init_mmbert_32k_factcheck_classifier_with_context(const char* model_id, bool use_cpu, size_t limit);
+bool init_mmbert_32k_jailbreak_classifier_with_context(const char* model_id, bool use_cpu, size_t limit);
+bool init_mmbert_32k_feedback_classifier_with_context(const char* model_id, bool use_cpu, size_t limit);
+bool init_mmbert_32k_pii_classifier_with_context(const char* model_id, bool use_cpu, size_t limit);
+bool init_mmbert_32k_modality_classifier_with_context(const char* model_id, bool use_cpu, size_t limit);
 
 #ifdef __cplusplus
 }

@@ -73,6 +73,9 @@ typedef struct { CIntentResult* intent_results; CPIIResult* pii_results; CSecuri
 typedef struct { int class_id; float confidence; char* category_name; float* probabilities; int num_categories; bool error; char* error_message; } GenerativeClassificationResult;
 typedef struct { char* raw_output; bool error; char* error_message; } GuardResult;
 
+/* ---- text windows (added after the 2026-08-22 snapshot) ---- */
+typedef struct { int* offsets; int window_count; bool error; } TextWindowsResult;
+
 /* ---- input validation helpers ---- */
 typedef struct { bool is_valid; int error_code; char* error_message; char* suggestions; } ValidationResult;
 

@@ -28,6 +28,17 @@ bool init(const char* function, Classifier& slot, WhenSet when_set, const char* 
   return init_slot(function, slot, when_set, [&] { return load_classifier(path, task); });
 }
 
+// The *_with_context inits: `limit` tokens (0: the 512-token classification
+// cap); a limit beyond the model's positions fails the load.
+bool init_with_context(const char* function, Classifier& slot, const char* path, semroute_task task,
+                       size_t limit) noexcept {
+  return init_slot(function, slot, WhenSet::kFalse, [&] {
+    if (limit == 0) return load_classifier(path, task);
+    const std::string dir = directory_arg(path, "model path");
+    return std::make_unique<Model>(Model::load(dir, params_for(task, limit)));
+  });
+}
+
 // Upstream's BERT inits refuse fewer than two classes; the count itself comes
 // from the model's id2label.
 bool init_bert(const char* function, Classifier& slot, WhenSet when_set, const char* path, int num_classes,
@@ -271,6 +282,36 @@ bool init_mmbert_32k_modality_classifier(const char* model_id, bool) {
 }
 ModernBertClassificationResult classify_mmbert_32k_modality(const char* text) {
   return classify_short("classify_mmbert_32k_modality", g_32k_modality, text);
+}
+
+// ---- added after the 2026-08-22 snapshot
+ModernBertClassificationResultWithProbs classify_feedback_text_with_probabilities(const char* text) {
+  return classify_with_probs("classify_feedback_text_with_probabilities", g_feedback.get(), text);
+}
+ModernBertClassificationResultWithProbs classify_mmbert_32k_feedback_with_probabilities(const char* text) {
+  return classify_with_probs("classify_mmbert_32k_feedback_with_probabilities", g_32k_feedback.get(), text);
+}
+bool init_mmbert_32k_intent_classifier_with_context(const char* model_id, bool, size_t limit) {
+  return init_with_context("init_mmbert_32k_intent_classifier_with_context", g_32k_intent, model_id, kSequence, limit);
+}
+bool init_mmbert_32k_factcheck_classifier_with_context(const char* model_id, bool, size_t limit) {
+  return init_with_context("init_mmbert_32k_factcheck_classifier_with_context", g_32k_factcheck, model_id, kSequence,
+                           limit);
+}
+bool init_mmbert_32k_jailbreak_classifier_with_context(const char* model_id, bool, size_t limit) {
+  return init_with_context("init_mmbert_32k_jailbreak_classifier_with_context", g_32k_jailbreak, model_id, kSequence,
+                           limit);
+}
+bool init_mmbert_32k_feedback_classifier_with_context(const char* model_id, bool, size_t limit) {
+  return init_with_context("init_mmbert_32k_feedback_classifier_with_context", g_32k_feedback, model_id, kSequence,
+                           limit);
+}
+bool init_mmbert_32k_pii_classifier_with_context(const char* model_id, bool, size_t limit) {
+  return init_with_context("init_mmbert_32k_pii_classifier_with_context", g_32k_pii, model_id, kTokens, limit);
+}
+bool init_mmbert_32k_modality_classifier_with_context(const char* model_id, bool, size_t limit) {
+  return init_with_context("init_mmbert_32k_modality_classifier_with_context", g_32k_modality, model_id, kSequence,
+                           limit);
 }
 
 // ---- frees of these results

@@ -167,6 +167,15 @@ bool init_factory(const char* function, const char* const paths[3]) noexcept {
 
 extern "C" {
 
+// 1 when text has more tokens than the loaded model of model_type reads, 0
+// when it fits, -1 when that model is not loaded or an argument is bad.
+int embedding_text_exceeds_window(const char* text, const char* model_type) {
+  return guarded("embedding_text_exceeds_window", -1, [&] {
+    const Model& model = loaded(parse_model_type(model_type));
+    return model.count_tokens(text_arg(text, "text")) > model.max_length() ? 1 : 0;
+  });
+}
+
 bool init_embedding_models_with_mmbert(const char* qwen3_model_path, const char* gemma_model_path,
                                        const char* mmbert_model_path, bool) {
   const char* paths[3] = {qwen3_model_path, gemma_model_path, mmbert_model_path};

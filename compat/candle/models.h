@@ -21,6 +21,8 @@ std::unique_ptr<Model> load_model(const char* path, semroute_task task, size_t m
 // The same with the 512-token classification cap.
 std::unique_ptr<Model> load_classifier(const char* path, semroute_task task);
 
+// Load parameters for `task`, max_length as given (0: the model's limit).
+semroute_model_params params_for(semroute_task task, size_t max_length);
 // Load parameters of a classifier in `dir` (the 512-token cap applied).
 semroute_model_params classifier_params(const std::string& dir, semroute_task task);
 // The base model directory a PEFT adapter directory names (relative to it).

@@ -1,5 +1,6 @@
 // The BERT sentence-embedding model (upstream's BERT_SIMILARITY slot, e.g.
 // all-MiniLM-L6-v2): embeddings, similarity, nearest candidate, tokens.
+#include <algorithm>
 #include <chrono>
 
 #include "models.h"
@@ -102,6 +103,35 @@ TokenizationResult tokenize_text(const char* text, int max_length) {
     for (size_t i = 0; i < tokens.tokens.size(); ++i) r.tokens[i] = copy_string(tokens.tokens[i]);
     return r;
   });
+}
+
+// Byte ranges of windows of the similarity model's size (max_length <= 0:
+// its limit) over the text: the whole text when it fits, else windows of
+// the content tokens a window holds, each starting half a window after the
+// previous, the first at byte 0 and the last ending the text.
+TextWindowsResult get_text_windows(const char* text, int max_length) {
+  return guarded("get_text_windows", TextWindowsResult{nullptr, 0, true}, [&] {
+    const Model& model = g_similarity.require("the similarity model");
+    const std::string_view t = text_arg(text, "text");
+    const size_t limit = max_length > 0 ? static_cast<size_t>(max_length) : model.max_length();
+    const size_t specials = model.tokenize("").ids.size();
+    if (limit <= specials) throw Failure("max_length leaves no room beside the special tokens");
+    const size_t content = limit - specials, stride = std::max<size_t>(content / 2, 1);
+    const semroute::Tokens tokens = model.tokenize(t, false, true);
+    const size_t n = tokens.ids.size();
+    std::vector<int> ranges;
+    for (size_t first = 0;; first += stride) {
+      const size_t last = std::min(first + content, n);
+      ranges.push_back(first == 0 ? 0 : static_cast<int>(tokens.offsets[first].first));
+      ranges.push_back(last == n ? static_cast<int>(t.size()) : static_cast<int>(tokens.offsets[last - 1].second));
+      if (last == n) break;
+    }
+    return TextWindowsResult{copy_array(ranges), static_cast<int>(ranges.size() / 2), false};
+  });
+}
+
+void free_text_windows(TextWindowsResult result) {
+  if (result.offsets != nullptr && result.window_count > 0) std::free(result.offsets);
 }
 
 void free_tokenization_result(TokenizationResult result) {

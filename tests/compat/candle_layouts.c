@@ -31,6 +31,10 @@ static int checks = 0;
 
 int main(void) {
   CHECK_SIZE(bool, 1);
+  CHECK_SIZE(TextWindowsResult, 16);
+  CHECK_OFFSET(TextWindowsResult, offsets, 0);
+  CHECK_OFFSET(TextWindowsResult, window_count, 8);
+  CHECK_OFFSET(TextWindowsResult, error, 12);
   CHECK_SIZE(ClassificationResult, 16);
   CHECK_OFFSET(ClassificationResult, class, 0);
   CHECK_OFFSET(ClassificationResult, confidence, 4);

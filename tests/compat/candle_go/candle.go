@@ -100,6 +100,8 @@ ModernBertClassificationResult classify_mmbert_32k_intent(const char* text);
 ModernBertClassificationResult classify_mmbert_32k_factcheck(const char* text);
 ModernBertClassificationResult classify_mmbert_32k_jailbreak(const char* text);
 ModernBertClassificationResultWithProbs classify_mmbert_32k_jailbreak_with_probabilities(const char* text);
+ModernBertClassificationResultWithProbs classify_feedback_text_with_probabilities(const char* text);
+ModernBertClassificationResultWithProbs classify_mmbert_32k_feedback_with_probabilities(const char* text);
 ModernBertClassificationResult classify_mmbert_32k_feedback(const char* text);
 ModernBertTokenClassificationResult classify_mmbert_32k_pii_tokens(const char* text);
 ModernBertClassificationResult classify_mmbert_32k_modality(const char* text);
@@ -386,6 +388,10 @@ func ClassifyWithProbs(name string, text *string) (c Class) {
 			r = C.classify_mmbert_32k_jailbreak_with_probabilities(p)
 		case "classify_jailbreak_text_with_probabilities":
 			r = C.classify_jailbreak_text_with_probabilities(p)
+		case "classify_feedback_text_with_probabilities":
+			r = C.classify_feedback_text_with_probabilities(p)
+		case "classify_mmbert_32k_feedback_with_probabilities":
+			r = C.classify_mmbert_32k_feedback_with_probabilities(p)
 		default:
 			panic("unknown classifier " + name)
 		}
