@@ -85,12 +85,7 @@ semroute_status* semroute_top_k(const semroute_model* model, const char* query, 
   if (out_found != nullptr) *out_found = 0;
   return guarded([&] {
     const auto& embedder = embedder_of(model, "semroute_top_k");
-    require(out_found, "out_found");
-    const size_t found = std::min(k, count);
-    if (found > 0) {
-      require(out_indices, "out_indices");
-      require(out_scores, "out_scores");
-    }
+    const size_t found = ranked_count(k, count, out_indices, out_scores, out_found);
     std::vector<std::string_view> texts = batch_views(candidates, offsets, count, "candidates");
     texts.insert(texts.begin(), text_view(query, query_length, "query"));
     const std::vector<float> e = model->embed_rows(texts);

@@ -2,6 +2,7 @@
 // its body in: exceptions become status objects, never cross the boundary.
 #pragma once
 
+#include <algorithm>
 #include <cstring>
 #include <memory>
 #include <string>
@@ -15,6 +16,7 @@
 #include "tasks/batcher.h"
 #include "tasks/multitask_engine.h"
 #include "tasks/embedder.h"
+#include "tasks/pair_scorer.h"
 #include "tasks/sequence_classifier.h"
 #include "tasks/token_classifier.h"
 
@@ -32,6 +34,7 @@ struct semroute_model {
   std::shared_ptr<const semroute::SequenceClassifier> sequence;
   std::shared_ptr<const semroute::TokenClassifier> token;
   std::shared_ptr<const semroute::Embedder> embedder;
+  std::shared_ptr<const semroute::PairScorer> pair_scorer;
   semroute::Backbone backbone;          // SEMROUTE_TASK_ENCODER
   semroute::EncodeOptions backbone_encode;
   // With dynamic batching (max_batch > 1), the pipeline's calls go through one of these.
@@ -90,6 +93,11 @@ struct CLists {
 };
 
 }  // namespace semroute::capi
+
+struct semroute_pair_scores {
+  std::vector<semroute::ScoredPair> items;
+  std::vector<semroute_input_usage> inputs;  // C views of items[i].input
+};
 
 struct semroute_windows {
   semroute::DocumentClassification document;
@@ -181,6 +189,19 @@ void require(const void* p, const char* what);
 
 // The model, or InvalidInput when NULL or not loaded for `task`.
 const semroute_model& model_for(const semroute_model* model, semroute_task task, const char* call);
+
+// The number of best matches a ranking call (semroute_top_k, semroute_rerank)
+// writes, min(k, count), after checking its output buffers.
+inline size_t ranked_count(size_t k, size_t count, const size_t* out_indices, const float* out_scores,
+                           const size_t* out_found) {
+  require(out_found, "out_found");
+  const size_t found = std::min(k, count);
+  if (found > 0) {
+    require(out_indices, "out_indices");
+    require(out_scores, "out_scores");
+  }
+  return found;
+}
 
 // One text as a view; NULL is allowed only with length 0.
 std::string_view text_view(const char* text, size_t length, const char* what);

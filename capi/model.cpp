@@ -90,7 +90,7 @@ std::optional<Pooling> pooling_of(int32_t pooling) {
 }
 
 semroute_task task_of(int32_t requested, const std::string& architecture) {
-  if (requested < SEMROUTE_TASK_AUTO || requested > SEMROUTE_TASK_ENCODER)
+  if (requested < SEMROUTE_TASK_AUTO || requested > SEMROUTE_TASK_PAIR_SCORING)
     throw InvalidInput("unknown task " + std::to_string(requested));
   if (requested != SEMROUTE_TASK_AUTO) return static_cast<semroute_task>(requested);
   const auto kind = task_kind_of(architecture);
@@ -104,6 +104,7 @@ const char* task_name(semroute_task task) {
     case SEMROUTE_TASK_TOKEN_CLASSIFICATION: return "token classification";
     case SEMROUTE_TASK_EMBEDDING: return "embedding";
     case SEMROUTE_TASK_ENCODER: return "encoder";
+    case SEMROUTE_TASK_PAIR_SCORING: return "pair scoring";
     case SEMROUTE_TASK_AUTO: break;
   }
   return "auto";
@@ -140,7 +141,14 @@ std::unique_ptr<semroute_model> load_model(const std::filesystem::path& dir, con
   model->task = task_of(p.task, model->architecture);
 
   const TaskOptions task_options = task_options_of(p);
-  if (model->task == SEMROUTE_TASK_ENCODER) {
+  if (model->task == SEMROUTE_TASK_PAIR_SCORING) {
+    if (!task_options.adapter.empty()) throw InvalidInput("a pair scorer takes no adapter");
+    PairScorerOptions options;
+    static_cast<PipelineOptions&>(options) = task_options;
+    options.layer = p.layer;
+    options.dimension = p.dimension;
+    model->pair_scorer = PairScorer::load(dir, options);
+  } else if (model->task == SEMROUTE_TASK_ENCODER) {
     if (!task_options.adapter.empty()) throw InvalidInput("an adapter needs a task: load the encoder without it");
     model->backbone = Backbone::load(dir, task_options);
     model->backbone_encode = encode_options_for(*model->backbone.encoder, task_options);
@@ -189,6 +197,7 @@ const CoreModel* encoder_of(const semroute_model* model) {
   if (model->sequence) return model->sequence->task().encoder.get();
   if (model->token) return model->token->task().encoder.get();
   if (model->embedder) return &model->embedder->encoder();
+  if (model->pair_scorer) return model->pair_scorer->encoder().get();
   return model->backbone.encoder.get();
 }
 
@@ -255,6 +264,7 @@ const semroute::Tokenizer& semroute_model::tokenizer() const {
   if (sequence) return *sequence->task().tokenizer;
   if (token) return *token->task().tokenizer;
   if (embedder) return *embedder->tokenizer();
+  if (pair_scorer) return pair_scorer->tokenizer();
   if (!backbone.tokenizer) throw InvalidInput("this encoder was loaded without a tokenizer.json");
   return *backbone.tokenizer;
 }
@@ -263,6 +273,7 @@ const semroute::EncodeOptions& semroute_model::encode_options() const {
   if (sequence) return sequence->task().encode;
   if (token) return token->task().encode;
   if (embedder) return embedder->encode_options();
+  if (pair_scorer) return pair_scorer->encode_options();
   return backbone_encode;
 }
 

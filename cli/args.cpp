@@ -149,6 +149,8 @@ Args parse_args(int argc, char** argv, int first) {
       args.no_normalize = true;
     } else if (arg == "--unmerged") {
       args.unmerged = true;
+    } else if (arg == "--pair-scorer") {
+      args.pair_scorer = true;
     } else if (arg == "--accuracy") {
       args.accuracy = true;
     } else if (arg == "--tasks") {

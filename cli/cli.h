@@ -21,6 +21,7 @@ struct Args {
   std::string adapter;  // --adapter DIR
   std::string head;     // --head DIR: a head bound to the model's encoder
   bool unmerged = false;  // --unmerged: keep the adapter beside the weights
+  bool pair_scorer = false;  // make-model --pair-scorer
   std::string tasks;      // --tasks a,b
   bool accuracy = false;  // --accuracy
   std::string pair;     // --pair TEXT
@@ -69,6 +70,7 @@ int run_tokens(const Args& args);
 int run_embed(const Args& args);
 int run_route(const Args& args);
 int run_similarity(const Args& args);
+int run_rerank(const Args& args);
 int run_intents(const Args& args);
 int run_merge_adapter(const Args& args);
 int run_unified(const Args& args);

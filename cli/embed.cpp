@@ -2,13 +2,16 @@
 // dimension, early-exit layer) and their pairwise cosine similarities.
 #include <ATen/ATen.h>
 
+#include <algorithm>
 #include <cstdio>
+#include <numeric>
 
 #include "cli.h"
 #include "semroute/error.h"
 #include "classifiers/intent_index.h"
 #include "classifiers/vector_index.h"
 #include "tasks/embedder.h"
+#include "tasks/pair_scorer.h"
 
 namespace semroute::cli {
 
@@ -83,6 +86,32 @@ int run_similarity(const Args& args) {
   } else {
     std::printf("%.6f\n", cosine);
   }
+  return 0;
+}
+
+int run_rerank(const Args& args) {
+  if (args.positional.size() < 3)
+    throw InvalidInput("usage: semroute rerank MODEL_DIR QUERY DOCUMENT... [--layer N] [--dim N] [--json]");
+  PairScorerOptions options;
+  static_cast<PipelineOptions&>(options) = task_options(args);
+  options.layer = args.layer;
+  options.dimension = args.dimension;
+  const auto scorer = PairScorer::load(args.positional[0], options);
+  const std::string& query = args.positional[1];
+  std::vector<TextPair> pairs;
+  for (size_t i = 2; i < args.positional.size(); ++i) pairs.emplace_back(query, args.positional[i]);
+  const auto scores = scorer->score(pairs);
+  std::vector<size_t> order(scores.size());
+  std::iota(order.begin(), order.end(), size_t{0});
+  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return scores[a].score > scores[b].score; });
+  nlohmann::json ranked = nlohmann::json::array();
+  for (size_t i : order) {
+    ranked.push_back({{"index", i}, {"document", pairs[i].second}, {"score", scores[i].score}});
+    if (!args.json) std::printf("%10.4f  %s\n", scores[i].score, std::string(pairs[i].second).c_str());
+  }
+  if (args.json)
+    std::printf("%s\n", nlohmann::json({{"query", query}, {"layer", scorer->layer()}, {"dimension", scorer->dimension()},
+                                         {"ranked", ranked}}).dump(2).c_str());
   return 0;
 }
 

@@ -46,6 +46,9 @@ commands:
       and the cosine similarity of every pair of texts.
   similarity MODEL_DIR TEXT_A TEXT_B [--dim N] [--json]
       Cosine similarity of two texts' embeddings.
+  rerank MODEL_DIR QUERY DOCUMENT... [--layer N] [--dim N] [--json]
+      The documents ranked by a cross-encoder pair scorer (a raw relevance
+      logit each, highest first); --layer / --dim pick a trained exit.
   intents MODEL_DIR INTENTS.yaml TEXT... [--json]
       Match texts against few-shot intents (name + example sentences) by
       k-nearest neighbours; the YAML may set k, threshold, aggregation.
@@ -68,7 +71,7 @@ commands:
   merge-adapter BASE_DIR ADAPTER_DIR OUT_DIR
       Fold a PEFT LoRA adapter into its base (merge_and_unload): a plain model
       directory with the adapter's head and labels, marked by lora_config.json.
-  make-model PRESET OUT_DIR [--labels a,b] [--token-labels O,B-X,I-X] [--tokenizer FILE] [--seed N]
+  make-model PRESET OUT_DIR [--labels a,b] [--token-labels O,B-X,I-X] [--pair-scorer] [--tokenizer FILE] [--seed N]
       Write a ModernBERT checkpoint with random weights (presets:
       modernbert-base, mmbert-base, mmbert-small, small, tiny) for tests and benchmarks.
   train --task sequence|token|mlm --data FILE.jsonl --out DIR (--base DIR | --preset P --tokenizer FILE) …
@@ -124,6 +127,7 @@ extern "C" __attribute__((visibility("default"))) int semroute_cli_main(int argc
     if (command == "tokens") return cli::run_tokens(args);
     if (command == "embed") return cli::run_embed(args);
     if (command == "similarity") return cli::run_similarity(args);
+    if (command == "rerank") return cli::run_rerank(args);
     if (command == "intents") return cli::run_intents(args);
     if (command == "make-model") return cli::run_make_model(args);
     if (command == "merge-adapter") return cli::run_merge_adapter(args);

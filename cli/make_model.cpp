@@ -12,7 +12,7 @@ namespace semroute::cli {
 int run_make_model(const Args& args) {
   if (args.positional.size() != 2)
     throw InvalidInput("usage: semroute make-model PRESET OUT_DIR [--labels a,b,c] [--token-labels O,B-X,I-X] "
-                       "[--tokenizer FILE] [--seed N]");
+                       "[--pair-scorer] [--tokenizer FILE] [--seed N]");
   RandomModelSpec spec;
   spec.preset = args.positional[0];
   spec.token_task = !args.token_labels.empty();
@@ -20,6 +20,11 @@ int run_make_model(const Args& args) {
   if (!labels.empty()) spec.labels = labels;
   spec.tokenizer = args.tokenizer;
   spec.seed = args.seed;
+  if (args.pair_scorer) {
+    write_random_pair_scorer(spec, args.positional[1]);
+    std::printf("wrote %s (%s pair scorer)\n", args.positional[1].c_str(), spec.preset.c_str());
+    return 0;
+  }
   write_random_modernbert(spec, args.positional[1]);
   std::printf("wrote %s (%s, %zu labels)\n", args.positional[1].c_str(), spec.preset.c_str(), spec.labels.size());
   return 0;

@@ -20,6 +20,9 @@ tokenizer=tests/data/tokenizers/modernbert/tokenizer.json
   "Ünïcödé — 日本語のテキスト" --json >"$models/intent.json"
 "$cli" tokens "$models/pii" "Contact john.smith@example.com or Jane Doe." "Écrivez à josé@exemple.fr" \
   --json >"$models/pii.json"
+"$cli" make-model tiny "$models/reranker" --pair-scorer --seed 9 --tokenizer "$tokenizer" >/dev/null
+"$cli" rerank "$models/reranker" "how do I reset my password" "Open settings, then Reset." "Lisbon is in Portugal." \
+  "Passwords reset by mail." --json >"$models/rerank.json"
 embed_texts=("solve for x" "court ruling" "protein folding")
 printf '%s\n' "${embed_texts[@]}" >"$models/embed.txt"
 "$cli" embed "$models/intent" "${embed_texts[@]}" --json >"$models/embed.json"

@@ -295,6 +295,26 @@ func (m *Model) Similarity(a, b string) (float32, error) {
 
 // TopK returns the k candidates most similar to query, best first.
 func (m *Model) TopK(ctx context.Context, query string, candidates []string, k int) ([]Match, error) {
+	return m.ranked(ctx, query, candidates, k, func(h *C.semroute_model, q *C.char, ql C.size_t, b *C.char,
+		offsets *C.uint64_t, n, k C.size_t, indices *C.size_t, scores *C.float, found *C.size_t) *C.semroute_status {
+		return C.semroute_top_k(h, q, ql, b, offsets, n, k, indices, scores, found)
+	})
+}
+
+// Rerank returns the k documents most relevant to query by a pair scoring
+// model (TaskPairScoring), best first; Score is the raw relevance logit.
+func (m *Model) Rerank(ctx context.Context, query string, documents []string, k int) ([]Match, error) {
+	return m.ranked(ctx, query, documents, k, func(h *C.semroute_model, q *C.char, ql C.size_t, b *C.char,
+		offsets *C.uint64_t, n, k C.size_t, indices *C.size_t, scores *C.float, found *C.size_t) *C.semroute_status {
+		return C.semroute_rerank(h, q, ql, b, offsets, n, k, indices, scores, found)
+	})
+}
+
+type rankCall func(h *C.semroute_model, query *C.char, queryLength C.size_t, candidates *C.char, offsets *C.uint64_t,
+	count, k C.size_t, indices *C.size_t, scores *C.float, found *C.size_t) *C.semroute_status
+
+// ranked runs semroute_top_k or semroute_rerank.
+func (m *Model) ranked(ctx context.Context, query string, candidates []string, k int, call rankCall) ([]Match, error) {
 	if k < 0 {
 		return nil, &Error{Code: CodeInvalidArgument, Message: "k must be >= 0"}
 	}
@@ -309,7 +329,7 @@ func (m *Model) TopK(ctx context.Context, query string, candidates []string, k i
 	var found C.size_t
 	err := m.call(func(h *C.semroute_model) error {
 		b := pack(candidates)
-		return statusError(C.semroute_top_k(h, stringData(query), C.size_t(len(query)), b.data(), b.offsetsPtr(),
+		return statusError(call(h, stringData(query), C.size_t(len(query)), b.data(), b.offsetsPtr(),
 			C.size_t(len(candidates)), C.size_t(k), &indices[0], &scores[0], &found))
 	})
 	if err != nil {
@@ -320,6 +340,30 @@ func (m *Model) TopK(ctx context.Context, query string, candidates []string, k i
 		out[i] = Match{Index: int(indices[i]), Score: float32(scores[i])}
 	}
 	return out, nil
+}
+
+// ScorePairs scores (queries[i], documents[i]) pairs with a pair scoring
+// model (TaskPairScoring): one raw relevance logit each, higher = more relevant.
+func (m *Model) ScorePairs(ctx context.Context, queries, documents []string) ([]PairScore, error) {
+	if len(queries) != len(documents) {
+		return nil, &Error{Code: CodeInvalidArgument, Message: "queries and documents differ in length"}
+	}
+	out := make([]PairScore, 0, len(queries))
+	err := m.chunked(ctx, len(queries), func(h *C.semroute_model, lo, hi int) error {
+		q, d := pack(queries[lo:hi]), pack(documents[lo:hi])
+		var r *C.semroute_pair_scores
+		if err := statusError(C.semroute_score_pairs(h, q.data(), q.offsetsPtr(), d.data(), d.offsetsPtr(),
+			C.size_t(hi-lo), &r)); err != nil {
+			return err
+		}
+		defer C.semroute_pair_scores_free(r)
+		for i := 0; i < int(C.semroute_pair_scores_count(r)); i++ {
+			out = append(out, PairScore{Score: float32(C.semroute_pair_scores_score(r, C.size_t(i))),
+				Input: inputUsage(C.semroute_pair_scores_input(r, C.size_t(i)))})
+		}
+		return nil
+	})
+	return out, err
 }
 
 // Tokenize tokenizes text as the model does, with or without special tokens.

@@ -582,3 +582,49 @@ func TestBindHead(t *testing.T) {
 		t.Errorf("an embedding head: %v", err)
 	}
 }
+
+func TestScorePairsAndRerank(t *testing.T) {
+	var cli struct {
+		Query  string
+		Ranked []struct {
+			Index    int
+			Document string
+			Score    float32
+		}
+	}
+	data, err := os.ReadFile(filepath.Join(modelsDir, "rerank.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(data, &cli); err != nil {
+		t.Fatal(err)
+	}
+	m := load(t, "reranker", &Options{Task: TaskPairScoring})
+	documents := make([]string, len(cli.Ranked))
+	for _, r := range cli.Ranked {
+		documents[r.Index] = r.Document
+	}
+	queries := []string{cli.Query, cli.Query, cli.Query}
+	scores, err := m.ScorePairs(context.Background(), queries, documents)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range cli.Ranked {
+		if math.Abs(float64(scores[r.Index].Score-r.Score)) > 1e-5 || scores[r.Index].Input.InputTokens == 0 {
+			t.Errorf("pair %d: %+v, the CLI gives %v", r.Index, scores[r.Index], r.Score)
+		}
+	}
+	best, err := m.Rerank(context.Background(), cli.Query, documents, 2)
+	if err != nil || len(best) != 2 || best[0].Index != cli.Ranked[0].Index || best[1].Index != cli.Ranked[1].Index {
+		t.Fatalf("rerank %+v %v, the CLI ranks %+v", best, err, cli.Ranked)
+	}
+	if _, err := m.ScorePairs(context.Background(), queries, documents[:1]); !errors.Is(err, ErrInvalidArgument) {
+		t.Errorf("mismatched lengths: %v", err)
+	}
+	if _, err := m.Classify("hello"); !errors.Is(err, ErrInvalidArgument) {
+		t.Errorf("a pair scorer does not classify: %v", err)
+	}
+	if _, err := Load(filepath.Join(modelsDir, "reranker"), &Options{Task: TaskPairScoring, Layer: 1, Dimension: 3}); !errors.Is(err, ErrInvalidModel) {
+		t.Errorf("an untrained exit: %v", err)
+	}
+}

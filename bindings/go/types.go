@@ -18,6 +18,9 @@ const (
 	// TaskEncoder loads the encoder alone (no head, no tokenizer needed):
 	// task heads are bound to it with BindHead.
 	TaskEncoder
+	// TaskPairScoring loads a cross-encoder that scores (query, document)
+	// pairs (ScorePairs, Rerank); Options.Layer and Dimension pick its exit.
+	TaskPairScoring
 )
 
 // Truncation says which tokens survive when a text exceeds MaxLength.
@@ -167,6 +170,12 @@ type TokenResult struct {
 type Match struct {
 	Index int
 	Score float32
+}
+
+// PairScore is one (query, document) pair's relevance.
+type PairScore struct {
+	Score float32 // raw logit, higher = more relevant
+	Input InputUsage
 }
 
 // Tokens is a tokenized text.

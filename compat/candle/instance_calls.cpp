@@ -2,6 +2,7 @@
 // semroute's answer into upstream's JSON value (field names, byte offsets,
 // the validation upstream applies before answering).
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 
 #include "candle_instance.h"
@@ -23,6 +24,10 @@ void check_scores(const std::vector<float>& scores, size_t labels, bool distribu
   }
   if (scores.size() != labels) throw InstanceError("result_invalid", "scores and labels differ in length");
   if (distribution && std::abs(sum - 1.0) > 1e-4) throw InstanceError("result_invalid", "probabilities do not sum to 1");
+}
+
+bool is_blank(const std::string& s) {
+  return std::all_of(s.begin(), s.end(), [](unsigned char c) { return std::isspace(c) != 0; });
 }
 
 json distribution_json(const Instance& inst, const semroute::Prediction& p) {
@@ -324,17 +329,34 @@ char* candle_instance_embedding_descriptor(uint64_t handle, size_t, size_t) {
   });
 }
 
-char* candle_instance_load_pair_scorer(const char* options, const char*) {
-  return respond("load", [&]() -> json {
-    Options::parse(options);
-    throw InstanceError("capability", "pair scorers are not implemented by semroute yet");
-  });
+char* candle_instance_load_pair_scorer(const char* options, const char* selection) {
+  return load_response([&] { return load_instance(Options::parse(options), "pair_scores", selection); });
 }
 
-char* candle_instance_score_pairs(uint64_t handle, const char*) {
-  return call_response([&]() -> json {
-    find_instance(handle)->require_task("pair_scores");
-    throw InstanceError("capability", "pair scorers are not implemented by semroute yet");
+char* candle_instance_score_pairs(uint64_t handle, const char* pairs) {
+  return call_response([&] {
+    const auto inst = find_instance(handle);
+    inst->require_task("pair_scores");
+    const json list = json::parse(text_arg(pairs), nullptr, false);
+    if (!list.is_array() || list.empty()) throw InstanceError("configuration", "pairs must be a non-empty JSON array");
+    std::vector<std::string> queries, documents;
+    for (const auto& pair : list) {
+      if (!pair.is_object() || pair.size() != 2 || !pair.contains("query") || !pair.contains("document") ||
+          !pair["query"].is_string() || !pair["document"].is_string())
+        throw InstanceError("configuration", "each pair is {\"query\": string, \"document\": string}");
+      queries.push_back(pair["query"]);
+      documents.push_back(pair["document"]);
+      if (is_blank(queries.back()) || is_blank(documents.back()))
+        throw InstanceError("configuration", "a pair's query and document must not be blank");
+    }
+    const auto scored = inst->model->score_pairs({queries.begin(), queries.end()}, {documents.begin(), documents.end()});
+    json scores = json::array(), inputs = json::array();
+    for (const auto& s : scored) {
+      if (!std::isfinite(s.score)) throw InstanceError("result_invalid", "a pair score is not finite");
+      scores.push_back(s.score);
+      inputs.push_back(input_json(s.input));
+    }
+    return json{{"scores", scores}, {"inputs", inputs}};
   });
 }
 

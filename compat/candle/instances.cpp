@@ -182,6 +182,7 @@ semroute_task semroute_task_of(const std::string& task) {
   if (task == "backbone") return SEMROUTE_TASK_ENCODER;
   if (task == "token" || task == "hallucination") return SEMROUTE_TASK_TOKEN_CLASSIFICATION;
   if (task == "embedding") return SEMROUTE_TASK_EMBEDDING;
+  if (task == "pair_scores") return SEMROUTE_TASK_PAIR_SCORING;
   return SEMROUTE_TASK_SEQUENCE_CLASSIFICATION;
 }
 
@@ -227,7 +228,7 @@ std::vector<std::string> labels_for(const std::string& task, const json& config,
     if (lower(labels[0]) != "supported" || lower(labels[1]) != "hallucinated")
       throw InstanceError("capability", "hallucination labels must read SUPPORTED, HALLUCINATED");
   }
-  if (task == "backbone") return {};
+  if (task == "backbone" || task == "pair_scores") return {};
   return labels;
 }
 
@@ -239,17 +240,20 @@ semroute_model_params params_of(const Instance& inst, semroute_task task) {
   p.max_length = static_cast<uint32_t>(inst.max_input_tokens);
   p.overflow = inst.overflow == "reject" ? SEMROUTE_OVERFLOW_REJECT : SEMROUTE_OVERFLOW_TRUNCATE;
   p.count_input_tokens = 1;
+  p.layer = static_cast<uint32_t>(inst.pair_layer);
+  p.dimension = static_cast<uint32_t>(inst.pair_dimension);
   return p;
 }
 
 // The budgets of `o` for `task` on this model (upstream's defaults and limits).
 void set_budgets(Instance& inst, const Options& o) {
-  const bool embedding = inst.task == "embedding";
-  const size_t limit = inst.modern || embedding ? inst.architectural_max_tokens
-                                                : std::min<size_t>(inst.architectural_max_tokens, 512);
+  const bool whole_limit = inst.task == "embedding" || inst.task == "pair_scores";  // not capped at 512 by default
+  const size_t limit = inst.modern || whole_limit ? inst.architectural_max_tokens
+                                                  : std::min<size_t>(inst.architectural_max_tokens, 512);
   if (o.max_input_tokens > limit)
     throw InstanceError("capability", "input budget exceeds the task limit (" + std::to_string(limit) + ")");
-  inst.max_input_tokens = o.max_input_tokens > 0 ? o.max_input_tokens : embedding ? limit : std::min<size_t>(limit, 512);
+  inst.max_input_tokens =
+      o.max_input_tokens > 0 ? o.max_input_tokens : whole_limit ? limit : std::min<size_t>(limit, 512);
   inst.document_max_input_tokens = inst.max_input_tokens;
   if (o.document_max_input_tokens > 0) {
     const bool windowed = inst.task == "backbone" || inst.task == "sequence" || inst.task == "label_scores" ||
@@ -260,10 +264,29 @@ void set_budgets(Instance& inst, const Options& o) {
       throw InstanceError("capability", "document_max_input_tokens is smaller than max_input_tokens");
     inst.document_max_input_tokens = o.document_max_input_tokens;
   }
+  if (inst.task == "pair_scores") inst.overflow = "reject";
   if (o.overflow.empty()) return;
   if (o.overflow != "truncate" && o.overflow != "reject")
     throw InstanceError("configuration", "overflow must be truncate or reject, not '" + o.overflow + "'");
+  if (inst.task == "pair_scores" && o.overflow != "reject")
+    throw InstanceError("capability", "a pair scorer reads every pair whole: overflow must be reject");
   inst.overflow = o.overflow;
+}
+
+// A pair scorer's exit: {"layer", "dimension"}, 0 = all layers, the full width.
+void set_pair_exit(Instance& inst, const char* selection, const json& config) {
+  const json s = json::parse(text_arg(selection), nullptr, false);
+  if (!s.is_object()) throw InstanceError("configuration", "the selection must be a JSON object");
+  const auto field = [&](const char* name, const char* config_key) -> size_t {
+    const auto it = s.find(name);
+    if (it != s.end() && !it->is_null() && !it->is_number_integer())
+      throw InstanceError("configuration", std::string("selection.") + name + " must be an integer");
+    const int64_t v = it != s.end() && !it->is_null() ? it->get<int64_t>() : 0;
+    if (v < 0) throw InstanceError("configuration", std::string("selection.") + name + " is negative");
+    return v > 0 ? static_cast<size_t>(v) : config.value(config_key, size_t{0});
+  };
+  inst.pair_layer = field("layer", "num_hidden_layers");
+  inst.pair_dimension = field("dimension", "hidden_size");
 }
 
 void check_special_tokens(const Instance& inst) {
@@ -275,7 +298,7 @@ void check_special_tokens(const Instance& inst) {
 
 }  // namespace
 
-std::shared_ptr<Instance> load_instance(const Options& o, const std::string& task) {
+std::shared_ptr<Instance> load_instance(const Options& o, const std::string& task, const char* selection) {
   check_device(o);
   const json config = read_config(o.model_path);
   auto inst = std::make_shared<Instance>();
@@ -285,10 +308,11 @@ std::shared_ptr<Instance> load_instance(const Options& o, const std::string& tas
   inst->modern = one_of(inst->model_type, kModern);
   inst->architectural_max_tokens = positions_of(config);
   set_budgets(*inst, o);
+  if (task == "pair_scores") set_pair_exit(*inst, selection, config);
   check_problem_type(config, task);
   inst->model = std::make_shared<const semroute::Model>(
       semroute::Model::load(o.model_path, params_of(*inst, semroute_task_of(task))));
-  inst->labels = labels_for(task, config, inst->model->labels());
+  inst->labels = task == "pair_scores" ? std::vector<std::string>() : labels_for(task, config, inst->model->labels());
   if (task != "backbone") inst->special_tokens = special_tokens_of(*inst->model);
   check_special_tokens(*inst);
   inst->resource_id = next_id();
@@ -317,7 +341,7 @@ json Instance::info() const {
   // Embeddings: the one width semroute's model gives (Matryoshka prefixes are
   // asked per call); both shapes upstream's Go generations read.
   const json dimensions = task == "embedding" ? json::array({model->embedding_dim()}) : json::array();
-  return {{"resource_id", resource_id},
+  json out = {{"resource_id", resource_id},
           {"task", task},
           {"model_type", model_type},
           {"device", "cpu"},
@@ -331,6 +355,8 @@ json Instance::info() const {
           {"available_dimensions", dimensions},
           {"native_dimension", task == "embedding" ? model->embedding_dim() : 0},
           {"supported_dimensions", dimensions}};
+  if (task == "pair_scores") out["pair_scorer"] = {{"layer", pair_layer}, {"dimension", pair_dimension}};
+  return out;
 }
 
 void Instance::require_task(const char* wanted) const {

@@ -52,6 +52,8 @@ struct Instance {
   std::string overflow = "truncate";
   std::vector<std::string> labels;
   size_t special_tokens = 0;  // the tokenizer's, around one text
+  size_t pair_layer = 0;      // pair scorers: the exit (resolved: never 0)
+  size_t pair_dimension = 0;
   std::shared_ptr<const semroute::Model> model;
 
   json info() const;
@@ -67,8 +69,10 @@ std::shared_ptr<const Instance> find_instance(uint64_t handle);
 void close_instance(uint64_t handle);
 
 // Loads `options` for `task` (backbone, sequence, label_scores, token, nli,
-// hallucination, embedding).
-std::shared_ptr<Instance> load_instance(const Options& options, const std::string& task);
+// hallucination, embedding, pair_scores; `selection` is the pair scorer's
+// {"layer", "dimension"} JSON).
+std::shared_ptr<Instance> load_instance(const Options& options, const std::string& task,
+                                        const char* selection = nullptr);
 // A head from head_dir for `task` on the encoder of `source`.
 std::shared_ptr<Instance> bind_instance_head(const Instance& source, const std::string& head_dir,
                                              const std::string& task);

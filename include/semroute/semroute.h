@@ -101,7 +101,12 @@ typedef enum semroute_task {
   SEMROUTE_TASK_EMBEDDING = 3,
   /* The encoder alone, no head (a backbone): task heads are bound to it with
    * semroute_model_bind_head. Its directory needs no tokenizer.json. */
-  SEMROUTE_TASK_ENCODER = 4
+  SEMROUTE_TASK_ENCODER = 4,
+  /* A cross-encoder scoring (query, document) pairs for reranking (a
+   * "Matryoshka" pair scorer: matryoshka_config.json, classification_heads.
+   * safetensors, config.json "representation_contract"); params layer and
+   * dimension pick the trained exit (0 = all layers, the full width). */
+  SEMROUTE_TASK_PAIR_SCORING = 5
 } semroute_task;
 
 /* Which tokens survive when an input is longer than max_length. */
@@ -141,8 +146,8 @@ typedef struct semroute_model_params {
   /* Embedding models only. */
   int32_t pooling;       /* semroute_pooling */
   int32_t normalize;     /* 1 = L2-normalize (default), 0 = raw pooled vectors */
-  uint32_t dimension;    /* Matryoshka: keep the first N values (re-normalized); 0 = all */
-  uint32_t layer;        /* early exit after this many layers; 0 = all */
+  uint32_t dimension;    /* Matryoshka: keep the first N values (re-normalized); 0 = all (pair scorers too) */
+  uint32_t layer;        /* early exit after this many layers; 0 = all (pair scorers too) */
   const char* prompt;    /* put before every text, e.g. "Instruct: …\nQuery: "; NULL = none */
   /* LoRA. */
   const char* adapter;   /* a PEFT LoRA adapter directory for the model; NULL = none */
@@ -443,6 +448,35 @@ SEMROUTE_API SEMROUTE_MUST_USE semroute_status* semroute_top_k(const semroute_mo
                                                                const uint64_t* offsets, size_t count, size_t k,
                                                                size_t* out_indices, float* out_scores,
                                                                size_t* out_found);
+
+/* ------------------------------------------------------- pair scoring */
+
+typedef struct semroute_pair_scores semroute_pair_scores;
+
+/* One raw relevance logit per (queries[i], documents[i]) pair, read together
+ * with the tokenizer's pair template (higher = more relevant; not a
+ * probability). Batches as semroute_classify_batch; count >= 1. A pair longer
+ * than max_length is cut or refused as the model's overflow says. *out is
+ * caller-owned (semroute_pair_scores_free). Pair scoring models only. */
+SEMROUTE_API SEMROUTE_MUST_USE semroute_status* semroute_score_pairs(const semroute_model* model, const char* queries,
+                                                                     const uint64_t* query_offsets,
+                                                                     const char* documents,
+                                                                     const uint64_t* document_offsets, size_t count,
+                                                                     semroute_pair_scores** out);
+SEMROUTE_API size_t semroute_pair_scores_count(const semroute_pair_scores* scores);
+/* Score i; NAN when out of range. */
+SEMROUTE_API float semroute_pair_scores_score(const semroute_pair_scores* scores, size_t i);
+/* What pair i was, borrowed from scores; NULL when out of range. */
+SEMROUTE_API const semroute_input_usage* semroute_pair_scores_input(const semroute_pair_scores* scores, size_t i);
+SEMROUTE_API void semroute_pair_scores_free(semroute_pair_scores* scores);
+
+/* The k documents most relevant to the query by the pair scorer, best first
+ * (ties: lower index first), as semroute_top_k writes them. */
+SEMROUTE_API SEMROUTE_MUST_USE semroute_status* semroute_rerank(const semroute_model* model, const char* query,
+                                                                size_t query_length, const char* documents,
+                                                                const uint64_t* offsets, size_t count, size_t k,
+                                                                size_t* out_indices, float* out_scores,
+                                                                size_t* out_found);
 
 /* ------------------------------------------- multi-task LoRA and unified */
 

@@ -78,7 +78,13 @@ struct DocumentTokenPredictions {
 
 struct Match {
   size_t index = 0;  // into the candidates
-  float score = 0;   // cosine similarity
+  float score = 0;   // cosine similarity (top_k), relevance logit (rerank)
+};
+
+// One (query, document) pair scored by a cross-encoder (semroute_score_pairs).
+struct PairScore {
+  float score = 0;  // raw relevance logit
+  Usage input;
 };
 
 struct Tokens {
@@ -323,15 +329,27 @@ class Model {
   }
 
   std::vector<Match> top_k(std::string_view query, const std::vector<std::string_view>& candidates, size_t k) const {
-    const detail::Batch batch(candidates);
-    std::vector<size_t> indices(k);
-    std::vector<float> scores(k);
-    size_t found = 0;
-    detail::check(semroute_top_k(get(), query.data(), query.size(), batch.bytes.data(), batch.offsets.data(),
-                                 candidates.size(), k, indices.data(), scores.data(), &found));
-    std::vector<Match> out(found);
-    for (size_t i = 0; i < found; ++i) out[i] = {indices[i], scores[i]};
+    return ranked(query, candidates, k, &semroute_top_k);
+  }
+
+  // Pair scoring models: (queries[i], documents[i]) scored together.
+  std::vector<PairScore> score_pairs(const std::vector<std::string_view>& queries,
+                                     const std::vector<std::string_view>& documents) const {
+    if (queries.size() != documents.size()) throw Error(ErrorCode::kInvalidArgument, "score_pairs: sizes differ");
+    const detail::Batch q(queries), d(documents);
+    semroute_pair_scores* raw = nullptr;
+    detail::check(semroute_score_pairs(get(), q.bytes.data(), q.offsets.data(), d.bytes.data(), d.offsets.data(),
+                                       queries.size(), &raw));
+    const detail::Owned<semroute_pair_scores, semroute_pair_scores_free> results(raw);
+    std::vector<PairScore> out(semroute_pair_scores_count(raw));
+    for (size_t i = 0; i < out.size(); ++i)
+      out[i] = {semroute_pair_scores_score(raw, i), detail::usage(semroute_pair_scores_input(raw, i))};
     return out;
+  }
+
+  // The k documents most relevant to the query, best first.
+  std::vector<Match> rerank(std::string_view query, const std::vector<std::string_view>& documents, size_t k) const {
+    return ranked(query, documents, k, &semroute_rerank);
   }
 
   // The C handle, for calls this wrapper does not cover. Borrowed.
@@ -339,6 +357,22 @@ class Model {
 
  private:
   explicit Model(semroute_model* model) : model_(model) {}
+
+  // semroute_top_k and semroute_rerank: the k best of `candidates` for `query`.
+  using RankCall = semroute_status* (*)(const semroute_model*, const char*, size_t, const char*, const uint64_t*,
+                                        size_t, size_t, size_t*, float*, size_t*);
+  std::vector<Match> ranked(std::string_view query, const std::vector<std::string_view>& candidates, size_t k,
+                            RankCall call) const {
+    const detail::Batch batch(candidates);
+    std::vector<size_t> indices(k);
+    std::vector<float> scores(k);
+    size_t found = 0;
+    detail::check(call(get(), query.data(), query.size(), batch.bytes.data(), batch.offsets.data(), candidates.size(),
+                       k, indices.data(), scores.data(), &found));
+    std::vector<Match> out(found);
+    for (size_t i = 0; i < found; ++i) out[i] = {indices[i], scores[i]};
+    return out;
+  }
   detail::Owned<semroute_model, semroute_model_free> model_;
 };
 

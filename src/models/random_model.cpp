@@ -96,6 +96,36 @@ void write_random_modernbert(const RandomModelSpec& spec, const fs::path& out) {
     fs::copy_file(spec.tokenizer, out / "tokenizer.json", fs::copy_options::overwrite_existing);
 }
 
+void write_random_pair_scorer(const RandomModelSpec& spec, const fs::path& out) {
+  write_random_modernbert(spec, out);  // its sequence head stays unread
+  const Preset p = preset(spec.preset);
+  nlohmann::json config = modernbert_preset_config(spec.preset);
+  config["architectures"] = {"ModernBertModel"};
+  config["representation_contract"] = {{"version", 1},
+                                       {"pooling", "cls"},
+                                       {"intermediate_normalization", "final_norm"},
+                                       {"final_normalization", "final_norm"},
+                                       {"head_dtype", "float32"}};
+  std::ofstream(out / "config.json") << config.dump(2) << "\n";
+  const std::vector<std::pair<int64_t, int64_t>> exits = {{1, p.hidden / 2}, {p.layers, p.hidden}};
+  nlohmann::json layers = nlohmann::json::array(), dims = nlohmann::json::array();
+  auto gen = at::make_generator<at::CPUGeneratorImpl>(spec.seed + 1);
+  std::vector<std::pair<std::string, at::Tensor>> heads;
+  for (const auto& [layer, dim] : exits) {
+    layers.push_back(layer);
+    dims.push_back(dim);
+    const std::string prefix = std::to_string(layer) + "." + std::to_string(dim) + ".";
+    const auto options = at::TensorOptions().dtype(at::kFloat);
+    heads.emplace_back(prefix + "0.weight", at::randn({16, dim}, gen, options) / std::sqrt(static_cast<double>(dim)));
+    heads.emplace_back(prefix + "0.bias", at::zeros({16}));
+    heads.emplace_back(prefix + "3.weight", at::randn({1, 16}, gen, options) / 4.0);
+    heads.emplace_back(prefix + "3.bias", at::zeros({1}));
+  }
+  std::ofstream(out / "matryoshka_config.json")
+      << nlohmann::json{{"layer_indices", layers}, {"dim_indices", dims}}.dump(2) << "\n";
+  save_safetensors(out / "classification_heads.safetensors", heads);
+}
+
 namespace {
 
 // Weights named and shaped as the checkpoint's, of order-1 activations.

@@ -30,6 +30,10 @@ nlohmann::json modernbert_preset_config(const std::string& preset);
 // Throws InvalidInput for an unknown preset.
 void write_random_modernbert(const RandomModelSpec& spec, const std::filesystem::path& dir);
 
+// A Matryoshka cross-encoder (tasks/pair_scorer.h) on a random encoder of
+// `spec.preset`: random heads at the full exit and at (1 layer, half width).
+void write_random_pair_scorer(const RandomModelSpec& spec, const std::filesystem::path& dir);
+
 // Embedding encoders at published sizes: "qwen3-embedding-0.6b",
 // "embeddinggemma-300m" (with its Dense modules and modules.json), "minilm-l6".
 // The vocabulary is cut to 32000 rows: lookups cost the same at any size, and

@@ -2,7 +2,7 @@
 # CLI input conventions: `--` ends the options (texts may start with '-'),
 # `-` and `--input FILE` stream texts (plain lines or JSONL) to JSONL answers,
 # a bad line gets an error line of its own and exit code 1, usage errors 2;
-# --head binds a head to a model's encoder.
+# --head binds a head to a model's encoder; rerank orders documents.
 set -uo pipefail
 cli=$1 models=$2
 tmp=$(mktemp -d)
@@ -80,6 +80,17 @@ q="Can my landlord keep the deposit?"
 grep -q '"tokens"' "$tmp/bound.json" || fail "tokens --head: $(cat "$tmp/bound.json")"
 "$cli" classify "$models/domain" --head "$models/pii" "$q" 2>"$tmp/err"
 [ $? -eq 1 ] || fail "a token head is not a sequence head: $(cat "$tmp/err")"
+# rerank: a random pair scorer ranks every document, highest score first.
+"$cli" make-model tiny "$tmp/reranker" --pair-scorer --tokenizer "$models/domain/tokenizer.json" >/dev/null ||
+  fail "make-model --pair-scorer failed"
+"$cli" rerank "$tmp/reranker" "reset my password" "Open settings." "Lisbon is in Portugal." "Mail support." --json \
+  >"$tmp/rerank.json" || fail "rerank failed"
+python3 - "$tmp/rerank.json" <<'PY' || fail "rerank JSON: $(cat "$tmp/rerank.json")"
+import json, sys
+r = json.load(open(sys.argv[1]))
+scores = [d["score"] for d in r["ranked"]]
+assert sorted(d["index"] for d in r["ranked"]) == [0, 1, 2] and scores == sorted(scores, reverse=True)
+PY
 "$cli" classify "$models/domain" --input "$tmp/missing.txt" 2>/dev/null
 [ $? -eq 1 ] || fail "a missing --input file must exit 1"
 echo "text input: ok"

@@ -174,18 +174,25 @@ func Close(h uint64) error { return decode(C.candle_instance_close(C.uint64_t(h)
 
 // Info is candle_instance_info's value.
 type Info struct {
-	ResourceID             uint64   `json:"resource_id"`
-	Task                   string   `json:"task"`
-	ModelType              string   `json:"model_type"`
-	Device                 string   `json:"device"`
-	Precision              string   `json:"precision"`
-	ArchitecturalMaxTokens int      `json:"architectural_max_tokens"`
-	MaxInputTokens         int      `json:"max_input_tokens"`
-	DocumentMaxInputTokens int      `json:"document_max_input_tokens"`
-	Overflow               string   `json:"overflow"`
-	Labels                 []string `json:"labels"`
-	Modalities             []string `json:"modalities"`
-	AvailableDimensions    []int    `json:"available_dimensions"`
+	ResourceID             uint64         `json:"resource_id"`
+	Task                   string         `json:"task"`
+	ModelType              string         `json:"model_type"`
+	Device                 string         `json:"device"`
+	Precision              string         `json:"precision"`
+	ArchitecturalMaxTokens int            `json:"architectural_max_tokens"`
+	MaxInputTokens         int            `json:"max_input_tokens"`
+	DocumentMaxInputTokens int            `json:"document_max_input_tokens"`
+	Overflow               string         `json:"overflow"`
+	Labels                 []string       `json:"labels"`
+	Modalities             []string       `json:"modalities"`
+	AvailableDimensions    []int          `json:"available_dimensions"`
+	PairScorer             *PairSelection `json:"pair_scorer"`
+}
+
+// PairSelection is a pair scorer's exit.
+type PairSelection struct {
+	Layer     int `json:"layer"`
+	Dimension int `json:"dimension"`
 }
 
 func GetInfo(h uint64) (Info, error) {
@@ -275,11 +282,11 @@ type InstanceSpan struct {
 
 // TokenOutput is the value of tokens and token_windows calls.
 type TokenOutput struct {
-	Spans         []InstanceSpan        `json:"spans"`
-	Input         InputMetadata `json:"input"`
-	OffsetUnit    string        `json:"offset_unit"`
-	ContentTokens int           `json:"content_tokens"`
-	Windows       [][2]int      `json:"windows"`
+	Spans         []InstanceSpan `json:"spans"`
+	Input         InputMetadata  `json:"input"`
+	OffsetUnit    string         `json:"offset_unit"`
+	ContentTokens int            `json:"content_tokens"`
+	Windows       [][2]int       `json:"windows"`
 }
 
 func Tokens(h uint64, text string) (TokenOutput, error) {
@@ -296,11 +303,11 @@ func TokenWindows(h uint64, text string, size, overlap int) (TokenOutput, error)
 
 // Hallucination is the value of hallucination calls.
 type Hallucination struct {
-	HasHallucination bool          `json:"has_hallucination"`
-	Confidence       float32       `json:"confidence"`
-	Spans            []InstanceSpan        `json:"spans"`
-	Input            InputMetadata `json:"input"`
-	OffsetUnit       string        `json:"offset_unit"`
+	HasHallucination bool           `json:"has_hallucination"`
+	Confidence       float32        `json:"confidence"`
+	Spans            []InstanceSpan `json:"spans"`
+	Input            InputMetadata  `json:"input"`
+	OffsetUnit       string         `json:"offset_unit"`
 }
 
 func InstanceDetect(h uint64, context, question, answer string, threshold float32) (Hallucination, error) {
@@ -346,6 +353,43 @@ func Unimplemented(h uint64) []error {
 	errs = append(errs, call(nil, func(a []*C.char) *C.char { return C.candle_instance_score_pairs(C.uint64_t(h), a[0]) },
 		`[{"query":"q","document":"d"}]`))
 	return errs
+}
+
+// LoadPairScorer calls candle_instance_load_pair_scorer with a selection.
+func LoadPairScorer(opts InstanceOptions, layer, dimension int) (uint64, error) {
+	body, err := json.Marshal(opts)
+	if err != nil {
+		return 0, err
+	}
+	selection, _ := json.Marshal(PairSelection{layer, dimension})
+	var handle uint64
+	return handle, call(&handle, func(a []*C.char) *C.char { return C.candle_instance_load_pair_scorer(a[0], a[1]) },
+		string(body), string(selection))
+}
+
+// TextPair is one pair to score.
+type TextPair struct {
+	Query    string `json:"query"`
+	Document string `json:"document"`
+}
+
+// PairScores is the value of score_pairs.
+type PairScores struct {
+	Scores []float32       `json:"scores"`
+	Inputs []InputMetadata `json:"inputs"`
+}
+
+func ScorePairs(h uint64, pairs []TextPair) (PairScores, error) {
+	var out PairScores
+	body, err := json.Marshal(pairs)
+	if err != nil {
+		return out, err
+	}
+	if pairs == nil {
+		body = []byte("[]")
+	}
+	return out, call(&out, func(a []*C.char) *C.char { return C.candle_instance_score_pairs(C.uint64_t(h), a[0]) },
+		string(body))
 }
 
 // ---- legacy additions

@@ -358,7 +358,7 @@ func TestOwnedBudgetsAndRefusals(t *testing.T) {
 	wantCode(t, err, "configuration")
 	_, err = Load("sequence", InstanceOptions{ModelPath: filepath.Join(dir, "missing")})
 	wantCode(t, err, "load")
-	for _, task := range []string{"guard", "generative", "pair_scores"} {
+	for _, task := range []string{"guard", "generative"} {
 		_, err = Load(task, InstanceOptions{ModelPath: dir})
 		wantCode(t, err, "capability")
 	}
@@ -530,4 +530,70 @@ func TestLegacyAdditions(t *testing.T) {
 	if one, err := GetTextWindows("short text", 0); err != nil || !reflect.DeepEqual(one, [][2]int{{0, 10}}) {
 		t.Fatalf("a text that fits: %v %v", one, err)
 	}
+}
+
+// Upstream's pair fixture: the model rewritten as a Matryoshka cross-encoder
+// whose first head layer is zero, so the score is 2·GELU(1) + 2.
+func pairFixture(t *testing.T) string {
+	dir := t.TempDir()
+	config := fixtureConfig()
+	delete(config, "id2label")
+	delete(config, "label2id")
+	config["architectures"] = []string{"ModernBertModel"}
+	config["representation_contract"] = map[string]interface{}{"version": 1, "pooling": "cls",
+		"intermediate_normalization": "final_norm", "final_normalization": "final_norm", "head_dtype": "float32"}
+	writeJSON(t, filepath.Join(dir, "config.json"), config)
+	tok := fixtureTokenizer()
+	tok["post_processor"] = map[string]interface{}{"type": "BertProcessing", "sep": []interface{}{"[PAD]", 0},
+		"cls": []interface{}{"[UNK]", 1}}
+	writeJSON(t, filepath.Join(dir, "tokenizer.json"), tok)
+	writeJSON(t, filepath.Join(dir, "matryoshka_config.json"), map[string]interface{}{"layer_indices": []int{1},
+		"dim_indices": []int{4}, "hidden_size": 4, "num_layers": 1, "pooling": "cls", "has_final_norm": true})
+	tensors := map[string]tensor{}
+	for name, v := range encoderTensors() {
+		tensors[strings.TrimPrefix(name, "model.")] = v
+	}
+	writeSafetensors(t, filepath.Join(dir, "model.safetensors"), tensors)
+	writeSafetensors(t, filepath.Join(dir, "classification_heads.safetensors"), map[string]tensor{
+		"1.4.0.weight": filled(0, 2, 4), "1.4.0.bias": filled(1, 2), "1.4.3.weight": filled(1, 1, 2), "1.4.3.bias": filled(2, 1)})
+	return dir
+}
+
+func TestOwnedPairScorerNativeContractAndLifecycle(t *testing.T) {
+	dir := pairFixture(t)
+	opts := InstanceOptions{ModelPath: dir, MaxInputTokens: 7, Overflow: "reject"}
+	owner, err := LoadPairScorer(opts, 0, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	scorer, err := Clone(owner)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer Close(scorer)
+	Close(owner)
+	if _, err := ScorePairs(owner, []TextPair{{"hello", "world"}}); !errors.Is(err, ErrInstanceClosed) {
+		t.Fatalf("closed owner: %v", err)
+	}
+	got, err := ScorePairs(scorer, []TextPair{{"hello world", "safe unsafe"}})
+	if err != nil || len(got.Scores) != 1 || math.Abs(float64(got.Scores[0])-3.682689492) > 1e-6 ||
+		got.Inputs[0] != (InputMetadata{7, 7, false}) {
+		t.Fatalf("pair scores %+v %v", got, err)
+	}
+	i := info(t, scorer)
+	if i.Task != "pair_scores" || i.PairScorer == nil || *i.PairScorer != (PairSelection{1, 4}) || len(i.Labels) != 0 {
+		t.Fatalf("pair scorer info %+v", i)
+	}
+	_, err = ScorePairs(scorer, []TextPair{{"hello world", "safe unsafe é"}})
+	wantCode(t, err, "input_limit")
+	_, err = ScorePairs(scorer, nil)
+	wantCode(t, err, "configuration")
+	_, err = ScorePairs(scorer, []TextPair{{" ", "world"}})
+	wantCode(t, err, "configuration")
+	_, err = LoadPairScorer(opts, 0, 3)
+	if err == nil {
+		t.Fatal("an untrained exit must fail to load")
+	}
+	_, err = LoadPairScorer(InstanceOptions{ModelPath: dir, Overflow: "truncate"}, 0, 0)
+	wantCode(t, err, "capability")
 }
