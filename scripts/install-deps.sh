@@ -11,6 +11,7 @@ packages=(
   libsentencepiece-dev
   libyaml-cpp-dev libfmt-dev libtbb-dev libeigen3-dev nlohmann-json3-dev
   libpcre2-dev libutf8proc-dev
+  libssl-dev                     # SHA-256 of model files: the router drop-in's embedding descriptors
   libgtest-dev libgmock-dev libbenchmark-dev
   golang-go
   libhiredis-dev redis-server    # the semantic cache shared by router replicas (tests start their own server)

@@ -322,11 +322,8 @@ char* candle_instance_generative(uint64_t handle, const char*, const char*, cons
   });
 }
 
-char* candle_instance_embedding_descriptor(uint64_t handle, size_t, size_t) {
-  return call_response([&]() -> json {
-    find_instance(handle)->require_task("embedding");
-    throw InstanceError("capability", "embedding descriptors are not implemented by semroute yet");
-  });
+char* candle_instance_embedding_descriptor(uint64_t handle, size_t layer, size_t dimension) {
+  return call_response([&] { return embedding_descriptor(*find_instance(handle), layer, dimension); });
 }
 
 char* candle_instance_load_pair_scorer(const char* options, const char* selection) {

@@ -315,6 +315,9 @@ std::shared_ptr<Instance> load_instance(const Options& o, const std::string& tas
   inst->labels = task == "pair_scores" ? std::vector<std::string>() : labels_for(task, config, inst->model->labels());
   if (task != "backbone") inst->special_tokens = special_tokens_of(*inst->model);
   check_special_tokens(*inst);
+  inst->layers = config.value("num_hidden_layers", size_t{0});
+  if (task == "embedding" && (inst->model_type == "mmbert_embedding" || one_of(inst->model_type, kModern)))
+    inst->identity = runtime_identity(o.model_path, config, *inst);
   inst->resource_id = next_id();
   return inst;
 }

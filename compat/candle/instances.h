@@ -54,12 +54,21 @@ struct Instance {
   size_t special_tokens = 0;  // the tokenizer's, around one text
   size_t pair_layer = 0;      // pair scorers: the exit (resolved: never 0)
   size_t pair_dimension = 0;
+  size_t layers = 0;          // the encoder's
+  json identity;              // mmBERT embeddings: what the files were at load (descriptor)
   std::shared_ptr<const semroute::Model> model;
 
   json info() const;
   // The handle's instance for a call that needs `task`, else capability.
   void require_task(const char* wanted) const;
 };
+
+// The identity of an mmBERT embedding model's files, taken at load: SHA-256
+// of its effective config, its tokenizer and every weights file (no paths:
+// a moved directory keeps its identity).
+json runtime_identity(const std::string& dir, const json& config, const Instance& inst);
+// The descriptor of that identity at an exit (layer, dimension; 0 = the defaults).
+json embedding_descriptor(const Instance& inst, size_t layer, size_t dimension);
 
 // Fresh numbers for handles and resources, from 1.
 uint64_t next_id();

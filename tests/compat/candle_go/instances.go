@@ -392,6 +392,13 @@ func ScorePairs(h uint64, pairs []TextPair) (PairScores, error) {
 		string(body))
 }
 
+// Descriptor returns candle_instance_embedding_descriptor's raw JSON value.
+func Descriptor(h uint64, layer, dimension int) (string, error) {
+	var raw json.RawMessage
+	err := decode(C.candle_instance_embedding_descriptor(C.uint64_t(h), C.size_t(layer), C.size_t(dimension)), &raw)
+	return string(raw), err
+}
+
 // ---- legacy additions
 
 func EmbeddingTextExceedsWindow(text, modelType string) int {

@@ -597,3 +597,110 @@ func TestOwnedPairScorerNativeContractAndLifecycle(t *testing.T) {
 	_, err = LoadPairScorer(InstanceOptions{ModelPath: dir, Overflow: "truncate"}, 0, 0)
 	wantCode(t, err, "capability")
 }
+
+func TestOwnedEmbeddingDescriptorIdentityAndLifecycle(t *testing.T) {
+	embeddingFixture := func(scale float32) string {
+		dir := ownedFixture(t, 0, nil)
+		tensors := encoderTensors()
+		for i := range tensors["model.embeddings.tok_embeddings.weight"].data {
+			tensors["model.embeddings.tok_embeddings.weight"].data[i] = scale * float32(i%4+1)
+		}
+		writeSafetensors(t, filepath.Join(dir, "model.safetensors"), tensors)
+		return dir
+	}
+	dir := embeddingFixture(0.1)
+	h := mustLoad(t, "embedding", InstanceOptions{ModelPath: dir, ModelType: "mmbert"})
+	full, err := Descriptor(h, 0, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var d struct {
+		Layer, Dimension int
+		ModelType        string `json:"model_type"`
+		Artifacts        []struct{ Role, Sha256 string }
+	}
+	if err := json.Unmarshal([]byte(full), &d); err != nil || d.Layer != 1 || d.Dimension != 4 || d.ModelType != "mmbert" ||
+		len(d.Artifacts) < 2 {
+		t.Fatalf("descriptor %s %v", full, err)
+	}
+	if same, err := Descriptor(h, 1, 4); err != nil || same != full {
+		t.Fatalf("(1, 4) must equal the default descriptor: %s %v", same, err)
+	}
+	if narrow, err := Descriptor(h, 1, 2); err != nil || !strings.Contains(narrow, `"dimension":2`) {
+		t.Fatalf("(1, 2): %s %v", narrow, err)
+	}
+	for _, bad := range [][2]int{{2, 4}, {1, 5}} {
+		if _, err := Descriptor(h, bad[0], bad[1]); err == nil {
+			t.Fatalf("descriptor %v must be rejected", bad)
+		}
+	}
+	other := mustLoad(t, "embedding", InstanceOptions{ModelPath: embeddingFixture(0.2), ModelType: "mmbert"})
+	if o, _ := Descriptor(other, 0, 0); o == full {
+		t.Fatal("other weights must give other artifacts")
+	}
+	moved := filepath.Join(t.TempDir(), "moved")
+	if err := os.Rename(dir, moved); err != nil {
+		t.Fatal(err)
+	}
+	if again, _ := Descriptor(h, 0, 0); again != full {
+		t.Fatal("the descriptor was captured at load")
+	}
+	reloaded := mustLoad(t, "embedding", InstanceOptions{ModelPath: moved, ModelType: "mmbert"})
+	if r, _ := Descriptor(reloaded, 0, 0); r != full {
+		t.Fatalf("a moved directory keeps its identity:\n%s\n%s", r, full)
+	}
+	clone, err := Clone(h)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer Close(clone)
+	Close(h)
+	if _, err := Descriptor(h, 0, 0); !errors.Is(err, ErrInstanceClosed) {
+		t.Fatalf("closed: %v", err)
+	}
+	if c, err := Descriptor(clone, 0, 0); err != nil || c != full {
+		t.Fatalf("the clone: %s %v", c, err)
+	}
+	seq := mustLoad(t, "sequence", InstanceOptions{ModelPath: ownedFixture(t, 0, nil)})
+	_, err = Descriptor(seq, 0, 0)
+	wantCode(t, err, "capability")
+}
+
+// A handle closed while calls on it are in flight: each call answers (its
+// model lives until it returns) or finds the handle closed; none fails else.
+func TestOwnedCloseWhileCallsAreInFlight(t *testing.T) {
+	h, err := Load("sequence", InstanceOptions{ModelPath: model(t, "intent"), MaxInputTokens: 512})
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := strings.Repeat("the tenant asked whether the contract binds the landlord ", 40)
+	var wg sync.WaitGroup
+	started := make(chan struct{}, 4)
+	for g := 0; g < 4; g++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := 0; ; i++ {
+				if i == 1 {
+					started <- struct{}{}
+				}
+				_, err := Sequence(h, text)
+				if errors.Is(err, ErrInstanceClosed) {
+					return
+				}
+				if err != nil {
+					t.Errorf("a call in flight failed: %v", err)
+					return
+				}
+			}
+		}()
+	}
+	for g := 0; g < 4; g++ {
+		<-started
+	}
+	Close(h)
+	wg.Wait()
+	if _, err := Sequence(h, text); !errors.Is(err, ErrInstanceClosed) {
+		t.Fatalf("after close: %v", err)
+	}
+}
