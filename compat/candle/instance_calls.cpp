@@ -7,8 +7,11 @@
 
 #include "candle_instance.h"
 #include "instances.h"
+#include "support.h"
 
 using namespace candle::instances;
+using candle::char_end;
+using candle::char_start;
 
 namespace {
 
@@ -104,7 +107,8 @@ json spans_json(std::string_view text, const std::vector<semroute::LabeledToken>
   size_t previous = tokens.size();  // the last token in a span
   for (size_t t = 0; t < tokens.size(); ++t) {
     const auto& tok = tokens[t];
-    const size_t first = std::max<size_t>(tok.begin, begin), last = std::min<size_t>(tok.end, end);
+    const size_t first = char_start(text, std::max<size_t>(tok.begin, begin));
+    const size_t last = char_end(text, std::min<size_t>(tok.end, end));
     if (tok.label_id == 0 || tok.label == "O" || last <= first) continue;
     char prefix = 0;
     const std::string type(strip_bio(tok.label, &prefix));
@@ -286,8 +290,8 @@ char* candle_instance_text_windows(unsigned long long handle, const char* text, 
     const size_t n = whole.ids.size();
     for (size_t first = 0; first == 0 || first < n; first += content) {
       const size_t next = first + content;
-      const size_t begin = first == 0 ? 0 : whole.offsets[first].first;
-      const size_t end = next >= n ? t.size() : whole.offsets[next].first;
+      const size_t begin = first == 0 ? 0 : char_start(t, whole.offsets[first].first);
+      const size_t end = next >= n ? t.size() : char_start(t, whole.offsets[next].first);
       out.push_back({begin, end});
     }
     return out;

@@ -122,8 +122,8 @@ TextWindowsResult get_text_windows(const char* text, int max_length) {
     std::vector<int> ranges;
     for (size_t first = 0;; first += stride) {
       const size_t last = std::min(first + content, n);
-      ranges.push_back(first == 0 ? 0 : static_cast<int>(tokens.offsets[first].first));
-      ranges.push_back(last == n ? static_cast<int>(t.size()) : static_cast<int>(tokens.offsets[last - 1].second));
+      ranges.push_back(first == 0 ? 0 : static_cast<int>(char_start(t, tokens.offsets[first].first)));
+      ranges.push_back(last == n ? static_cast<int>(t.size()) : static_cast<int>(char_end(t, tokens.offsets[last - 1].second)));
       if (last == n) break;
     }
     return TextWindowsResult{copy_array(ranges), static_cast<int>(ranges.size() / 2), false};

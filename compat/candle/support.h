@@ -114,6 +114,17 @@ bool init_slot(const char* function, Slot<T>& slot, WhenSet when_set, Load&& loa
   });
 }
 
+// Byte offsets moved out to whole UTF-8 characters (a byte-level token may
+// start or end inside one), so that every range slices valid text.
+inline size_t char_start(std::string_view text, size_t at) {
+  while (at > 0 && at < text.size() && (static_cast<unsigned char>(text[at]) & 0xC0) == 0x80) --at;
+  return at;
+}
+inline size_t char_end(std::string_view text, size_t at) {
+  while (at < text.size() && (static_cast<unsigned char>(text[at]) & 0xC0) == 0x80) ++at;
+  return at;
+}
+
 // Words separated by whitespace (upstream's sequence_length of embeddings).
 int word_count(std::string_view text);
 

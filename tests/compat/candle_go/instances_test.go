@@ -17,6 +17,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"unicode/utf8"
 
 	sr "github.com/semroute/semroute/bindings/go"
 )
@@ -341,6 +342,29 @@ func TestOwnedTokensSpansAndWindows(t *testing.T) {
 	hello, err := Tokens(h, "hello")
 	if err != nil || hello.Input.InputTokens == got.Input.InputTokens {
 		t.Fatalf("input tokens of hello %+v vs %+v", hello.Input, got.Input)
+	}
+	// A byte-level BPE tokenizer splits characters across tokens: spans still
+	// slice whole characters.
+	pii := mustLoad(t, "token", InstanceOptions{ModelPath: model(t, "pii")})
+	for _, text := range []string{"日本語のテキスト 😀 mail me at a@b.co", "Écrivez à josé@exemple.fr 🙂🙂"} {
+		got, err := Tokens(pii, text)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, s := range got.Spans {
+			if s.Start > s.End || s.End > len(text) || text[s.Start:s.End] != s.Text || !utf8.ValidString(s.Text) {
+				t.Errorf("span %+v of %q", s, text)
+			}
+		}
+		ranges, err := TextWindows(pii, text, 4)
+		if err != nil || ranges[0][0] != 0 || ranges[len(ranges)-1][1] != len(text) {
+			t.Fatalf("text windows %v %v", ranges, err)
+		}
+		for _, r := range ranges {
+			if !utf8.ValidString(text[r[0]:r[1]]) {
+				t.Errorf("window %v of %q splits a character", r, text)
+			}
+		}
 	}
 	doc := strings.Repeat("hello world ", 11)
 	w, err := TokenWindows(h, doc, 8, 2)
