@@ -45,7 +45,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       candle_instance_load_sequence, R"({"model_path": ")" SEMROUTE_REPO_DIR R"(/models/domain", "max_input_tokens": 64})");
   static const uint64_t token =
       load(candle_instance_load_token, R"({"model_path": ")" SEMROUTE_REPO_DIR R"(/models/pii", "max_input_tokens": 64})");
-  const char* bytes = reinterpret_cast<const char*>(data);
+  const char* bytes = size > 0 ? reinterpret_cast<const char*>(data) : "";
   const size_t split = strnlen(bytes, size);
   const std::string text(bytes, split);
   const size_t window = split + 1 < size ? static_cast<uint8_t>(bytes[split + 1]) % 70 : 8;
