@@ -42,7 +42,10 @@ TaskModel TaskModel::load(const std::filesystem::path& dir, TaskKind kind, const
 
 namespace {
 
-bool has_tokenizer(const std::filesystem::path& dir) { return std::filesystem::exists(dir / "tokenizer.json"); }
+// tokenizer.json, or a SentencePiece tokenizer.model (load_tokenizer reads either).
+bool has_tokenizer(const std::filesystem::path& dir) {
+  return std::filesystem::exists(dir / "tokenizer.json") || std::filesystem::exists(dir / "tokenizer.model");
+}
 
 // The head's checkpoint must be of the encoder's architecture and width:
 // its head reads the encoder's hidden states.
@@ -92,7 +95,7 @@ TaskModel TaskModel::bind(const Backbone& backbone, const std::filesystem::path&
   else
     task.tokenizer = backbone.tokenizer;
   if (!task.tokenizer)
-    throw LoadError(head_dir.string() + ": no tokenizer.json beside the head, and the backbone has none");
+    throw LoadError(head_dir.string() + ": no tokenizer beside the head, and the backbone has none");
   task.encode = encode_options_for(*task.encoder, options);
   return task;
 }

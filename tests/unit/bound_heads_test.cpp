@@ -129,7 +129,7 @@ TEST(BoundHeads, TheBinderRefusesHeadsThatDoNotFit) {
   // No tokenizer anywhere.
   test::expect_error(
       [&] { SequenceClassifier::bind(backbone, head_dir(test::data_dir() / "modernbert_seqcls_cls", dir / "h"), {}); },
-      ErrorCode::kInvalidModel, "no tokenizer.json beside the head");
+      ErrorCode::kInvalidModel, "no tokenizer beside the head");
 }
 
 // ---------------------------------------------------------------- C API

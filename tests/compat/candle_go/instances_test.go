@@ -399,6 +399,22 @@ func TestOwnedBudgetsAndRefusals(t *testing.T) {
 	if err != nil || got.Input != (InputMetadata{5, 4, true}) {
 		t.Fatalf("truncated input %+v %v", got.Input, err)
 	}
+	// With two special tokens around every text: a budget below them fails
+	// the load, a budget of exactly them reads them alone.
+	special := ownedFixture(t, 0, nil)
+	tok := fixtureTokenizer()
+	tok["post_processor"] = map[string]interface{}{"type": "BertProcessing", "sep": []interface{}{"[PAD]", 0},
+		"cls": []interface{}{"[UNK]", 1}}
+	writeJSON(t, filepath.Join(special, "tokenizer.json"), tok)
+	_, err = Load("sequence", InstanceOptions{ModelPath: special, MaxInputTokens: 1})
+	wantCode(t, err, "capability")
+	if !strings.Contains(err.Error(), "2 special tokens") {
+		t.Fatalf("budget 1: %v", err)
+	}
+	two := mustLoad(t, "sequence", InstanceOptions{ModelPath: special, MaxInputTokens: 2})
+	if got, err := Sequence(two, "hello world"); err != nil || got.Input != (InputMetadata{4, 2, true}) {
+		t.Fatalf("budget 2: %+v %v", got.Input, err)
+	}
 	if _, err := GetInfo(1 << 60); !errors.Is(err, ErrInstanceClosed) {
 		t.Fatalf("an unknown handle: %v", err)
 	}
