@@ -169,6 +169,34 @@ TEST(PairScorer, CApiScoresAndReranks) {
   EXPECT_EQ(best[0].index, 0u);  // equal scores: lower index first
   EXPECT_EQ(best[1].index, 1u);
   EXPECT_TRUE(model.rerank("hello", {}, 3).empty());
+  // Bad calls are statuses.
+  const auto code_of = [](semroute_status* s) {
+    const semroute_code code = semroute_status_code(s);
+    semroute_status_free(s);
+    return code;
+  };
+  const uint64_t offsets[2] = {0, 5};
+  semroute_pair_scores* raw = nullptr;
+  EXPECT_EQ(code_of(semroute_score_pairs(nullptr, "hello", offsets, "world", offsets, 1, &raw)),
+            SEMROUTE_ERR_INVALID_ARGUMENT);
+  EXPECT_EQ(code_of(semroute_score_pairs(model.get(), "hello", offsets, "world", nullptr, 1, &raw)),
+            SEMROUTE_ERR_INVALID_ARGUMENT);
+  EXPECT_EQ(code_of(semroute_score_pairs(model.get(), "hello", offsets, "world", offsets, 1, nullptr)),
+            SEMROUTE_ERR_INVALID_ARGUMENT);
+  EXPECT_EQ(code_of(semroute_score_pairs(model.get(), "hel\xff\xfe", offsets, "world", offsets, 1, &raw)),
+            SEMROUTE_ERR_INVALID_UTF8);
+  EXPECT_EQ(code_of(semroute_score_pairs(model.get(), nullptr, nullptr, nullptr, nullptr, 0, &raw)),
+            SEMROUTE_ERR_INVALID_ARGUMENT);  // no pairs
+  EXPECT_EQ(raw, nullptr);
+  size_t found = 7;
+  EXPECT_EQ(code_of(semroute_rerank(model.get(), "q", 1, "world", offsets, 1, 1, nullptr, nullptr, &found)),
+            SEMROUTE_ERR_INVALID_ARGUMENT);
+  EXPECT_EQ(found, 0u);
+  semroute_model_params plain = semroute_model_default_params();
+  plain.task = SEMROUTE_TASK_ENCODER;
+  const Model encoder = Model::load(fixture.string(), plain);
+  EXPECT_EQ(code_of(semroute_score_pairs(encoder.get(), "hello", offsets, "world", offsets, 1, &raw)),
+            SEMROUTE_ERR_INVALID_ARGUMENT);  // not a pair scorer
   EXPECT_TRUE(std::isnan(semroute_pair_scores_score(nullptr, 0)));
   EXPECT_EQ(semroute_pair_scores_input(nullptr, 0), nullptr);
   try {
