@@ -1,7 +1,10 @@
 // Package semroute runs the classifiers and embedding models of an LLM
 // semantic router in-process: intent and jailbreak classification with full
-// probabilities, PII entity spans with byte offsets, sentence embeddings,
-// similarity and top-k search; the router's decisions (Router); long
+// probabilities (or independent multi-label scores), PII entity spans with
+// byte offsets, long documents window by window, sentence embeddings,
+// similarity and top-k search, cross-encoder pair scoring and reranking
+// (TaskPairScoring), task heads bound at run time to one shared encoder
+// (TaskEncoder, BindHead); the router's decisions (Router); long
 // prompts reduced to a skeleton within a token budget (Compressor); and an
 // LLM's answer checked for unsupported spans against its context, whole or
 // as its SSE stream arrives (HallucinationDetector, Stream).
