@@ -26,6 +26,17 @@ void copy_rows(const std::vector<float>& rows, float* out, size_t capacity) {
   std::memcpy(out, rows.data(), needed * sizeof(float));
 }
 
+// The model's embedding options with the caller's per-call ones (NULL: none).
+semroute::EmbeddingOptions options_of(const semroute::Embedder& embedder, const semroute_embed_options* options) {
+  semroute::EmbeddingOptions chosen = embedder.defaults();
+  if (options != nullptr) {
+    const auto given = caller_struct(options, semroute_embed_default_options(), "options");
+    if (given.layer > 0) chosen.layer = given.layer;
+    if (given.dimension > 0) chosen.dimension = given.dimension;
+  }
+  return chosen;
+}
+
 }  // namespace
 
 extern "C" {
@@ -56,17 +67,49 @@ semroute_status* semroute_embed_batch_with(const semroute_model* model, const ch
   if (out_dimension != nullptr) *out_dimension = 0;
   return guarded([&] {
     const auto& embedder = embedder_of(model, "semroute_embed_batch_with");
-    semroute::EmbeddingOptions chosen = embedder.defaults();
-    if (options != nullptr) {
-      const auto given = caller_struct(options, semroute_embed_default_options(), "options");
-      if (given.layer > 0) chosen.layer = given.layer;
-      if (given.dimension > 0) chosen.dimension = given.dimension;
-    }
-    const std::vector<float> rows = embedder.embed_rows(batch_views(texts, offsets, count, "texts"), chosen);
+    const std::vector<float> rows =
+        embedder.embed_rows(batch_views(texts, offsets, count, "texts"), options_of(embedder, options));
     copy_rows(rows, out, capacity);
     if (out_dimension != nullptr && count > 0) *out_dimension = rows.size() / count;
   });
 }
+
+semroute_status* semroute_embed_batch_result(const semroute_model* model, const char* texts, const uint64_t* offsets,
+                                             size_t count, const semroute_embed_options* options,
+                                             semroute_embeddings** out) {
+  if (out != nullptr) *out = nullptr;
+  return guarded([&] {
+    const auto& embedder = embedder_of(model, "semroute_embed_batch_result");
+    require(out, "out");
+    std::vector<semroute::InputUsage> usage;
+    const at::Tensor rows =
+        embedder.embed(batch_views(texts, offsets, count, "texts"), options_of(embedder, options), &usage).contiguous();
+    auto result = std::make_unique<semroute_embeddings>();
+    result->dimension = static_cast<size_t>(rows.size(1));
+    result->rows.assign(rows.data_ptr<float>(), rows.data_ptr<float>() + rows.numel());
+    for (const auto& u : usage) result->inputs.push_back(input_usage_of(u));
+    *out = result.release();
+  });
+}
+
+size_t semroute_embeddings_count(const semroute_embeddings* embeddings) {
+  return embeddings != nullptr ? embeddings->inputs.size() : 0;
+}
+
+size_t semroute_embeddings_dimension(const semroute_embeddings* embeddings) {
+  return embeddings != nullptr ? embeddings->dimension : 0;
+}
+
+const float* semroute_embeddings_vector(const semroute_embeddings* embeddings, size_t i) {
+  if (embeddings == nullptr || i >= embeddings->inputs.size()) return nullptr;
+  return embeddings->rows.data() + i * embeddings->dimension;
+}
+
+const semroute_input_usage* semroute_embeddings_input(const semroute_embeddings* embeddings, size_t i) {
+  return embeddings != nullptr && i < embeddings->inputs.size() ? &embeddings->inputs[i] : nullptr;
+}
+
+void semroute_embeddings_free(semroute_embeddings* embeddings) { delete embeddings; }
 
 semroute_status* semroute_similarity(const semroute_model* model, const char* a, size_t a_length, const char* b,
                                      size_t b_length, float* out_similarity) {

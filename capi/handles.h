@@ -94,6 +94,12 @@ struct CLists {
 
 }  // namespace semroute::capi
 
+struct semroute_embeddings {
+  std::vector<float> rows;  // count x dimension
+  size_t dimension = 0;
+  std::vector<semroute_input_usage> inputs;
+};
+
 struct semroute_pair_scores {
   std::vector<semroute::ScoredPair> items;
   std::vector<semroute_input_usage> inputs;  // C views of items[i].input

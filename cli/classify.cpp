@@ -23,10 +23,6 @@ std::vector<Classification> classify_texts(const SequenceClassifier& classifier,
   return classifier.classify_pairs(pairs);
 }
 
-nlohmann::json input_json(const InputUsage& u) {
-  return {{"input_tokens", u.input_tokens}, {"processed_tokens", u.processed_tokens}, {"truncated", u.truncated}};
-}
-
 // A multi-label model's scores are sigmoids, marked so ("multi_label": true).
 nlohmann::json classification_json(std::string_view text, const Classification& r,
                                    const std::vector<std::string>& labels, Scoring scoring) {
@@ -62,6 +58,10 @@ void print_results(const std::vector<nlohmann::json>& results) {
 }
 
 }  // namespace
+
+nlohmann::json input_json(const InputUsage& u) {
+  return {{"input_tokens", u.input_tokens}, {"processed_tokens", u.processed_tokens}, {"truncated", u.truncated}};
+}
 
 nlohmann::json windows_json(std::string_view text, const DocumentClassification& d,
                             const std::vector<std::string>& labels, Scoring scoring) {

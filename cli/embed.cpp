@@ -29,23 +29,28 @@ int run_embed(const Args& args) {
   const auto embedder = Embedder::load(args.positional[0], options);
   if (reads_input(args, 1)) {
     return stream_texts(args, [&](const std::vector<std::string_view>& texts) {
-      const at::Tensor e = embedder->embed(texts);
+      std::vector<InputUsage> inputs;
+      const at::Tensor e = embedder->embed(texts, embedder->defaults(), &inputs);
       std::vector<nlohmann::json> out;
       for (int64_t i = 0; i < e.size(0); ++i) {
         const float* row = e.data_ptr<float>() + i * e.size(1);
-        out.push_back({{"text", texts[static_cast<size_t>(i)]}, {"embedding", std::vector<float>(row, row + e.size(1))}});
+        const auto k = static_cast<size_t>(i);
+        out.push_back({{"text", texts[k]}, {"embedding", std::vector<float>(row, row + e.size(1))},
+                       {"input", input_json(inputs[k])}});
       }
       return out;
     });
   }
   if (args.positional.size() < 2) throw InvalidInput(usage);
   const std::vector<std::string_view> texts(args.positional.begin() + 1, args.positional.end());
-  const at::Tensor e = embedder->embed(texts);
+  std::vector<InputUsage> inputs;
+  const at::Tensor e = embedder->embed(texts, embedder->defaults(), &inputs);
   const int64_t dim = e.size(1);
-  nlohmann::json out = {{"dimension", dim}, {"embeddings", nlohmann::json::array()}};
+  nlohmann::json out = {{"dimension", dim}, {"embeddings", nlohmann::json::array()}, {"inputs", nlohmann::json::array()}};
   for (int64_t i = 0; i < e.size(0); ++i) {
     const float* row = e.data_ptr<float>() + i * dim;
     out["embeddings"].push_back(std::vector<float>(row, row + dim));
+    out["inputs"].push_back(input_json(inputs[static_cast<size_t>(i)]));
   }
   const at::Tensor sims = at::matmul(e, e.t()) /
                           at::outer(e.norm(2, {1}), e.norm(2, {1})).clamp_min(1e-12);

@@ -284,6 +284,28 @@ func (m *Model) EmbedBatch(ctx context.Context, texts []string) ([][]float32, er
 	return out, err
 }
 
+// EmbedWithInput embeds texts as EmbedBatch does and says what each text was
+// (tokens in, tokens read, truncated).
+func (m *Model) EmbedWithInput(ctx context.Context, texts []string) ([]Embedding, error) {
+	out := make([]Embedding, 0, len(texts))
+	err := m.chunked(ctx, len(texts), func(h *C.semroute_model, lo, hi int) error {
+		b := pack(texts[lo:hi])
+		var r *C.semroute_embeddings
+		if err := statusError(C.semroute_embed_batch_result(h, b.data(), b.offsetsPtr(), C.size_t(hi-lo), nil, &r)); err != nil {
+			return err
+		}
+		defer C.semroute_embeddings_free(r)
+		dim := int(C.semroute_embeddings_dimension(r))
+		for i := 0; i < int(C.semroute_embeddings_count(r)); i++ {
+			v := unsafe.Slice((*float32)(unsafe.Pointer(C.semroute_embeddings_vector(r, C.size_t(i)))), dim)
+			out = append(out, Embedding{Vector: append([]float32(nil), v...),
+				Input: inputUsage(C.semroute_embeddings_input(r, C.size_t(i)))})
+		}
+		return nil
+	})
+	return out, err
+}
+
 // Similarity is the cosine similarity of the embeddings of a and b.
 func (m *Model) Similarity(a, b string) (float32, error) {
 	var sim C.float

@@ -46,6 +46,9 @@ func (m *Model) EmbedBatch(ctx context.Context, texts []string) ([][]float32, er
 	return nil, ErrUnavailable
 }
 func (m *Model) Similarity(a, b string) (float32, error) { return 0, ErrUnavailable }
+func (m *Model) EmbedWithInput(ctx context.Context, texts []string) ([]Embedding, error) {
+	return nil, ErrUnavailable
+}
 func (m *Model) Rerank(ctx context.Context, query string, documents []string, k int) ([]Match, error) {
 	return nil, ErrUnavailable
 }

@@ -628,3 +628,27 @@ func TestScorePairsAndRerank(t *testing.T) {
 		t.Errorf("an untrained exit: %v", err)
 	}
 }
+
+func TestEmbedWithInput(t *testing.T) {
+	m := load(t, "intent", &Options{Task: TaskEmbedding, MaxLength: 8, CountInputTokens: true})
+	texts := []string{"short", "a much longer text that the model cuts at eight tokens"}
+	got, err := m.EmbedWithInput(context.Background(), texts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := m.EmbedBatch(context.Background(), texts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range texts {
+		if !reflect.DeepEqual(got[i].Vector, want[i]) {
+			t.Errorf("text %d: EmbedWithInput and EmbedBatch differ", i)
+		}
+	}
+	if in := got[0].Input; in.Truncated || in.InputTokens != in.ProcessedTokens || in.InputTokens == 0 {
+		t.Errorf("short text: %+v", in)
+	}
+	if in := got[1].Input; !in.Truncated || in.ProcessedTokens != 8 || in.InputTokens <= 8 {
+		t.Errorf("long text: %+v", in)
+	}
+}

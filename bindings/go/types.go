@@ -172,6 +172,12 @@ type Match struct {
 	Score float32
 }
 
+// Embedding is one text's embedding and what the text was.
+type Embedding struct {
+	Vector []float32
+	Input  InputUsage
+}
+
 // PairScore is one (query, document) pair's relevance.
 type PairScore struct {
 	Score float32 // raw logit, higher = more relevant

@@ -262,15 +262,10 @@ char* candle_instance_embedding(uint64_t handle, const char* text, size_t dimens
     semroute_embed_options options = semroute_embed_default_options();
     options.dimension = static_cast<uint32_t>(dimension);
     options.layer = static_cast<uint32_t>(layer);
-    size_t width = 0;
-    const std::vector<float> values = inst->model->embed({t}, options, &width);
-    for (float v : values)
+    const semroute::Embedding e = inst->model->embed_with_input({t}, options).at(0);
+    for (float v : e.values)
       if (!std::isfinite(v)) throw InstanceError("result_invalid", "the embedding is not finite");
-    const uint64_t tokens = inst->model->count_tokens(t);
-    const uint64_t processed = std::min<uint64_t>(tokens, inst->max_input_tokens);
-    if (tokens > processed && inst->overflow == "reject")
-      throw InstanceError("input_limit", "text exceeds the input budget of " + std::to_string(inst->max_input_tokens));
-    return json{{"values", values}, {"input", input_json({tokens, processed, tokens > processed})}};
+    return json{{"values", e.values}, {"input", input_json(e.input)}};
   });
 }
 

@@ -435,6 +435,25 @@ SEMROUTE_API SEMROUTE_MUST_USE semroute_status* semroute_embed_batch_with(
     const semroute_model* model, const char* texts, const uint64_t* offsets, size_t count,
     const semroute_embed_options* options, float* out, size_t capacity, size_t* out_dimension);
 
+typedef struct semroute_embeddings semroute_embeddings;
+
+/* semroute_embed_batch_with as a result object that also says what each text
+ * was (semroute_input_usage: tokens in, tokens read, truncated), count >= 1.
+ * *out is caller-owned (semroute_embeddings_free). */
+SEMROUTE_API SEMROUTE_MUST_USE semroute_status* semroute_embed_batch_result(const semroute_model* model,
+                                                                            const char* texts,
+                                                                            const uint64_t* offsets, size_t count,
+                                                                            const semroute_embed_options* options,
+                                                                            semroute_embeddings** out);
+SEMROUTE_API size_t semroute_embeddings_count(const semroute_embeddings* embeddings);
+/* Floats per embedding. */
+SEMROUTE_API size_t semroute_embeddings_dimension(const semroute_embeddings* embeddings);
+/* Embedding i (dimension floats), borrowed from embeddings; NULL when out of range. */
+SEMROUTE_API const float* semroute_embeddings_vector(const semroute_embeddings* embeddings, size_t i);
+/* What text i was, borrowed from embeddings; NULL when out of range. */
+SEMROUTE_API const semroute_input_usage* semroute_embeddings_input(const semroute_embeddings* embeddings, size_t i);
+SEMROUTE_API void semroute_embeddings_free(semroute_embeddings* embeddings);
+
 /* Cosine similarity of two texts' embeddings, written to *out_similarity. */
 SEMROUTE_API SEMROUTE_MUST_USE semroute_status* semroute_similarity(const semroute_model* model, const char* a,
                                                                     size_t a_length, const char* b, size_t b_length,

@@ -81,6 +81,12 @@ struct Match {
   float score = 0;   // cosine similarity (top_k), relevance logit (rerank)
 };
 
+// One text's embedding and what the text was (semroute_embed_batch_result).
+struct Embedding {
+  std::vector<float> values;
+  Usage input;
+};
+
 // One (query, document) pair scored by a cross-encoder (semroute_score_pairs).
 struct PairScore {
   float score = 0;  // raw relevance logit
@@ -319,6 +325,22 @@ class Model {
     detail::check(semroute_embed_batch_with(get(), batch.bytes.data(), batch.offsets.data(), texts.size(), &options,
                                             out.data(), out.size(), dimension));
     out.resize(texts.size() * *dimension);
+    return out;
+  }
+
+  // Embeddings with what each text was (tokens in, tokens read, truncated).
+  std::vector<Embedding> embed_with_input(const std::vector<std::string_view>& texts,
+                                          const semroute_embed_options& options = semroute_embed_default_options()) const {
+    const detail::Batch batch(texts);
+    semroute_embeddings* raw = nullptr;
+    detail::check(semroute_embed_batch_result(get(), batch.bytes.data(), batch.offsets.data(), texts.size(), &options, &raw));
+    const detail::Owned<semroute_embeddings, semroute_embeddings_free> results(raw);
+    std::vector<Embedding> out(semroute_embeddings_count(raw));
+    const size_t dim = semroute_embeddings_dimension(raw);
+    for (size_t i = 0; i < out.size(); ++i) {
+      const float* v = semroute_embeddings_vector(raw, i);
+      out[i] = {std::vector<float>(v, v + dim), detail::usage(semroute_embeddings_input(raw, i))};
+    }
     return out;
   }
 

@@ -123,14 +123,19 @@ std::vector<float> Embedder::embed_rows(const std::vector<std::string_view>& tex
   return std::vector<float>(data, data + rows.numel());
 }
 
-at::Tensor Embedder::embed(const std::vector<std::string_view>& texts, const EmbeddingOptions& options) const {
+at::Tensor Embedder::embed(const std::vector<std::string_view>& texts, const EmbeddingOptions& options,
+                           std::vector<InputUsage>* usage) const {
   if (texts.empty()) throw InvalidInput("the batch holds no text");
   std::vector<at::Tensor> parts;
   const auto encode_range = [&](size_t first, size_t last) {
     return encode({texts.begin() + first, texts.begin() + last}, options.prompt);
   };
   for_each_budgeted_batch(texts.size(), encode_range, *tokenizer_, encoder_->device(),
-                          [&](const TextBatch& batch, size_t) { parts.push_back(embed_inputs(batch.inputs, options)); });
+                          [&](const TextBatch& batch, size_t) {
+                            parts.push_back(embed_inputs(batch.inputs, options));
+                            if (usage != nullptr)
+                              for (const Encoding& e : batch.encodings) usage->push_back(usage_of(e));
+                          });
   return parts.size() == 1 ? parts.front() : at::cat(parts, 0);
 }
 

@@ -52,7 +52,9 @@ class Embedder {
 
   // [texts, dimension] float32 on CPU.
   at::Tensor embed(const std::vector<std::string_view>& texts) const { return embed(texts, defaults_); }
-  at::Tensor embed(const std::vector<std::string_view>& texts, const EmbeddingOptions& options) const;
+  // `usage`, when given, receives what each text was (tokens in, tokens read, truncated).
+  at::Tensor embed(const std::vector<std::string_view>& texts, const EmbeddingOptions& options,
+                   std::vector<InputUsage>* usage = nullptr) const;
   // The same, row-major [texts × dimension()] floats (no libtorch types).
   std::vector<float> embed_rows(const std::vector<std::string_view>& texts) const { return embed_rows(texts, defaults_); }
   std::vector<float> embed_rows(const std::vector<std::string_view>& texts, const EmbeddingOptions& options) const;

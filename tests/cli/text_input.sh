@@ -80,6 +80,14 @@ q="Can my landlord keep the deposit?"
 grep -q '"tokens"' "$tmp/bound.json" || fail "tokens --head: $(cat "$tmp/bound.json")"
 "$cli" classify "$models/domain" --head "$models/pii" "$q" 2>"$tmp/err"
 [ $? -eq 1 ] || fail "a token head is not a sequence head: $(cat "$tmp/err")"
+# embed --json says what each text was.
+"$cli" embed "$models/domain" --max-length 8 --json "short" "a longer text that the model cuts at eight tokens" \
+  >"$tmp/embed.json" || fail "embed failed"
+python3 - "$tmp/embed.json" <<'PY' || fail "embed inputs: $(head -c 400 "$tmp/embed.json")"
+import json, sys
+r = json.load(open(sys.argv[1]))
+assert [i["truncated"] for i in r["inputs"]] == [False, True] and r["inputs"][1]["processed_tokens"] == 8
+PY
 # rerank: a random pair scorer ranks every document, highest score first.
 "$cli" make-model tiny "$tmp/reranker" --pair-scorer --tokenizer "$models/domain/tokenizer.json" >/dev/null ||
   fail "make-model --pair-scorer failed"

@@ -346,6 +346,45 @@ TEST_F(CApi, TokenClassifyEqualsTheCppPipeline) {
   semroute_token_results_free(results);
 }
 
+// Embeddings as a result object: the same vectors as semroute_embed_batch,
+// and what each text was, counted to its end when the model says so.
+TEST_F(CApi, EmbeddingsSayWhatEachTextWas) {
+  semroute_model_params p = semroute_model_default_params();
+  p.task = SEMROUTE_TASK_EMBEDDING;
+  p.max_length = 8;
+  p.count_input_tokens = 1;
+  semroute_model* raw = nullptr;
+  expect_ok(semroute_model_load(path("intent").c_str(), &p, &raw));
+  const ModelPtr model(raw, &semroute_model_free);
+  const Packed texts({"short", "a much longer text that the model cuts at eight tokens"});
+  semroute_embeddings* e = nullptr;
+  expect_ok(semroute_embed_batch_result(model.get(), texts.bytes.data(), texts.offsets.data(), 2, nullptr, &e));
+  ASSERT_EQ(semroute_embeddings_count(e), 2u);
+  const size_t dim = semroute_embeddings_dimension(e);
+  ASSERT_EQ(dim, semroute_model_embedding_dim(model.get()));
+  std::vector<float> expected(2 * dim);
+  expect_ok(semroute_embed_batch(model.get(), texts.bytes.data(), texts.offsets.data(), 2, expected.data(),
+                                 expected.size()));
+  for (size_t i = 0; i < 2; ++i)
+    for (size_t j = 0; j < dim; ++j) EXPECT_EQ(semroute_embeddings_vector(e, i)[j], expected[i * dim + j]);
+  const semroute_input_usage* short_one = semroute_embeddings_input(e, 0);
+  const semroute_input_usage* long_one = semroute_embeddings_input(e, 1);
+  EXPECT_EQ(short_one->input_tokens, short_one->processed_tokens);
+  EXPECT_EQ(short_one->truncated, 0);
+  EXPECT_EQ(long_one->processed_tokens, 8u);
+  EXPECT_GT(long_one->input_tokens, 8u);
+  EXPECT_EQ(long_one->truncated, 1);
+  EXPECT_EQ(semroute_embeddings_vector(e, 2), nullptr);
+  EXPECT_EQ(semroute_embeddings_input(e, 2), nullptr);
+  semroute_embeddings_free(e);
+  semroute_embeddings_free(nullptr);
+  EXPECT_EQ(semroute_embeddings_count(nullptr), 0u);
+  const auto classifier = load("intent");
+  expect_code(semroute_embed_batch_result(classifier.get(), texts.bytes.data(), texts.offsets.data(), 2, nullptr, &e),
+              SEMROUTE_ERR_INVALID_ARGUMENT, "embedding");
+  EXPECT_EQ(e, nullptr);
+}
+
 TEST_F(CApi, EmbeddingsSimilarityAndTopK) {
   const auto model = load("intent", SEMROUTE_TASK_EMBEDDING);
   EmbedderOptions options;
