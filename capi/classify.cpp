@@ -87,10 +87,7 @@ semroute_status* semroute_classify_pairs(const semroute_model* model, const char
   return guarded([&] {
     const auto& classifier = sequence_classifier(model, "semroute_classify_pairs");
     require(out, "out");
-    const auto a = batch_views(firsts, first_offsets, count, "firsts");
-    const auto b = batch_views(seconds, second_offsets, count, "seconds");
-    std::vector<semroute::TextPair> pairs;
-    for (size_t i = 0; i < count; ++i) pairs.emplace_back(a[i], b[i]);
+    const auto pairs = pair_views(firsts, first_offsets, seconds, second_offsets, count, "firsts", "seconds");
     *out = classifications(pairs.empty() ? std::vector<semroute::Classification>() : classifier.classify_pairs(pairs));
   });
 }

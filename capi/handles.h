@@ -217,5 +217,9 @@ std::string_view text_view(const char* text, size_t length, const char* what);
 inline constexpr size_t kMaxBatchTexts = size_t{1} << 20;
 std::vector<std::string_view> batch_views(const char* texts, const uint64_t* offsets, size_t count,
                                           const char* what);
+// Two batches of `count` texts, named in errors as given, as (first[i], second[i]) pairs.
+std::vector<TextPair> pair_views(const char* firsts, const uint64_t* first_offsets, const char* seconds,
+                                 const uint64_t* second_offsets, size_t count, const char* first_name,
+                                 const char* second_name);
 
 }  // namespace semroute::capi

@@ -242,6 +242,16 @@ std::vector<std::string_view> batch_views(const char* texts, const uint64_t* off
   return views;
 }
 
+std::vector<TextPair> pair_views(const char* firsts, const uint64_t* first_offsets, const char* seconds,
+                                 const uint64_t* second_offsets, size_t count, const char* first_name,
+                                 const char* second_name) {
+  const auto a = batch_views(firsts, first_offsets, count, first_name);
+  const auto b = batch_views(seconds, second_offsets, count, second_name);
+  std::vector<TextPair> pairs;
+  for (size_t i = 0; i < count; ++i) pairs.emplace_back(a[i], b[i]);
+  return pairs;
+}
+
 }  // namespace semroute::capi
 
 std::vector<semroute::Classification> semroute_model::classify(const std::vector<std::string_view>& texts) const {

@@ -26,10 +26,7 @@ semroute_status* semroute_score_pairs(const semroute_model* model, const char* q
   return guarded([&] {
     const auto& scorer = scorer_of(model, "semroute_score_pairs");
     require(out, "out");
-    const auto q = batch_views(queries, query_offsets, count, "queries");
-    const auto d = batch_views(documents, document_offsets, count, "documents");
-    std::vector<semroute::TextPair> pairs;
-    for (size_t i = 0; i < count; ++i) pairs.emplace_back(q[i], d[i]);
+    const auto pairs = pair_views(queries, query_offsets, documents, document_offsets, count, "queries", "documents");
     auto results = std::make_unique<semroute_pair_scores>();
     results->items = scorer.score(pairs);
     for (const auto& item : results->items) results->inputs.push_back(input_usage_of(item.input));

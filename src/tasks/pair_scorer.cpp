@@ -68,12 +68,11 @@ std::shared_ptr<const PairScorer> PairScorer::load(const std::filesystem::path& 
     throw LoadError(dir.string() + ": no head was trained for the exit at layer " + std::to_string(scorer->layer_) +
                     ", dimension " + std::to_string(scorer->dimension_) + " (" + exits_file +
                     " and classification_heads.safetensors list them)");
+  // The head's hidden width, from the first layer's shape (Linear::load checks it whole).
+  const std::vector<int64_t>& first = heads.find(exit + "0.weight")->shape;
+  if (first.size() != 2) throw LoadError(dir.string() + ": " + exit + "0.weight must be a matrix");
+  const int64_t width = first[0];
   WeightMap weights(heads, {""}, at::TensorOptions().dtype(at::kFloat));
-  const at::Tensor first = weights.get(exit + "0.weight");
-  weights.check();
-  if (first.dim() != 2 || first.size(1) != scorer->dimension_)
-    throw LoadError(dir.string() + ": " + exit + "0.weight must be [h, " + std::to_string(scorer->dimension_) + "]");
-  const int64_t width = first.size(0);
   scorer->hidden_ = Linear::load(weights, exit + "0", scorer->dimension_, width, true);
   scorer->output_ = Linear::load(weights, exit + "3", width, 1, true);
   weights.check();
