@@ -7,10 +7,6 @@
 namespace semroute {
 namespace {
 
-double elapsed_ms(std::chrono::steady_clock::time_point since) {
-  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - since).count();
-}
-
 // A moving average that starts at the first measurement.
 void record(double& average, double ms) { average = average < 0 ? ms : 0.8 * average + 0.2 * ms; }
 
@@ -183,17 +179,22 @@ void UnifiedClassifier::settle(Call& call, size_t k, PathKind path, const std::s
   }
 }
 
+double UnifiedClassifier::now_ms() const {
+  if (options_.clock_ms) return options_.clock_ms();
+  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
+
 std::optional<PathFailure> UnifiedClassifier::run_traditional(Call& call, size_t k,
                                                                              const std::string& reason) const {
   const Task& t = tasks_[call.plans[k].task];
   try {
+    const double start = now_ms();
     if (options_.before_path) options_.before_path(t.config.name, PathKind::kTraditional);
-    const auto start = std::chrono::steady_clock::now();
     std::vector<Classification> seq;
     std::vector<TokenClassification> tok;
     if (t.sequence) seq = t.sequence->classify(call.texts);
     if (t.token) tok = t.token->classify(call.texts);
-    const double ms = elapsed_ms(start);
+    const double ms = now_ms() - start;
     settle(call, k, PathKind::kTraditional, reason, ms);
     for (size_t i = 0; i < call.texts.size(); ++i)
       fill(call.answer(k, i), t, t.sequence ? &seq[i] : nullptr, t.token ? &tok[i] : nullptr);
@@ -210,7 +211,7 @@ std::vector<std::pair<size_t, PathFailure>> UnifiedClassifier::run_engine(
   std::vector<std::pair<size_t, PathFailure>> failed;
   std::vector<size_t> runnable;
   std::vector<std::string> names, runnable_reasons;
-  const auto start = std::chrono::steady_clock::now();
+  const double start = now_ms();
   for (size_t j = 0; j < ks.size(); ++j) {
     const std::string& name = tasks_[call.plans[ks[j]].task].config.name;
     try {
@@ -225,7 +226,7 @@ std::vector<std::pair<size_t, PathFailure>> UnifiedClassifier::run_engine(
   if (runnable.empty()) return failed;
   try {
     const auto out = engine_->classify(call.texts, names);
-    const double ms = elapsed_ms(start);
+    const double ms = now_ms() - start;
     for (size_t j = 0; j < runnable.size(); ++j) {
       settle(call, runnable[j], PathKind::kLora, runnable_reasons[j], ms);
       const Task& t = tasks_[call.plans[runnable[j]].task];

@@ -67,6 +67,9 @@ struct UnifiedOptions {
   // Called before a path runs a task; throwing makes that path fail for it
   // (tests inject failures with it; also a place for metrics).
   std::function<void(const std::string& task, PathKind path)> before_path;
+  // The clock latencies are measured with, in milliseconds; empty: the steady
+  // clock. Tests make the latency budget deterministic with it.
+  std::function<double()> clock_ms;
 };
 
 class UnifiedClassifier {
@@ -114,6 +117,7 @@ class UnifiedClassifier {
   std::vector<Plan> plan(const std::vector<size_t>& tasks, const UnifiedRequest& request) const;
   void apply_budget(std::vector<Plan>& plans) const;
   // Plan k on its fine-tuned model; the failure, if any (then nothing is filled).
+  double now_ms() const;
   std::optional<PathFailure> run_traditional(Call& call, size_t k, const std::string& reason) const;
   // Plans `ks` together through the engine; the plans that failed.
   std::vector<std::pair<size_t, PathFailure>> run_engine(Call& call, const std::vector<size_t>& ks,
