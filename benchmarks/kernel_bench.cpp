@@ -20,6 +20,7 @@
 #include "bench_util.h"
 #include "core/cpu_features.h"
 #include "core/runtime.h"
+#include "kernels/f32_gemm.h"
 #include "kernels/int8_gemm.h"
 #include "machine_ceilings.h"
 #include "models/packed_gemm.h"
@@ -54,40 +55,66 @@ Measured measure(const std::vector<std::vector<std::unique_ptr<semroute::PackedG
   return m;
 }
 
-// The int8 kernel alone, without PackedGemm's quantize pass and per-call
-// work: quantized rows made once, panels spread over threads as PackedGemm
-// spreads them.
-Measured measure_int8_kernel(int64_t rows) {
-  using semroute::kernels::PackedInt8Weight;
+// One kernel alone, without PackedGemm's per-call work (int8: its quantize
+// pass): inputs made once, panels spread over threads. `make(shape)` gives
+// one layer's packed weight, `run(weight, y)` multiplies with it.
+template <class Make, class Run>
+Measured measure_kernel(int64_t rows, double bytes_per_weight, const Make& make, const Run& run) {
   Measured m;
   for (const Shape& shape : kShapes) {
-    std::vector<std::unique_ptr<PackedInt8Weight>> weights;
-    const at::Tensor w = at::randint(-127, 128, {shape.out, shape.in}, at::kChar);
-    const std::vector<float> scale(static_cast<size_t>(shape.out), 0.01f);
-    for (int l = 0; l < kLayers; ++l)
-      weights.push_back(std::make_unique<PackedInt8Weight>(w.data_ptr<int8_t>(), shape.out, shape.in, scale.data(),
-                                                           semroute::kernels::best_int8_path()));
-    const int64_t stride = weights.front()->padded_k();
-    const at::Tensor a = at::randint(0, semroute::PackedGemm::activation_levels() + 1, {rows, stride}, at::kByte);
-    const std::vector<float> row_scale(static_cast<size_t>(rows), 0.01f);
-    const std::vector<int32_t> row_zero(static_cast<size_t>(rows), 3);
+    std::vector<decltype(make(shape))> weights;
+    for (int l = 0; l < kLayers; ++l) weights.push_back(make(shape));
     at::Tensor y = at::empty({rows, shape.out});
+    const double seconds = median_seconds([&] {
+      for (const auto& weight : weights) run(*weight, y);
+    });
+    m.seconds += seconds / kLayers;
+    m.weight_bytes += static_cast<double>(shape.in * shape.out) * bytes_per_weight;
+    m.ops += 2.0 * static_cast<double>(rows * shape.in * shape.out);
+  }
+  return m;
+}
+
+Measured measure_int8_kernel(int64_t rows) {
+  using semroute::kernels::PackedInt8Weight;
+  const int64_t widest = 1152;
+  const at::Tensor a = at::randint(0, semroute::PackedGemm::activation_levels() + 1, {rows, widest}, at::kByte);
+  const std::vector<float> scale(2304, 0.01f), row_scale(static_cast<size_t>(rows), 0.01f);
+  const std::vector<int32_t> row_zero(static_cast<size_t>(rows), 3);
+  const auto make = [&](const Shape& shape) {
+    const at::Tensor w = at::randint(-127, 128, {shape.out, shape.in}, at::kChar);
+    return std::make_unique<PackedInt8Weight>(w.data_ptr<int8_t>(), shape.out, shape.in, scale.data(),
+                                              semroute::kernels::best_int8_path());
+  };
+  return measure_kernel(rows, 1.0, make, [&](const PackedInt8Weight& weight, at::Tensor& y) {
     semroute::kernels::Int8Output out;
     out.row_scale = row_scale.data();
     out.row_zero = row_zero.data();
     out.y = y.data_ptr<float>();
-    out.y_stride = shape.out;
-    const double seconds = median_seconds([&] {
-      for (const auto& weight : weights)
-        at::parallel_for(0, weight->panels(), 1, [&](int64_t first, int64_t last) {
-          weight->multiply(a.data_ptr<uint8_t>(), stride, rows, first, last, out);
-        });
+    out.y_stride = weight.n();
+    at::parallel_for(0, weight.panels(), 1, [&](int64_t first, int64_t last) {
+      weight.multiply(a.data_ptr<uint8_t>(), widest, rows, first, last, out);
     });
-    m.seconds += seconds / kLayers;
-    m.weight_bytes += static_cast<double>(shape.in * shape.out);
-    m.ops += 2.0 * static_cast<double>(rows * shape.in * shape.out);
-  }
-  return m;
+  });
+}
+
+Measured measure_f32_kernel(int64_t rows) {
+  using semroute::kernels::PackedF32Weight;
+  const int64_t widest = 1152;
+  const at::Tensor a = at::randn({rows, widest});
+  const auto make = [&](const Shape& shape) {
+    const at::Tensor w = at::randn({shape.out, shape.in});
+    return std::make_unique<PackedF32Weight>(w.data_ptr<float>(), shape.out, shape.in,
+                                             semroute::kernels::best_f32_path());
+  };
+  return measure_kernel(rows, 4.0, make, [&](const PackedF32Weight& weight, at::Tensor& y) {
+    semroute::kernels::F32Output out;
+    out.y = y.data_ptr<float>();
+    out.y_stride = weight.n();
+    at::parallel_for(0, weight.panels(), 1, [&](int64_t first, int64_t last) {
+      weight.multiply(a.data_ptr<float>(), widest, rows, first, last, out);
+    });
+  });
 }
 
 }  // namespace
@@ -104,13 +131,15 @@ int main(int argc, char** argv) {
   std::vector<int> thread_counts = {1};
   if (args.threads > 1) thread_counts.push_back(args.threads);
 
-  std::printf("\nint8 kernel alone (no quantize pass), %d threads\n", args.threads);
   semroute::set_compute_threads(args.threads);
-  {
-    const Ceiling bandwidth = read_bandwidth(args.threads), peak = int8_peak(args.threads);
-    std::printf("%5s %9s %8s %9s %9s %9s\n", "rows", "ms/layer", "GB/s", "of read", "GOPS", "of int8");
+  for (const bool int8 : {true, false}) {
+    std::printf("\n%s kernel alone (%s), %d threads\n", int8 ? "int8" : "fp32",
+                int8 ? "no quantize pass" : semroute::kernels::to_string(semroute::kernels::best_f32_path()),
+                args.threads);
+    const Ceiling bandwidth = read_bandwidth(args.threads), peak = int8 ? int8_peak(args.threads) : fp32_peak(args.threads);
+    std::printf("%5s %9s %8s %9s %9s %9s\n", "rows", "ms/layer", "GB/s", "of read", "GOPS", int8 ? "of int8" : "of fp32");
     for (int64_t rows : args.lengths) {
-      const Measured m = measure_int8_kernel(rows);
+      const Measured m = int8 ? measure_int8_kernel(rows) : measure_f32_kernel(rows);
       std::printf("%5lld %9.3f %8.1f %8.0f%% %9.0f %8.0f%%\n", static_cast<long long>(rows), m.seconds * 1e3,
                   m.weight_bytes / m.seconds / 1e9, 100 * m.weight_bytes / m.seconds / bandwidth.rate,
                   m.ops / m.seconds / 1e9, 100 * m.ops / m.seconds / peak.rate);

@@ -6,19 +6,16 @@
 
 #include <cstdint>
 
+#include "kernels/gemm_output.h"
+
 namespace semroute::kernels {
 
 // What the epilogue does with a tile's int32 sums:
 // y[r][n] = row_scale[r] · weight_scale[n] · (sum[r][n] − row_zero[r] · Σₖ w[n][k])
 //           + bias[n] + residual[r][n]
-struct Int8Output {
+struct Int8Output : GemmOutput {
   const float* row_scale = nullptr;  // per row of a
   const int32_t* row_zero = nullptr;
-  const float* bias = nullptr;       // [n], optional
-  const float* residual = nullptr;   // optional, row stride residual_stride; may equal y
-  int64_t residual_stride = 0;
-  float* y = nullptr;                // row stride y_stride
-  int64_t y_stride = 0;
 };
 
 struct Int8Panels {

@@ -13,6 +13,7 @@
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
+#include <functional>
 #include <limits>
 #include <map>
 #include <mutex>
@@ -23,6 +24,7 @@
 #include "core/cpu_features.h"
 #include "core/weight_memory.h"
 #include "core/log.h"
+#include "kernels/f32_gemm.h"
 #include "kernels/int8_gemm.h"
 #include "models/int8_rows.h"
 #include "models/parallel_chunks.h"
@@ -233,6 +235,9 @@ struct PackedGemm::State {
   at::Tensor weight_sum;      // int32 [out]: sum of each channel's int8 weights (int8)
   // int8 on our kernel (kernels/int8_gemm.h) rather than oneDNN's, where it measured faster.
   std::shared_ptr<const kernels::PackedInt8Weight> own_int8;
+  // fp32 on our kernel (kernels/f32_gemm.h) rather than oneDNN's, where it measured faster.
+  std::shared_ptr<const kernels::PackedF32Weight> own_f32;
+  at::Tensor f32_bias;        // fp32 [out] (own fp32 kernel)
   int activation_levels = 255;  // of the int8 engine in use
 
   // Runs the product for `rows` rows (a multiple of chunks), src and dst
@@ -241,10 +246,21 @@ struct PackedGemm::State {
   at::Tensor multiply_float(const at::Tensor& a) const;
   at::Tensor multiply_int8(const at::Tensor& a) const;
   at::Tensor multiply_own_int8(const at::Tensor& a, const at::Tensor& residual) const;
+  at::Tensor multiply_own_f32(const at::Tensor& a, const at::Tensor& residual) const;
+  // The product of `a` [rows, in] (fp32 for int8, else the compute dtype),
+  // with `residual` added when it is defined (in the epilogue where the
+  // kernel has one): [rows, out].
+  at::Tensor product(const at::Tensor& a, const at::Tensor& residual) const;
   void pack_float(const at::Tensor& weight, const at::Tensor& bias, Type type);
+  void pack_onednn_float(const at::Tensor& weight, const at::Tensor& bias, Type type);
+  void pack_own_f32(const at::Tensor& weight, const at::Tensor& bias);
   void pack_int8(const at::Tensor& weight, const at::Tensor& bias);
   void pack_onednn_int8(const at::Tensor& q);
   void pack_own_int8(const at::Tensor& q);
+  // Packs a weight [out, in] with `own` or `onednn` (each fills a state),
+  // whichever engine is forced, known for this shape, or measures faster now.
+  void pack_faster(int64_t out, int64_t in, const std::function<void(State&)>& own,
+                   const std::function<void(State&)>& onednn);
 };
 
 void PackedGemm::State::multiply(int64_t rows, const void* src, void* dst) const {
@@ -303,19 +319,44 @@ at::Tensor PackedGemm::State::multiply_int8(const at::Tensor& a) const {
 
 namespace {
 
-// Rows one task of our int8 kernel takes when an input has more of them than
+// Rows one task of our kernels takes when an input has more of them than
 // that, so that inputs with fewer panels than threads still spread (a
-// multiple of every path's tile height, 6 and 4).
-constexpr int64_t kInt8TaskRows = 96;
+// multiple of every path's tile height: 8, 6 and 4).
+constexpr int64_t kTaskRows = 96;
 
-// Spreads (panel, row block) tasks over libtorch's threads, panel by panel,
-// in chunks taken on demand (models/parallel_chunks.h); a run of blocks of
-// one panel is one call, the panel's weights staying in L1 while the rows
-// stream past them.
-void multiply_in_parallel(const kernels::PackedInt8Weight& w, const uint8_t* q, int64_t rows,
-                          const kernels::Int8Output& out) {
-  const int64_t panels = w.panels(), stride = w.padded_k();
-  const int64_t block = rows <= kInt8TaskRows ? rows : kInt8TaskRows, blocks = (rows + block - 1) / block;
+const float* optional_data(const at::Tensor& t) { return t.defined() ? t.data_ptr<float>() : nullptr; }
+
+// Points `out` at `bias` and `residual` (undefined: none) and `y`, rows of `n` floats.
+void set_output(kernels::GemmOutput& out, const at::Tensor& bias, const at::Tensor& residual, at::Tensor& y, int64_t n) {
+  out.bias = optional_data(bias);
+  out.residual = optional_data(residual);
+  out.residual_stride = residual.defined() ? n : 0;
+  out.y = y.data_ptr<float>();
+  out.y_stride = n;
+}
+
+// The output of `out` from row `row` on.
+kernels::GemmOutput from_row(kernels::GemmOutput out, int64_t row) {
+  out.y += row * out.y_stride;
+  if (out.residual != nullptr) out.residual += row * out.residual_stride;
+  return out;
+}
+kernels::Int8Output from_row(kernels::Int8Output out, int64_t row) {
+  static_cast<kernels::GemmOutput&>(out) = from_row(static_cast<const kernels::GemmOutput&>(out), row);
+  out.row_scale += row;
+  out.row_zero += row;
+  return out;
+}
+
+// Spreads (panel, row block) tasks of one of our kernels over libtorch's
+// threads, panel by panel, in chunks taken on demand
+// (models/parallel_chunks.h); a run of blocks of one panel is one call, the
+// panel's weights staying in cache while the rows stream past them. `a` has
+// rows of `stride` elements.
+template <class Weight, class Input, class Output>
+void multiply_in_parallel(const Weight& w, const Input* a, int64_t stride, int64_t rows, const Output& out) {
+  const int64_t panels = w.panels();
+  const int64_t block = rows <= kTaskRows ? rows : kTaskRows, blocks = (rows + block - 1) / block;
   const int64_t tasks = panels * blocks;
   // One block (up to 96 rows: bound by streaming the weights): long runs of
   // consecutive panels, which the prefetchers follow; more: finer chunks.
@@ -323,12 +364,7 @@ void multiply_in_parallel(const kernels::PackedInt8Weight& w, const uint8_t* q, 
     for (int64_t task = begin; task < end;) {
       const int64_t panel = task / blocks, first = task % blocks, last = std::min(blocks, first + end - task);
       const int64_t row = first * block, count = std::min(rows, last * block) - row;
-      kernels::Int8Output part = out;
-      part.row_scale += row;
-      part.row_zero += row;
-      part.y += row * out.y_stride;
-      if (part.residual != nullptr) part.residual += row * out.residual_stride;
-      w.multiply(q + row * stride, stride, count, panel, panel + 1, part);
+      w.multiply(a + row * stride, stride, count, panel, panel + 1, from_row(out, row));
       task += last - first;
     }
   });
@@ -346,17 +382,26 @@ at::Tensor PackedGemm::State::multiply_own_int8(const at::Tensor& a, const at::T
   int8::quantize_rows(a.data_ptr<float>(), problem.in, rows, problem.in, activation_levels, q, stride, scale, zero);
   at::Tensor y = at::empty({rows, problem.out}, at::kFloat);
   kernels::Int8Output out;
+  set_output(out, int8_bias, residual, y, problem.out);
   out.row_scale = scale;
   out.row_zero = zero;
-  out.bias = int8_bias.defined() ? int8_bias.data_ptr<float>() : nullptr;
-  if (residual.defined()) {
-    out.residual = residual.data_ptr<float>();
-    out.residual_stride = problem.out;
-  }
-  out.y = y.data_ptr<float>();
-  out.y_stride = problem.out;
-  multiply_in_parallel(w, q, rows, out);
+  multiply_in_parallel(w, q, stride, rows, out);
   return y;
+}
+
+at::Tensor PackedGemm::State::multiply_own_f32(const at::Tensor& a, const at::Tensor& residual) const {
+  at::Tensor y = at::empty({a.size(0), problem.out}, at::kFloat);
+  kernels::F32Output out;
+  set_output(out, f32_bias, residual, y, problem.out);
+  multiply_in_parallel(*own_f32, a.data_ptr<float>(), problem.in, a.size(0), out);
+  return y;
+}
+
+at::Tensor PackedGemm::State::product(const at::Tensor& a, const at::Tensor& residual) const {
+  if (own_int8) return multiply_own_int8(a, residual);
+  if (own_f32) return multiply_own_f32(a, residual);
+  const at::Tensor y = compute == at::kChar ? multiply_int8(a) : multiply_float(a);
+  return residual.defined() ? y.add_(residual) : y;
 }
 
 PackedGemm::PackedGemm(std::unique_ptr<State> state) : state_(std::move(state)) {}
@@ -444,15 +489,29 @@ bool widen_bf16(c10::ScalarType type) {
 
 }  // namespace
 
-void PackedGemm::State::pack_float(const at::Tensor& weight, const at::Tensor& bias, Type type) {
-  State& s = *this;
-  s.problem = Problem{weight.size(1), weight.size(0), type, type, type, bias.defined()};
-  s.primitives = primitives_for(s.problem);
+void PackedGemm::State::pack_onednn_float(const at::Tensor& weight, const at::Tensor& bias, Type type) {
+  problem = Problem{weight.size(1), weight.size(0), type, type, type, bias.defined()};
+  primitives = primitives_for(problem);
   if (bias.defined()) {
-    s.bias = memory(memory::desc({1, s.problem.out}, type, memory::format_tag::ab), cpu_engine());
-    std::memcpy(s.bias.get_data_handle(), bias.contiguous().data_ptr(), bias.nbytes());
+    this->bias = memory(memory::desc({1, problem.out}, type, memory::format_tag::ab), cpu_engine());
+    std::memcpy(this->bias.get_data_handle(), bias.contiguous().data_ptr(), bias.nbytes());
   }
-  s.weight = reorder_weight(weight.contiguous(), type, s.primitives->weights_desc(), s.weight_pages);
+  this->weight = reorder_weight(weight.contiguous(), type, primitives->weights_desc(), weight_pages);
+}
+
+void PackedGemm::State::pack_own_f32(const at::Tensor& weight, const at::Tensor& bias) {
+  const at::Tensor w = weight.contiguous();
+  problem = Problem{w.size(1), w.size(0), Type::f32, Type::f32, Type::f32, bias.defined()};
+  own_f32 = std::make_shared<const kernels::PackedF32Weight>(w.data_ptr<float>(), w.size(0), w.size(1),
+                                                             kernels::best_f32_path());
+  if (bias.defined()) f32_bias = bias.contiguous();
+}
+
+// bf16 runs on oneDNN; fp32 on the engine that measures faster for the shape.
+void PackedGemm::State::pack_float(const at::Tensor& weight, const at::Tensor& bias, Type type) {
+  if (type != Type::f32) return pack_onednn_float(weight, bias, type);
+  pack_faster(weight.size(0), weight.size(1), [&](State& s) { s.pack_own_f32(weight, bias); },
+              [&](State& s) { s.pack_onednn_float(weight, bias, type); });
 }
 
 void PackedGemm::State::pack_onednn_int8(const at::Tensor& q) {
@@ -473,27 +532,89 @@ void PackedGemm::State::pack_own_int8(const at::Tensor& q) {
 
 namespace {
 
-enum class Int8Engine { kOwn, kOneDnn };
+enum class Engine { kOwn, kOneDnn };
 
-// SEMROUTE_INT8_GEMM=own | onednn forces an engine (for comparisons); unset,
-// each shape runs on the one that measures faster.
-std::optional<Int8Engine> forced_int8_engine() {
-  static const std::optional<Int8Engine> forced = []() -> std::optional<Int8Engine> {
-    const char* value = std::getenv("SEMROUTE_INT8_GEMM");
-    if (value == nullptr || std::string(value).empty() || std::string(value) == "measure") return std::nullopt;
-    if (std::string(value) == "own") return Int8Engine::kOwn;
-    if (std::string(value) == "onednn") return Int8Engine::kOneDnn;
-    log_at(LogLevel::kWarning, "SEMROUTE_INT8_GEMM='{}' is not one of own, onednn, measure: ignored", value);
-    return std::nullopt;
-  }();
-  return forced;
+// SEMROUTE_INT8_GEMM / SEMROUTE_F32_GEMM = own | onednn forces an engine
+// (for comparisons); unset or "measure", each shape runs on the one that
+// measures faster.
+std::optional<Engine> forced_engine(bool int8) {
+  const char* variable = int8 ? "SEMROUTE_INT8_GEMM" : "SEMROUTE_F32_GEMM";
+  const char* value = std::getenv(variable);
+  if (value == nullptr || std::string(value).empty() || std::string(value) == "measure") return std::nullopt;
+  if (std::string(value) == "own") return Engine::kOwn;
+  if (std::string(value) == "onednn") return Engine::kOneDnn;
+  static std::once_flag warned[2];
+  std::call_once(warned[int8], [&] {
+    log_at(LogLevel::kWarning, "{}='{}' is not one of own, onednn, measure: ignored", variable, value);
+  });
+  return std::nullopt;
 }
+
+// The engine measured for each (int8, out, in), once per process, on the
+// first weight of that shape.
+struct MeasuredEngines {
+  std::mutex mutex;
+  std::map<std::tuple<bool, int64_t, int64_t>, Engine> engines;
+  static MeasuredEngines& get() {
+    static MeasuredEngines measured;
+    return measured;
+  }
+};
 
 }  // namespace
 
+// Measured on a prompt's rows (16) and a long input's (256), each length
+// weighing alike (a sum of times would let the long input decide): oneDNN
+// takes the shape only when its speed relative to our kernel's, averaged over
+// the two, is more than 10 % better. Close calls keep our kernel: load-time
+// timings of sub-millisecond products are noisy, and the two engines round
+// differently, so a coin toss would make two processes on one machine answer
+// in the last bits differently (SEMROUTE_*_GEMM pins either engine).
+constexpr double kOneDnnMargin = 0.9;
+
+void PackedGemm::State::pack_faster(int64_t out, int64_t in, const std::function<void(State&)>& own,
+                                    const std::function<void(State&)>& onednn) {
+  const bool int8 = compute == at::kChar;
+  const auto key = std::make_tuple(int8, out, in);
+  std::optional<Engine> engine = forced_engine(int8);
+  auto& measured = MeasuredEngines::get();
+  if (!engine) {
+    const std::lock_guard<std::mutex> lock(measured.mutex);
+    const auto found = measured.engines.find(key);
+    if (found != measured.engines.end()) engine = found->second;
+  }
+  if (engine == Engine::kOneDnn) return onednn(*this);
+  own(*this);
+  if (engine) return;
+
+  State other;
+  other.dtype = dtype;
+  other.compute = compute;
+  other.weight_scale = weight_scale;
+  other.int8_bias = int8_bias;
+  onednn(other);
+  double relative = 0;  // theirs / ours, averaged
+  std::string times;
+  for (int64_t rows : {16, 256}) {
+    const at::Tensor x = at::randn({rows, in});
+    const auto own_product = [&] { product(x, at::Tensor()); };
+    const auto onednn_product = [&] { other.product(x, at::Tensor()); };
+    own_product();  // warm: pages, caches
+    onednn_product();
+    const double ours = best_of_three(own_product), theirs = best_of_three(onednn_product);
+    relative += theirs / ours / 2;
+    times += fmt::format("{}{} rows {:.3f} vs {:.3f} ms", times.empty() ? "" : ", ", rows, ours * 1e3, theirs * 1e3);
+  }
+  const Engine faster = relative > kOneDnnMargin ? Engine::kOwn : Engine::kOneDnn;
+  log_at(LogLevel::kDebug, "{} GEMM {} x {}: own kernel vs oneDNN: {}: {}", int8 ? "int8" : "fp32", out, in, times, faster == Engine::kOwn ? "own" : "oneDNN");
+  {
+    const std::lock_guard<std::mutex> lock(measured.mutex);
+    measured.engines.emplace(key, faster);
+  }
+  if (faster == Engine::kOneDnn) *this = std::move(other);
+}
+
 // Symmetric per output channel: w ≈ weight_scale[n] · q[n][k], q in [-127, 127].
-// The engine of a shape is measured once per process, on the first weight of
-// that shape, with a prompt's rows (16) and a long input's (256).
 void PackedGemm::State::pack_int8(const at::Tensor& weight, const at::Tensor& bias) {
   const at::Tensor w = weight.to(at::kFloat).contiguous();
   at::Tensor scale = w.abs().amax(1) / 127.0;
@@ -501,47 +622,7 @@ void PackedGemm::State::pack_int8(const at::Tensor& weight, const at::Tensor& bi
   const at::Tensor q = (w / scale.unsqueeze(1)).round().clamp(-127, 127).to(at::kChar).contiguous();
   weight_scale = scale.contiguous();
   if (bias.defined()) int8_bias = bias.to(at::kFloat).contiguous();
-
-  static std::mutex mutex;
-  static std::map<std::pair<int64_t, int64_t>, Int8Engine> measured;
-  std::optional<Int8Engine> engine = forced_int8_engine();
-  if (!engine) {
-    const std::lock_guard<std::mutex> lock(mutex);
-    const auto found = measured.find({q.size(0), q.size(1)});
-    if (found != measured.end()) engine = found->second;
-  }
-  if (engine == Int8Engine::kOneDnn) return pack_onednn_int8(q);
-  pack_own_int8(q);
-  if (engine) return;
-
-  State onednn;
-  onednn.dtype = dtype;
-  onednn.compute = compute;
-  onednn.weight_scale = weight_scale;
-  onednn.int8_bias = int8_bias;
-  onednn.pack_onednn_int8(q);
-  double own = 0, theirs = 0;
-  for (int64_t rows : {16, 256}) {
-    const at::Tensor x = at::randn({rows, q.size(1)});
-    const auto own_product = [&] { multiply_own_int8(x, at::Tensor()); };
-    const auto onednn_product = [&] { onednn.multiply_int8(x); };
-    own_product();  // warm: pages, caches
-    onednn_product();
-    own += best_of_three(own_product);
-    theirs += best_of_three(onednn_product);
-  }
-  const Int8Engine faster = own <= theirs ? Int8Engine::kOwn : Int8Engine::kOneDnn;
-  log_at(LogLevel::kDebug, "int8 GEMM {} x {}: own kernel ({}) {:.3f} ms, oneDNN {:.3f} ms (16 + 256 rows): {}",
-         q.size(0), q.size(1), kernels::to_string(kernels::best_int8_path()), own * 1e3, theirs * 1e3,
-         faster == Int8Engine::kOwn ? "own" : "oneDNN");
-  {
-    const std::lock_guard<std::mutex> lock(mutex);
-    measured.emplace(std::make_pair(q.size(0), q.size(1)), faster);
-  }
-  if (faster == Int8Engine::kOneDnn) {
-    own_int8.reset();
-    *this = std::move(onednn);
-  }
+  pack_faster(q.size(0), q.size(1), [&](State& s) { s.pack_own_int8(q); }, [&](State& s) { s.pack_onednn_int8(q); });
 }
 
 std::unique_ptr<PackedGemm> PackedGemm::pack(const at::Tensor& given_weight, const at::Tensor& given_bias, bool int8) {
@@ -591,14 +672,11 @@ at::Tensor PackedGemm::run(const at::Tensor& x, const at::Tensor& residual) cons
   // oneDNN runs on this thread's OpenMP team: give it libtorch's thread count.
   at::internal::lazy_init_num_threads();
   try {
-    if (s.own_int8) {
-      const bool fuse = residual.defined() && residual.scalar_type() == at::kFloat;
-      const at::Tensor y = s.multiply_own_int8(a, fuse ? residual.reshape({-1, s.problem.out}).contiguous() : at::Tensor());
-      const at::Tensor out = y.to(s.dtype).view(sizes);
-      return residual.defined() && !fuse ? out.add_(residual) : out;
-    }
-    const at::Tensor y = (int8 ? s.multiply_int8(a) : s.multiply_float(a)).to(s.dtype).view(sizes);
-    return residual.defined() ? y.add_(residual) : y;
+    // Our kernels add a float32 residual in their epilogue; otherwise it is added after.
+    const bool fuse = residual.defined() && residual.scalar_type() == at::kFloat && (s.own_int8 || s.own_f32);
+    const at::Tensor y = s.product(a, fuse ? residual.reshape({-1, s.problem.out}).contiguous() : at::Tensor());
+    const at::Tensor out = y.to(s.dtype).view(sizes);
+    return residual.defined() && !fuse ? out.add_(residual) : out;
   } catch (const dnnl::error& e) {
     throw InternalError(std::string("oneDNN matmul failed: ") + e.what());
   }

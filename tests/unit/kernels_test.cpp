@@ -7,9 +7,9 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
-#include <limits>
-#include <cstdlib>
 #include <cstdio>
+#include <cstdlib>
+#include <limits>
 #include <string>
 #include <thread>
 #include <vector>
@@ -233,24 +233,62 @@ TEST(PackedGemm, Bfloat16NativeOrWidened) {
   EXPECT_EQ((*packed)(at::randn({0, 48}).to(at::kBFloat16)).scalar_type(), at::kBFloat16);
 }
 
+// Packs with SEMROUTE_F32_GEMM set to `engine` (own | onednn | measure).
+std::unique_ptr<PackedGemm> pack_on(const char* engine, const at::Tensor& w, const at::Tensor& b) {
+  const char* before = std::getenv("SEMROUTE_F32_GEMM");
+  const std::string saved = before != nullptr ? before : "";
+  ::setenv("SEMROUTE_F32_GEMM", engine, 1);
+  auto packed = PackedGemm::pack(w, b);
+  if (before != nullptr)
+    ::setenv("SEMROUTE_F32_GEMM", saved.c_str(), 1);
+  else
+    ::unsetenv("SEMROUTE_F32_GEMM");
+  return packed;
+}
+
+// fp32 runs on our kernel or oneDNN's, whichever measured faster for the
+// shape: both engines, and the measured choice, equal libtorch's linear for
+// row counts across the kernel's tiles and task blocks, with and without bias
+// and with a residual added in the epilogue (in place too).
+TEST(PackedGemm, Float32OnEitherEngineEqualsLinear) {
+  c10::InferenceMode guard;
+  at::manual_seed(13);
+  const at::Tensor w = at::randn({100, 72}), b = at::randn({100});
+  for (const char* engine : {"own", "onednn", "measure"}) {
+    const auto with_bias = pack_on(engine, w, b), without = pack_on(engine, w, at::Tensor());
+    ASSERT_NE(with_bias, nullptr);
+    ASSERT_NE(without, nullptr);
+    EXPECT_EQ(with_bias->compute_dtype(), at::kFloat);
+    for (int64_t rows : {1, 7, 8, 9, 16, 17, 95, 96, 97, 250}) {
+      const at::Tensor x = at::randn({rows, 72}), residual = at::randn({rows, 100});
+      const std::string what = std::string(engine) + ", " + std::to_string(rows) + " rows";
+      EXPECT_LT(max_abs_error((*with_bias)(x), at::linear(x, w, b)), 1e-4) << what;
+      EXPECT_LT(max_abs_error((*without)(x), at::linear(x, w)), 1e-4) << what;
+      EXPECT_LT(max_abs_error(with_bias->add_to(residual, x), at::linear(x, w, b) + residual), 1e-4) << what;
+    }
+  }
+}
+
 TEST(PackedGemm, SharedBetweenThreads) {
   c10::InferenceMode guard;
   const at::Tensor w = at::randn({128, 64}), x = at::randn({33, 64});
-  const auto packed = PackedGemm::pack(w, at::Tensor());
-  ASSERT_NE(packed, nullptr);
   const at::Tensor expected = at::linear(x, w);
-  std::vector<std::thread> threads;
-  std::vector<double> errors(6, 1.0);
-  for (size_t t = 0; t < errors.size(); ++t) {
-    threads.emplace_back([&, t] {
-      c10::InferenceMode inner;
-      double worst = 0;
-      for (int i = 0; i < 50; ++i) worst = std::max(worst, max_abs_error((*packed)(x), expected));
-      errors[t] = worst;
-    });
+  for (const char* engine : {"own", "onednn"}) {
+    const auto packed = pack_on(engine, w, at::Tensor());
+    ASSERT_NE(packed, nullptr);
+    std::vector<std::thread> threads;
+    std::vector<double> errors(6, 1.0);
+    for (size_t t = 0; t < errors.size(); ++t) {
+      threads.emplace_back([&, t] {
+        c10::InferenceMode inner;
+        double worst = 0;
+        for (int i = 0; i < 50; ++i) worst = std::max(worst, max_abs_error((*packed)(x), expected));
+        errors[t] = worst;
+      });
+    }
+    for (auto& thread : threads) thread.join();
+    for (double error : errors) EXPECT_LT(error, 1e-4) << engine;
   }
-  for (auto& thread : threads) thread.join();
-  for (double error : errors) EXPECT_LT(error, 1e-4);
 }
 
 }  // namespace
