@@ -1,11 +1,12 @@
 // The encoder's GEMMs against the machine's measured ceilings, at 1 and N
 // threads: ModernBERT-base's four linear shapes, 22 layers of distinct
 // weights each (so the weights stream from memory as in a forward, not from
-// cache), through PackedGemm as the models call it (int8: our kernel with
-// its quantize pass; fp32: oneDNN's packed GEMM). Few rows are bound by the
-// weight stream (GB/s against the read bandwidth), many rows by the
-// multiply-add rate (GOPS against the int8 / fp32 peak). First the int8
-// kernel alone, then both precisions as the models run them.
+// cache), through PackedGemm as the models call it (int8 with its quantize
+// pass; each shape on the engine PackedGemm chose, SEMROUTE_F32_GEMM /
+// SEMROUTE_INT8_GEMM pin one). Few rows are bound by the weight stream (GB/s
+// against the read bandwidth), many rows by the multiply-add rate (GOPS
+// against the int8 / fp32 peak). First our int8 and fp32 kernels alone, then
+// both precisions as the models run them.
 //
 //   semroute_kernel_bench [--threads 2] [--lengths 16,64,256,512]
 #include <ATen/ATen.h>

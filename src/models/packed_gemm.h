@@ -1,18 +1,23 @@
 // y = x · Wᵀ + b on the CPU with the weight reordered once, at load, into
-// oneDNN's blocked layout. Unlike BLAS (which repacks W on every call), the
+// the layout the GEMM reads. Unlike BLAS (which repacks W on every call), the
 // packed weight keeps short inputs (16-64 tokens, the router's common case)
-// near the machine's peak, and bf16 weights run on AMX / AVX-512 BF16 where
-// the CPU has them. Where it has no bf16 GEMM, bf16 weights are widened to
-// fp32 at load and outputs rounded back: an emulated bf16 GEMM is slower
-// than fp32.
+// near the machine's peak.
+//
+// fp32 runs on our kernel (kernels/f32_gemm.h) or oneDNN's packed GEMM,
+// whichever measures faster for the shape at load (below). bf16 weights run
+// on oneDNN, on AMX / AVX-512 BF16 where the CPU has them; elsewhere they are
+// widened to fp32 at load and outputs rounded back: an emulated bf16 GEMM is
+// slower than fp32.
 //
 // int8 (dynamic quantization): the weight is quantized per output channel
 // (symmetric, 127 levels) and packed at load; at run time each input row is
 // quantized with its own scale and zero point, the product runs as a u8 x s8
 // GEMM on our kernel (kernels/int8_gemm.h: VNNI, AVX-512, AVX2), its
-// epilogue scaling back to fp32. oneDNN's int8 GEMM stays for any shape
-// where it measures faster at load (SEMROUTE_INT8_GEMM=own | onednn forces
-// one, for comparisons).
+// epilogue scaling back to fp32.
+//
+// Engine choice: the first weight of each shape is timed on both engines;
+// oneDNN keeps the shape only when it is more than 10 % faster
+// (SEMROUTE_F32_GEMM / SEMROUTE_INT8_GEMM = own | onednn pins one).
 //
 // The matmul primitives are made at load for a ladder of row counts (rows
 // are padded up to the next rung), so the first call at a new length costs
