@@ -76,6 +76,7 @@ class LayerNorm {
  public:
   LayerNorm() = default;
   static LayerNorm load(WeightMap& weights, const std::string& name, int64_t dim, double eps, bool bias);
+  static LayerNorm from(const at::Tensor& weight, const at::Tensor& bias, double eps);
   at::Tensor operator()(const at::Tensor& x) const;
 
  private:

@@ -123,13 +123,14 @@ inline void range_with_zero(const float* x, int64_t n, float* lo, float* hi, boo
   *finite = total == 0.0f;
 }
 
-// Σ x[j]·x[j] when `squares`, else Σ x[j].
-inline float sum(const float* x, int64_t n, bool squares = false) {
+// Σ (x[j] − center)² when `squares`, else Σ x[j].
+inline float sum(const float* x, int64_t n, bool squares = false, float center = 0.0f) {
   float lanes[kLanes] = {};
   const int64_t whole = n / kLanes * kLanes;
   for (int64_t j = 0; j < whole; j += kLanes)
-    for (int64_t l = 0; l < kLanes; ++l) lanes[l] += squares ? x[j + l] * x[j + l] : x[j + l];
-  for (int64_t j = whole; j < n; ++j) lanes[0] += squares ? x[j] * x[j] : x[j];
+    for (int64_t l = 0; l < kLanes; ++l)
+      lanes[l] += squares ? (x[j + l] - center) * (x[j + l] - center) : x[j + l];
+  for (int64_t j = whole; j < n; ++j) lanes[0] += squares ? (x[j] - center) * (x[j] - center) : x[j];
   float total = 0;
   for (int64_t l = 0; l < kLanes; ++l) total += lanes[l];
   return total;

@@ -357,6 +357,31 @@ TEST(RmsNormKernel, EqualsTheEagerFormula) {
   }
 }
 
+// Against libtorch's layer_norm in double precision: dims with and without
+// vector tails, with and without bias, rows far from zero (the variance is
+// taken from centred values, not E[x²] − E[x]², which would cancel).
+TEST(LayerNormKernel, EqualsLibtorchInDouble) {
+  c10::InferenceMode guard;
+  at::manual_seed(6);
+  for (int64_t dim : {1, 7, 64, 100, 768})
+    for (const bool bias : {false, true})
+      for (const double offset : {0.0, 1000.0}) {
+        const at::Tensor x = at::randn({3, 5, dim}) * 3 + offset, w = at::randn({dim});
+        const at::Tensor b = bias ? at::randn({dim}) : at::Tensor();
+        const at::Tensor expected = at::layer_norm(x.to(at::kDouble), {dim}, w.to(at::kDouble),
+                                                   bias ? b.to(at::kDouble) : at::Tensor(), 1e-5);
+        const LayerNorm norm = LayerNorm::from(w, b, 1e-5);
+        const std::string what = std::to_string(dim) + (bias ? " bias" : "") + " offset " + std::to_string(offset);
+        const double tolerance = offset > 0 ? 2e-3 : 2e-5;  // fp32 inputs near 1000 carry 6e-5 of rounding
+        EXPECT_LT(max_abs_error(norm(x).to(at::kDouble), expected), tolerance) << what;
+        EXPECT_LT(max_abs_error(norm(at::cat({x, x}, -1).narrow(-1, 0, dim)).to(at::kDouble), expected), tolerance)
+            << what << " (strided rows)";
+        // A bf16 model's norm (bf16 weights) takes libtorch's path.
+        const LayerNorm bf16 = LayerNorm::from(w.to(at::kBFloat16), bias ? b.to(at::kBFloat16) : at::Tensor(), 1e-5);
+        EXPECT_EQ(bf16(x.to(at::kBFloat16)).scalar_type(), at::kBFloat16);
+      }
+}
+
 }  // namespace
 }  // namespace semroute
 
