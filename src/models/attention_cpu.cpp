@@ -95,13 +95,21 @@ struct Sequences {
   }
 };
 
+// Rows x[r] (row stride `stride`) of one head at positions first + r,
+// rotated (RoPE) into `buffer` (rows x dim): its data.
+const float* rotate_into(std::vector<float>& buffer, const float* x, int64_t stride, int64_t rows, int64_t first,
+                         const at::Tensor& cos, const at::Tensor& sin, int64_t dim) {
+  buffer.resize(static_cast<size_t>(rows * dim));
+  rotate_rows(x, stride, rows, first, cos.data_ptr<float>(), sin.data_ptr<float>(), dim, buffer.data(), 1);
+  return buffer.data();
+}
+
 // x [tokens, heads, dim] rotated (RoPE) at each token's position in its own
-// sequence: a new fp32 tensor, one parallel pass over the tokens.
-at::Tensor rotated(const at::Tensor& x_in, const Sequences& sequences, const at::Tensor& cos_in,
-                   const at::Tensor& sin_in) {
+// sequence: a new fp32 tensor, one parallel pass over the tokens. `cos` and
+// `sin`: fp32, contiguous.
+at::Tensor rotated(const at::Tensor& x_in, const Sequences& sequences, const at::Tensor& cos, const at::Tensor& sin) {
   const TokenMajor x(x_in);
   const int64_t tokens = x_in.size(0), heads = x_in.size(1), dim = x_in.size(2);
-  const at::Tensor cos = cos_in.to(at::kFloat).contiguous(), sin = sin_in.to(at::kFloat).contiguous();
   at::Tensor out = at::empty({tokens, heads, dim}, x_in.options().dtype(at::kFloat));
   std::vector<int64_t> position(static_cast<size_t>(tokens));
   for (size_t i = 0; i < sequences.lengths.size(); ++i)
@@ -140,22 +148,29 @@ at::Tensor attention_cpu_packed(const at::Tensor& q_in, const at::Tensor& k_in, 
   if (out.numel() == 0) return out.to(q_in.scalar_type());
   const Sequences sequences(lengths);
   const bool rotary = cos_in.defined();
-  // RoPE once per token, before the tasks: a task per query block would
-  // otherwise rotate every key it reads again (8 times per head at 512
-  // global keys).
-  const TokenMajor q(rotary ? rotated(q_in, sequences, cos_in, sin_in) : q_in);
-  const TokenMajor k(rotary ? rotated(k_in, sequences, cos_in, sin_in) : k_in);
-  const TokenMajor v(v_in);
   // Every block of every head of every sequence is a task: one parallel
   // region for the whole batch, whatever its mix of lengths.
   std::vector<Task> tasks;
+  bool one_block_each = true;  // every (sequence, head) is a single task
   for (size_t i = 0; i < lengths.size(); ++i) {
     const int64_t length = lengths[i], window = pattern.window >= length - 1 ? -1 : pattern.window;
     const int64_t block = forced_block > 0 ? forced_block : attention_query_block(window >= 0 ? 2 * window + 1 : length);
+    one_block_each = one_block_each && block >= length;
     for (int64_t head = 0; head < heads; ++head)
       for (int64_t q0 = 0; q0 < length; q0 += block)
         tasks.push_back({static_cast<int64_t>(i), head, q0, std::min(length, q0 + block)});
   }
+  // RoPE: each task rotates its own queries into its buffer (no pass and no
+  // tensor of their own), and its keys too when it is the only task reading
+  // them; where query blocks share keys, the keys are rotated once, before
+  // the tasks (a task per block would rotate every key it reads again: 8
+  // times per head at 512 global keys).
+  const bool keys_in_task = rotary && one_block_each;
+  const at::Tensor cos = rotary ? cos_in.to(at::kFloat).contiguous() : at::Tensor();
+  const at::Tensor sin = rotary ? sin_in.to(at::kFloat).contiguous() : at::Tensor();
+  const TokenMajor q(q_in);
+  const TokenMajor k(rotary && !keys_in_task ? rotated(k_in, sequences, cos, sin) : k_in);
+  const TokenMajor v(v_in);
   const int64_t group = heads / kv_heads, out_stride = heads * dim;
   float* op = out.data_ptr<float>();
 
@@ -163,7 +178,7 @@ at::Tensor attention_cpu_packed(const at::Tensor& q_in, const at::Tensor& k_in, 
   // mixed lengths): threads take them on demand.
   const auto count = static_cast<int64_t>(tasks.size());
   parallel_chunks(count, chunk_for(count, 8), [&](int64_t begin, int64_t end) {
-    std::vector<float> scores;
+    std::vector<float> scores, rotated_q, rotated_k;
     for (int64_t t = begin; t < end; ++t) {
       const Task& task = tasks[static_cast<size_t>(t)];
       const int64_t length = lengths[static_cast<size_t>(task.sequence)];
@@ -175,8 +190,17 @@ at::Tensor attention_cpu_packed(const at::Tensor& q_in, const at::Tensor& k_in, 
       if (pattern.causal) k1 = std::min(k1, q1);
       const int64_t keys = k1 - k0;
       scores.resize(static_cast<size_t>(rows * keys));
-      sgemm('T', rows, keys, dim, static_cast<float>(scale), q.row(first + q0, task.head), q.token_stride,
-            k.row(first + k0, kv_head), k.token_stride, scores.data(), keys);
+      const float *qp = q.row(first + q0, task.head), *kp = k.row(first + k0, kv_head);
+      int64_t q_stride = q.token_stride, k_stride = k.token_stride;
+      if (rotary) {
+        qp = rotate_into(rotated_q, qp, q_stride, rows, q0, cos, sin, dim);
+        q_stride = dim;
+      }
+      if (keys_in_task) {
+        kp = rotate_into(rotated_k, kp, k_stride, keys, k0, cos, sin, dim);
+        k_stride = dim;
+      }
+      sgemm('T', rows, keys, dim, static_cast<float>(scale), qp, q_stride, kp, k_stride, scores.data(), keys);
       for (int64_t r = 0; r < rows; ++r) {
         float* row = scores.data() + r * keys;
         const int64_t query = q0 + r;

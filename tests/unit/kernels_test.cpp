@@ -86,15 +86,21 @@ TEST(AttentionKernel, AppliesRopeLikeTheEagerPath) {
   const at::Tensor v = parts[2].view({1, length, 4, dim});
   const at::Tensor angles = at::arange(length, at::kFloat).unsqueeze(1) * at::rand({dim / 2});
   const at::Tensor cos = at::cat({angles.cos(), angles.cos()}, -1), sin = at::cat({angles.sin(), angles.sin()}, -1);
-  const AttentionPattern window{10, false};
-  const at::Tensor reference = blocked_attention(RotaryEmbedding::apply(q.transpose(1, 2), cos, sin),
-                                                 RotaryEmbedding::apply(k.transpose(1, 2), cos, sin), v.transpose(1, 2),
-                                                 0.25, window, 1 << 20)
-                                   .transpose(1, 2)
-                                   .reshape({1, length, -1});
-  const double error = max_abs_error(attention_cpu(q, k, v, cos, sin, 0.25, window, 0, 0), reference);
-  std::printf("    RoPE inside the kernel vs eager: max abs error %.3g\n", error);
-  EXPECT_LT(error, 1e-5);
+  // Query blocks of 16 and 64 tokens (keys rotated once, before the tasks)
+  // and one block for the whole sequence (each task rotates its own keys).
+  for (const AttentionPattern pattern : {AttentionPattern{10, false}, AttentionPattern{-1, false}}) {
+    const at::Tensor reference = blocked_attention(RotaryEmbedding::apply(q.transpose(1, 2), cos, sin),
+                                                   RotaryEmbedding::apply(k.transpose(1, 2), cos, sin),
+                                                   v.transpose(1, 2), 0.25, pattern, 1 << 20)
+                                     .transpose(1, 2)
+                                     .reshape({1, length, -1});
+    for (int64_t block : {16, 64, 128}) {
+      const double error = max_abs_error(attention_cpu(q, k, v, cos, sin, 0.25, pattern, block, 0), reference);
+      std::printf("    RoPE inside the kernel vs eager (window %lld, query block %lld): max abs error %.3g\n",
+                  static_cast<long long>(pattern.window), static_cast<long long>(block), error);
+      EXPECT_LT(error, 1e-5) << "window " << pattern.window << ", block " << block;
+    }
+  }
 }
 
 TEST(AttentionKernel, PackedSequencesOfMixedLengthsEqualEachAlone) {
