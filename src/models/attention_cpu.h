@@ -21,10 +21,15 @@ at::Tensor attention_cpu(const at::Tensor& q, const at::Tensor& k, const at::Ten
 // The same over packed sequences of any lengths: q [tokens, heads, dim], k
 // and v [tokens, kv_heads, dim], sequence i the next lengths[i] tokens, RoPE
 // at each token's position in its sequence. One call (one parallel region)
-// for a whole batch. Returns [tokens, heads * dim].
+// for a whole batch. Returns [tokens, heads * dim]. With `bf16_products`
+// (only where kernels::bf16_dot_here()), q·k and p·v take bf16 inputs with
+// fp32 sums (kernels/bf16_gemm.h): twice the rate, for int8 models; for a
+// batch whose longest sequence has 128 tokens or more (below, packing costs
+// what it saves).
 at::Tensor attention_cpu_packed(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v,
                                 const std::vector<int64_t>& lengths, const at::Tensor& cos, const at::Tensor& sin,
-                                double scale, AttentionPattern pattern, int64_t block, double softcap);
+                                double scale, AttentionPattern pattern, int64_t block, double softcap,
+                                bool bf16_products = false);
 
 // Queries per task: 64, fewer when a task's scores would outgrow L2 (1 MB).
 int64_t attention_query_block(int64_t keys);

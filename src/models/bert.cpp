@@ -59,6 +59,7 @@ at::Tensor BertEncoder::run_layer(const Layer& layer, const at::Tensor& x, const
   const int64_t heads = config_.base.num_attention_heads, hd = config_.base.hidden_size / heads;
   PackedAttention spec{heads, heads, hd, 1.0 / std::sqrt(static_cast<double>(hd))};
   spec.block = block;
+  spec.bf16_products = bf16_attention();
   const auto qkv = layer.qkv(x, d);
   const at::Tensor context = attend_packed(qkv[0], qkv[1], qkv[2], lengths, {}, {}, spec);
   const at::Tensor h = layer.attention_norm(layer.attention_out.add_to(x, context, d));

@@ -5,7 +5,11 @@
 #include <ATen/ops/min.h>
 #include <c10/core/InferenceMode.h>
 
+#include <cstdlib>
+#include <string>
+
 #include "core/device.h"
+#include "kernels/bf16_gemm.h"
 #include "models/model_factory.h"
 #include "semroute/error.h"
 
@@ -95,6 +99,14 @@ LoadOptions parse_load_options(const std::string& device, const std::string& dty
   options.dtype = precision.dtype;
   options.int8 = precision.int8;
   return options;
+}
+
+bool CoreModel::bf16_attention() const {
+  static const bool allowed = [] {
+    const char* value = std::getenv("SEMROUTE_BF16_ATTENTION");
+    return value == nullptr || std::string(value) != "0";
+  }();
+  return allowed && options_.int8 && options_.device.is_cpu() && kernels::bf16_dot_here();
 }
 
 }  // namespace semroute

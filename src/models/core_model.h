@@ -119,6 +119,9 @@ class CoreModel {
   c10::ScalarType dtype() const { return options_.dtype; }
   // "int8" for int8 linear layers, else the dtype's name.
   std::string precision_name() const { return semroute::precision_name({options_.dtype, options_.int8}); }
+  // Whether attention takes bf16 products (kernels/bf16_gemm.h): int8 models
+  // on a CPU with AVX-512 BF16, unless SEMROUTE_BF16_ATTENTION=0.
+  bool bf16_attention() const;
   int64_t hidden_size() const { return config_.hidden_size; }
   // Longest sequence the model accepts (its position limit).
   // Longest input in tokens: the positions the config declares, at most

@@ -89,6 +89,7 @@ void Gemma3Encoder::run_range(LayerState& state, const LayerRange& range) const 
     spec.pattern = AttentionPattern{layer.sliding ? config_.sliding_window - 1 : -1,
                                     !config_.use_bidirectional_attention};
     spec.block = range.attention_block;
+    spec.bf16_products = bf16_attention();
     spec.softcap = config_.attn_logit_softcapping.value_or(0.0);
     at::Tensor& x = state.hidden;
     const at::Tensor attention =

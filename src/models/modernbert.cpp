@@ -74,6 +74,7 @@ at::Tensor ModernBertEncoder::run_layer(const Layer& layer, const at::Tensor& x,
   PackedAttention spec{heads, heads, hd, 1.0 / std::sqrt(static_cast<double>(hd))};
   spec.pattern = AttentionPattern{window, false};
   spec.block = block;
+  spec.bf16_products = bf16_attention();
   const auto qkv = layer.wqkv(normed, deltas).chunk(3, -1);
   const at::Tensor attention = attend_packed(qkv[0], qkv[1], qkv[2], lengths, layer.global ? rope.cos_global : rope.cos_local,
                                              layer.global ? rope.sin_global : rope.sin_local, spec);

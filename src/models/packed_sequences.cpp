@@ -76,7 +76,8 @@ at::Tensor attend_packed(const at::Tensor& q, const at::Tensor& k, const at::Ten
   if (q.device().is_cpu() && spec.block < longest)  // the CPU kernel: the whole batch at once, whatever its lengths
     return attention_cpu_packed(heads_of(q, spec.heads, spec.q_norm), heads_of(k, spec.kv_heads, spec.k_norm),
                                 heads_of(v, spec.kv_heads, nullptr), lengths, rope_rows(cos, longest),
-                                rope_rows(sin, longest), spec.scale, spec.pattern, spec.block, spec.softcap);
+                                rope_rows(sin, longest), spec.scale, spec.pattern, spec.block, spec.softcap,
+                                spec.bf16_products);
   return for_each_sequence(lengths, [&](int64_t offset, int64_t n, int64_t length) {
     // These sequences' rows as [n, L, count, head_dim].
     const auto sequences_of = [&](const at::Tensor& x, int64_t count, const RmsNorm* norm) {

@@ -51,6 +51,7 @@ struct PackedAttention {
   double softcap = 0;
   const RmsNorm* q_norm = nullptr;
   const RmsNorm* k_norm = nullptr;
+  bool bf16_products = false;  // see attention_cpu_packed
 };
 
 at::Tensor attend_packed(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v,

@@ -68,6 +68,7 @@ void Qwen3Encoder::run_range(LayerState& state, const LayerRange& range) const {
                          1.0 / std::sqrt(static_cast<double>(hd))};
     spec.pattern = AttentionPattern{layer.sliding ? *config_.sliding_window - 1 : -1, true};
     spec.block = range.attention_block;
+    spec.bf16_products = bf16_attention();
     at::Tensor& x = state.hidden;
     x = x + gated_self_attention(layer.proj, layer.input_norm(x), range.lengths, cos, sin, spec, range.deltas);
     x = x + layer.proj.mlp(activation_, layer.post_attention_norm(x), range.deltas);

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "core/cpu_features.h"
+#include "kernels/bf16_gemm.h"
 #include "models/attention.h"
 #include "models/attention_cpu.h"
 #include "models/packed_gemm.h"
@@ -128,6 +129,34 @@ TEST(AttentionKernel, PackedSequencesOfMixedLengthsEqualEachAlone) {
     }
     EXPECT_LT(worst, 1e-6) << "window " << pattern.window << ", causal " << pattern.causal;
   }
+}
+
+// bf16 products (int8 models on AVX-512 BF16): against the fp32 kernel on
+// packed sequences of mixed lengths, with RoPE, windows, causal masks, GQA,
+// and query blocks that start keys mid-panel; the error is that of 8-bit
+// mantissas in q, k, p and v, with fp32 sums.
+TEST(AttentionKernel, Bf16ProductsStayCloseToFloat32) {
+  if (!kernels::bf16_dot_here()) GTEST_SKIP() << "no AVX-512 BF16 on " << cpu_features().describe();
+  c10::InferenceMode guard;
+  at::manual_seed(12);
+  const std::vector<int64_t> lengths = {1, 37, 130, 5, 64};
+  const int64_t tokens = 237, heads = 4, kv_heads = 2, dim = 64;
+  const at::Tensor q = at::randn({tokens, heads, dim}), k = at::randn({tokens, kv_heads, dim});
+  const at::Tensor v = at::randn({tokens, kv_heads, dim});
+  const at::Tensor angles = at::arange(130, at::kFloat).unsqueeze(1) * at::rand({dim / 2});
+  const at::Tensor cos = at::cat({angles.cos(), angles.cos()}, -1), sin = at::cat({angles.sin(), angles.sin()}, -1);
+  for (const AttentionPattern pattern :
+       {AttentionPattern{-1, false}, AttentionPattern{9, false}, AttentionPattern{40, false}, AttentionPattern{-1, true}})
+    for (int64_t block : {0, 16, 48}) {
+      const double scale = 1.0 / 8;
+      const at::Tensor exact = attention_cpu_packed(q, k, v, lengths, cos, sin, scale, pattern, block, 0);
+      const at::Tensor bf16 = attention_cpu_packed(q, k, v, lengths, cos, sin, scale, pattern, block, 0, true);
+      const double error = max_abs_error(bf16, exact);
+      const double cosine = at::cosine_similarity(bf16.flatten(), exact.flatten(), 0).item<double>();
+      EXPECT_GT(error, 0) << "the bf16 path did not run";
+      EXPECT_LT(error, 3e-2) << "window " << pattern.window << ", causal " << pattern.causal << ", block " << block;
+      EXPECT_GT(cosine, 0.9999) << "window " << pattern.window << ", block " << block;
+    }
 }
 
 TEST(AttentionKernel, Bfloat16InputsAreComputedInFloat32) {

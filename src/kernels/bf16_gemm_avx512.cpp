@@ -1,0 +1,157 @@
+// The bf16 kernel (bf16_gemm.h) for AVX-512 BF16 (flags: src/CMakeLists.txt).
+// Internal linkage and no standard-library templates: no wider-ISA copy of
+// an inline function can stand in for another translation unit's.
+#include <immintrin.h>
+
+#include <cstdint>
+#include <cstring>
+
+#include "kernels/bf16_panels.h"
+
+namespace semroute::kernels {
+namespace {
+
+constexpr int kLanes = 16;   // fp32 sums per register, B rows per panel
+constexpr int kRows = 6;     // tile: 6 rows x 4 panels = 24 sums (of 32 registers)
+constexpr int kPanels = 4;
+
+// Round to nearest even, as vcvtneps2bf16 does (NaN stays NaN).
+inline uint16_t to_bf16(float v) {
+  uint32_t bits;
+  std::memcpy(&bits, &v, 4);
+  if ((bits & 0x7fffffffu) > 0x7f800000u) return static_cast<uint16_t>((bits >> 16) | 0x40u);
+  bits += 0x7fffu + ((bits >> 16) & 1u);
+  return static_cast<uint16_t>(bits >> 16);
+}
+
+inline int64_t padded(int64_t k) { return (k + 1) / 2 * 2; }
+
+inline __mmask16 mask(int64_t valid) {
+  return valid >= kLanes ? __mmask16(0xFFFF) : __mmask16((1u << valid) - 1u);
+}
+
+// Rows [row, row + R) x panels [panel, panel + V).
+template <int R, int V>
+inline void tile(const uint16_t* a, int64_t pk, int64_t row, const uint16_t* packed, int64_t panel_size, int64_t panel,
+                 int64_t n, float alpha, float* c, int64_t c_stride) {
+  __m512 acc[R][V];
+#pragma GCC unroll 8
+  for (int r = 0; r < R; ++r)
+#pragma GCC unroll 4
+    for (int v = 0; v < V; ++v) acc[r][v] = _mm512_setzero_ps();
+  const int64_t pairs = pk / 2;
+  for (int64_t p = 0; p < pairs; ++p) {
+    __m512bh w[V];
+#pragma GCC unroll 4
+    for (int v = 0; v < V; ++v)
+      w[v] = (__m512bh)_mm512_loadu_si512(packed + (panel + v) * panel_size + p * 2 * kLanes);
+#pragma GCC unroll 8
+    for (int r = 0; r < R; ++r) {
+      int32_t pair;
+      std::memcpy(&pair, a + (row + r) * pk + 2 * p, 4);
+      const __m512bh x = (__m512bh)_mm512_set1_epi32(pair);
+#pragma GCC unroll 4
+      for (int v = 0; v < V; ++v) acc[r][v] = _mm512_dpbf16_ps(acc[r][v], x, w[v]);
+    }
+  }
+  const __m512 scale = _mm512_set1_ps(alpha);
+#pragma GCC unroll 8
+  for (int r = 0; r < R; ++r)
+#pragma GCC unroll 4
+    for (int v = 0; v < V; ++v) {
+      const int64_t col = (panel + v) * kLanes;
+      _mm512_mask_storeu_ps(c + (row + r) * c_stride + col, mask(n - col), _mm512_mul_ps(acc[r][v], scale));
+    }
+}
+
+// Where a tile reads and writes: B's panels and the output.
+struct Operands {
+  const uint16_t* a;
+  int64_t pk;
+  const uint16_t* packed;
+  int64_t panel_size, n;
+  float alpha;
+  float* c;
+  int64_t c_stride;
+};
+
+template <int R>
+inline void panels(const Operands& o, int64_t row, int64_t panel, int64_t left) {
+  switch (left) {
+    case 1: return tile<R, 1>(o.a, o.pk, row, o.packed, o.panel_size, panel, o.n, o.alpha, o.c, o.c_stride);
+    case 2: return tile<R, 2>(o.a, o.pk, row, o.packed, o.panel_size, panel, o.n, o.alpha, o.c, o.c_stride);
+    case 3: return tile<R, 3>(o.a, o.pk, row, o.packed, o.panel_size, panel, o.n, o.alpha, o.c, o.c_stride);
+    default: return tile<R, 4>(o.a, o.pk, row, o.packed, o.panel_size, panel, o.n, o.alpha, o.c, o.c_stride);
+  }
+}
+
+template <int R>
+inline void rows_tail(const Operands& o, int64_t row, int64_t left_rows, int64_t panel, int64_t left) {
+  if constexpr (R > 0) {
+    if (left_rows == R) return panels<R>(o, row, panel, left);
+    rows_tail<R - 1>(o, row, left_rows, panel, left);
+  }
+}
+
+}  // namespace
+
+// Two cases run vectorized: B's rows contiguous (k_stride 1: the keys) and
+// B's columns contiguous (n_stride 1: the values, read as Vᵀ); others, and
+// the tails, one element at a time.
+void bf16_pack_avx512(const float* b, int64_t n_stride, int64_t k_stride, int64_t n, int64_t k, uint16_t* packed) {
+  const int64_t pk = padded(k), count = (n + kLanes - 1) / kLanes;
+  const auto at = [&](int64_t i, int64_t j) { return i < n && j < k ? to_bf16(b[i * n_stride + j * k_stride]) : uint16_t{0}; };
+  for (int64_t panel = 0; panel < count; ++panel) {
+    uint16_t* out = packed + panel * pk * kLanes;
+    const int64_t full_rows = n - panel * kLanes >= kLanes;
+    int64_t j = 0;
+    if (k_stride == 1 && full_rows) {
+      // Each row's inputs to bf16, 16 at a time; its pairs to their panel slots.
+      for (; j + kLanes <= k; j += kLanes)
+        for (int64_t lane = 0; lane < kLanes; ++lane) {
+          uint32_t pairs[kLanes / 2];
+          const __m256i v = (__m256i)_mm512_cvtneps_pbh(_mm512_loadu_ps(b + (panel * kLanes + lane) * n_stride + j));
+          _mm256_storeu_si256(reinterpret_cast<__m256i*>(pairs), v);
+          for (int64_t p = 0; p < kLanes / 2; ++p)
+            std::memcpy(out + (j / 2 + p) * 2 * kLanes + lane * 2, &pairs[p], 4);
+        }
+    } else if (n_stride == 1 && full_rows) {
+      // Two inputs' 16 columns each, interleaved: one panel row of pairs.
+      for (; j + 2 <= k; j += 2) {
+        const __m256i even = (__m256i)_mm512_cvtneps_pbh(_mm512_loadu_ps(b + panel * kLanes + j * k_stride));
+        const __m256i odd = (__m256i)_mm512_cvtneps_pbh(_mm512_loadu_ps(b + panel * kLanes + (j + 1) * k_stride));
+        const __m512i e = _mm512_cvtepu16_epi32(even), o = _mm512_slli_epi32(_mm512_cvtepu16_epi32(odd), 16);
+        _mm512_storeu_si512(out + j * kLanes, _mm512_or_si512(e, o));
+      }
+    }
+    for (int64_t jj = j; jj < pk; ++jj)
+      for (int64_t lane = 0; lane < kLanes; ++lane)
+        out[(jj / 2) * 2 * kLanes + lane * 2 + jj % 2] = at(panel * kLanes + lane, jj);
+  }
+}
+
+void bf16_rows_avx512(const float* a, int64_t a_stride, int64_t rows, int64_t k, uint16_t* out) {
+  const int64_t pk = padded(k);
+  for (int64_t r = 0; r < rows; ++r) {
+    const float* x = a + r * a_stride;
+    uint16_t* o = out + r * pk;
+    int64_t j = 0;
+    for (; j + kLanes <= k; j += kLanes)
+      _mm256_storeu_si256(reinterpret_cast<__m256i*>(o + j), (__m256i)_mm512_cvtneps_pbh(_mm512_loadu_ps(x + j)));
+    for (; j < pk; ++j) o[j] = j < k ? to_bf16(x[j]) : uint16_t{0};
+  }
+}
+
+void bf16_gemm_avx512(const uint16_t* a, int64_t rows, const uint16_t* packed, int64_t n, int64_t k, float alpha,
+                      float* c, int64_t c_stride, int64_t panel_stride) {
+  const Operands o{a, padded(k), packed, panel_stride, n, alpha, c, c_stride};
+  const int64_t count = (n + kLanes - 1) / kLanes;
+  for (int64_t panel = 0; panel < count; panel += kPanels) {
+    const int64_t left = count - panel < kPanels ? count - panel : kPanels;
+    int64_t row = 0;
+    for (; row + kRows <= rows; row += kRows) panels<kRows>(o, row, panel, left);
+    rows_tail<kRows - 1>(o, row, rows - row, panel, left);
+  }
+}
+
+}  // namespace semroute::kernels
