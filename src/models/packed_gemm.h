@@ -15,8 +15,9 @@
 // GEMM on our kernel (kernels/int8_gemm.h: VNNI, AVX-512, AVX2), its
 // epilogue scaling back to fp32.
 //
-// Engine choice: the first weight of each shape is timed on both engines;
-// oneDNN keeps the shape only when it is more than 10 % faster
+// Engine choice: the first weight of each shape is timed on both engines
+// (16 and 256 rows); oneDNN takes the shape only when our kernel's worst
+// slowdown against it clearly exceeds its own against ours
 // (SEMROUTE_F32_GEMM / SEMROUTE_INT8_GEMM = own | onednn pins one).
 //
 // The matmul primitives are made at load for a ladder of row counts (rows
