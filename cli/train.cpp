@@ -32,9 +32,12 @@ const char* kTrainUsage =
     "         [--lora R [--lora-alpha A] [--lora-targets Wqkv,Wo,Wi]] [--epochs N] [--batch-size N]\n"
     "         [--lr X] [--max-length N] [--dropout P] [--patience N] [--valid F] [--test F] [--seed N]\n"
     "         [--max-steps N] [--pooling mean|cls] [--save-dtype float32|float16|bfloat16]\n"
-    "         [--random-windows N] [--map-labels OLD=NEW,...] [--json]\n"
+    "         [--random-windows N] [--map-labels OLD=NEW,...] [--checkpoint-dir DIR [--checkpoint-every N]]\n"
+    "         [--json]\n"
     "--data takes several files (comma-separated); a text is held out (--valid, --test fractions)\n"
-    "by a hash of its text and --seed, so runs with the same seed agree on the split.";
+    "by a hash of its text and --seed, so runs with the same seed agree on the split.\n"
+    "--checkpoint-dir: a checkpoint after every epoch (and every N steps); run the same command again\n"
+    "after a stop and training goes on from the last one, to the same weights.";
 
 Objective parse_task(const std::string& task) {
   if (task == "sequence") return Objective::kSequence;
@@ -143,7 +146,7 @@ int run_train(const std::vector<std::string>& argv) {
   const Options args = parse_options(
       argv, kTrainUsage, {"task", "data", "out", "base", "preset", "tokenizer", "lora", "lora-alpha", "lora-targets", "epochs",
              "batch-size", "lr", "max-length", "dropout", "patience", "valid", "test", "seed", "max-steps", "pooling",
-             "save-dtype", "random-windows", "map-labels"});
+             "save-dtype", "random-windows", "map-labels", "checkpoint-dir", "checkpoint-every"});
   const std::string data = args.get("data"), out = args.get("out"), base = args.get("base");
   if (args.get("task").empty() || data.empty() || out.empty() || !args.positional.empty())
     throw InvalidInput(kTrainUsage);
@@ -212,6 +215,11 @@ int run_train(const std::vector<std::string>& argv) {
   options.patience = args.integer("patience", 2);
   options.max_steps = args.integer("max-steps", 0);
   options.seed = seed;
+  options.checkpoint_dir = args.get("checkpoint-dir");
+  options.checkpoint_every = args.integer("checkpoint-every", 0);
+  if (options.checkpoint_every < 0) throw InvalidInput("--checkpoint-every must not be negative");
+  if (options.checkpoint_every > 0 && options.checkpoint_dir.empty())
+    throw InvalidInput("--checkpoint-every needs --checkpoint-dir");
   const int32_t pad_id = tokenizer->pad_id();
   const int32_t mask_id = token_id(*tokenizer, {"[MASK]", "<mask>"});
   if (kind == Objective::kMaskedLm && mask_id < 0) throw InvalidInput("masked-LM training needs a [MASK] token");

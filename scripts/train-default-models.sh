@@ -6,6 +6,10 @@
 # multi-task set (the encoder + three LoRA adapters). Deterministic: seed 1,
 # and a text's split (80 % train, 10 % validation, 10 % test) follows from
 # the text alone. About 80 minutes on 2 cores (models/README.md: each step).
+# Resumable: every training step checkpoints into $work/checkpoints (each
+# epoch and every 200 steps); run the script again after a stop and each
+# step goes on from its last checkpoint (finished ones return at once).
+# Delete that directory to train from scratch after changing data or options.
 #   scripts/train-default-models.sh [DATA_DIR] [OUT_DIR]
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -19,6 +23,7 @@ jailbreak=$data/jailbreak/prompts.jsonl
 pii=$data/pii/presidio_synth_v2.jsonl,$data/pii/presidio_generated_large.jsonl
 mkdir -p "$work" "$out/multitask"
 log() { echo "== $(date +%T) $*"; }
+checkpoints() { echo "--checkpoint-dir $work/checkpoints/$1 --checkpoint-every 200"; }
 
 log "vocabulary"
 $cli trim-vocab --tokenizer tests/data/tokenizers/modernbert/tokenizer.json \
@@ -27,7 +32,7 @@ $cli trim-vocab --tokenizer tests/data/tokenizers/modernbert/tokenizer.json \
 log "masked-LM pretraining"
 $cli train --task mlm --preset small --tokenizer "$work/tokenizer.json" --data "$domain,$jailbreak,$pii" \
   --out "$out/multitask/base" --epochs 2 --lr 1e-3 --batch-size 32 --max-length 128 --save-dtype float16 \
-  "${extra[@]}" --json > "$work/base.json"
+  $(checkpoints base) "${extra[@]}" --json > "$work/base.json"
 base=$out/multitask/base
 
 # Each task fine-tuned fully, then as a LoRA adapter on the shared encoder.
@@ -36,10 +41,10 @@ train_task() {  # NAME TASK DATA [OPTIONS…]
   shift 3
   log "$name"
   $cli train --task "$task" --base "$base" --data "$files" --out "$out/$name" --save-dtype float16 \
-    --lr 3e-4 "$@" "${extra[@]}" --json > "$work/$name.json"
+    --lr 3e-4 $(checkpoints "$name") "$@" "${extra[@]}" --json > "$work/$name.json"
   log "$name adapter"
   $cli train --task "$task" --base "$base" --data "$files" --out "$out/multitask/$name" --lora 16 \
-    --lr 1e-3 "$@" "${extra[@]}" --json > "$work/$name-adapter.json"
+    --lr 1e-3 $(checkpoints "$name-adapter") "$@" "${extra[@]}" --json > "$work/$name-adapter.json"
 }
 train_task domain sequence "$domain" --epochs 6 --batch-size 32 --max-length 128
 # Jailbreaks are long and benign prompts short: random windows of the

@@ -69,6 +69,19 @@ nlohmann::json Metrics::to_json() const {
           {"micro_f1", micro_f1}, {"classes", per_class}};
 }
 
+Metrics Metrics::from_json(const nlohmann::json& j) {
+  Metrics m;
+  m.count = j.at("count").get<int64_t>();
+  m.loss = j.at("loss").get<double>();
+  m.accuracy = j.at("accuracy").get<double>();
+  m.macro_f1 = j.at("macro_f1").get<double>();
+  m.micro_f1 = j.at("micro_f1").get<double>();
+  for (const auto& [name, c] : j.at("classes").items())
+    m.classes.push_back({name, c.at("precision").get<double>(), c.at("recall").get<double>(), c.at("f1").get<double>(),
+                         c.at("support").get<int64_t>()});
+  return m;
+}
+
 Metrics class_metrics(const std::vector<int64_t>& gold, const std::vector<int64_t>& predicted,
                       const std::vector<std::string>& labels) {
   std::vector<Counts> counts(labels.size());

@@ -24,6 +24,7 @@ struct Metrics {
   double micro_f1 = 0;   // entity-level F1 over all spans (token tasks)
   std::vector<ClassScore> classes;
   nlohmann::json to_json() const;
+  static Metrics from_json(const nlohmann::json& j);  // to_json's inverse (classes in name order)
 };
 
 // One gold and one predicted class per item.

@@ -8,9 +8,12 @@
 #include <chrono>
 #include <numeric>
 #include <random>
+#include <sstream>
+#include <string>
 
 #include "core/runtime.h"
 #include "semroute/error.h"
+#include "training/checkpoint.h"
 #include "training/naive_bayes.h"
 
 namespace semroute::training {
@@ -125,8 +128,23 @@ nlohmann::json TrainReport::to_json() const {
   for (const EpochReport& e : epochs)
     epochs_json.push_back({{"epoch", e.epoch}, {"train_loss", e.train_loss}, {"valid", e.valid.to_json()},
                            {"seconds", e.seconds}});
-  return {{"epochs", epochs_json}, {"best_epoch", best_epoch}, {"steps", steps}, {"stopped_early", stopped_early},
-          {"seconds", seconds}};
+  nlohmann::json j = {{"epochs", epochs_json}, {"best_epoch", best_epoch}, {"steps", steps},
+                      {"stopped_early", stopped_early}, {"seconds", seconds}};
+  if (resumed_at_step >= 0) j["resumed_at_step"] = resumed_at_step;
+  return j;
+}
+
+TrainReport TrainReport::from_json(const nlohmann::json& j) {
+  TrainReport r;
+  for (const auto& e : j.at("epochs"))
+    r.epochs.push_back({e.at("epoch").get<int64_t>(), e.at("train_loss").get<double>(), Metrics::from_json(e.at("valid")),
+                        e.at("seconds").get<double>()});
+  r.best_epoch = j.at("best_epoch").get<int64_t>();
+  r.steps = j.at("steps").get<int64_t>();
+  r.stopped_early = j.at("stopped_early").get<bool>();
+  r.seconds = j.at("seconds").get<double>();
+  r.resumed_at_step = j.value("resumed_at_step", int64_t{-1});
+  return r;
 }
 
 Metrics evaluate(const TrainableModernBert& model, const std::vector<Encoded>& examples,
@@ -193,6 +211,37 @@ Metrics baseline(Objective kind, const std::vector<Encoded>& train_set, const st
                                      : entity_metrics(gold_tags, predicted_tags, labels);
 }
 
+namespace {
+
+// FNV-1a over every example's ids, targets and label: the data, not only its size.
+uint64_t data_hash(const std::vector<Encoded>& examples, uint64_t h = 1469598103934665603ull) {
+  const auto mix = [&](int64_t v) { h = (h ^ static_cast<uint64_t>(v)) * 1099511628211ull; };
+  for (const Encoded& e : examples) {
+    mix(static_cast<int64_t>(e.ids.size()));
+    for (int64_t id : e.ids) mix(id);
+    for (int64_t t : e.targets) mix(t);
+    mix(e.label);
+  }
+  return h;
+}
+
+// What must match for a checkpoint to continue this run.
+std::string run_fingerprint(const TrainableModernBert& model, const TrainOptions& o,
+                            const std::vector<Encoded>& train_set, const std::vector<Encoded>& valid) {
+  const size_t train_size = train_set.size(), valid_size = valid.size();
+  int64_t weights = 0;
+  for (const at::Tensor& t : model.snapshot()) weights += t.numel();
+  std::ostringstream f;
+  f << "epochs " << o.epochs << ", batch " << o.batch_size << ", lr " << o.learning_rate << ", decay "
+    << o.weight_decay << ", warmup " << o.warmup_fraction << ", dropout " << o.dropout << ", clip " << o.max_grad_norm
+    << ", patience " << o.patience << ", masking " << o.mask_probability << ", max steps " << o.max_steps << ", seed "
+    << o.seed << ", " << train_size << " training and " << valid_size << " validation examples, " << weights
+    << " weights, data " << std::hex << data_hash(valid, data_hash(train_set));
+  return f.str();
+}
+
+}  // namespace
+
 TrainReport train(TrainableModernBert& model, const std::vector<Encoded>& train_set, const std::vector<Encoded>& valid,
                   const std::vector<std::string>& labels, const TrainOptions& options, int32_t pad_id,
                   int32_t mask_id, const std::function<void(const Progress&)>& progress) {
@@ -221,22 +270,32 @@ TrainReport train(TrainableModernBert& model, const std::vector<Encoded>& train_
   if (options.max_steps > 0) total = std::min(total, options.max_steps);
   const double warmup = std::max(1.0, options.warmup_fraction * static_cast<double>(total));
 
-  TrainReport report;
-  std::vector<at::Tensor> best;
-  double best_score = -INFINITY;
-  int64_t step = 0, stale = 0;
-  for (int64_t epoch = 1; epoch <= options.epochs && step < total; ++epoch) {
-    double loss_sum = 0;
-    int64_t batches = 0, correct = 0, scored = 0;
-    for (const auto& rows : shuffled_batches(train_set, options.batch_size, rng)) {
-      if (step >= total) break;
+  // The loop's position, restored from a checkpoint of this run if there is one.
+  LoopState st;
+  const bool checkpoints = !options.checkpoint_dir.empty();
+  const std::string fingerprint = run_fingerprint(model, options, train_set, valid);
+  if (checkpoints && load_checkpoint(options.checkpoint_dir, fingerprint, model, optimizer, st, gen)) {
+    std::istringstream(st.epoch_rng) >> rng;
+    st.report.resumed_at_step = st.step;
+  }
+  const auto save = [&] {
+    if (checkpoints) save_checkpoint(options.checkpoint_dir, fingerprint, model, optimizer, st, gen);
+  };
+  for (; !st.finished && st.epoch <= options.epochs && st.step < total; ++st.epoch) {
+    std::ostringstream epoch_start;
+    epoch_start << rng;
+    st.epoch_rng = epoch_start.str();
+    const auto batches = shuffled_batches(train_set, options.batch_size, rng);
+    for (; st.batch < static_cast<int64_t>(batches.size()); ++st.batch) {
+      if (st.step >= total) break;
+      const auto& rows = batches[static_cast<size_t>(st.batch)];
       Batch batch = make_batch(train_set, rows, kind, pad_id);
       if (kind == Objective::kMaskedLm)
         mask_tokens(batch, options.mask_probability, mask_id, model.parsed().base.vocab_size, gen);
       const at::Tensor logits = model.logits(batch.ids, batch.mask, true, batch.targets);
       if (logits.size(0) == 0) continue;
       const at::Tensor loss = loss_of(logits, batch.targets, kind);
-      const double s = static_cast<double>(step + 1);
+      const double s = static_cast<double>(st.step + 1);
       const double lr = options.learning_rate *
                         std::min(s / warmup, std::max(0.0, (static_cast<double>(total) - s) /
                                                                std::max(1.0, static_cast<double>(total) - warmup)));
@@ -245,31 +304,44 @@ TrainReport train(TrainableModernBert& model, const std::vector<Encoded>& train_
       loss.backward();
       clip_gradients(parameters, options.max_grad_norm);
       optimizer.step();
-      ++step, ++batches;
-      loss_sum += loss.item<double>();
+      ++st.step, ++st.batches;
+      st.loss_sum += loss.item<double>();
       const auto [c, n] = hits(logits.detach(), batch.targets, kind);
-      correct += c, scored += n;
+      st.correct += c, st.scored += n;
+      if (options.checkpoint_every > 0 && st.step % options.checkpoint_every == 0) {
+        ++st.batch;  // this batch is done
+        save();
+        --st.batch;
+      }
       if (progress)
-        progress({epoch, options.epochs, step, total, loss_sum / static_cast<double>(batches),
-                  scored ? static_cast<double>(correct) / static_cast<double>(scored) : 0, elapsed()});
+        progress({st.epoch, options.epochs, st.step, total, st.loss_sum / static_cast<double>(st.batches),
+                  st.scored ? static_cast<double>(st.correct) / static_cast<double>(st.scored) : 0, elapsed()});
     }
-    EpochReport epoch_report{epoch, batches ? loss_sum / static_cast<double>(batches) : 0, {}, 0};
+    EpochReport epoch_report{st.epoch, st.batches ? st.loss_sum / static_cast<double>(st.batches) : 0, {}, 0};
     if (!valid.empty()) epoch_report.valid = evaluate(model, valid, labels, options.batch_size, pad_id, mask_id);
     epoch_report.seconds = elapsed();
-    report.epochs.push_back(epoch_report);
-    const double score = valid.empty() ? static_cast<double>(epoch) : selection_score(epoch_report.valid, kind);
-    if (score > best_score) {
-      best_score = score, report.best_epoch = epoch, stale = 0;
-      best = model.snapshot();
-    } else if (++stale >= options.patience) {
-      report.stopped_early = true;
-      break;
+    st.report.epochs.push_back(epoch_report);
+    const double score = valid.empty() ? static_cast<double>(st.epoch) : selection_score(epoch_report.valid, kind);
+    st.batch = 0, st.loss_sum = 0, st.batches = 0, st.correct = 0, st.scored = 0;
+    if (score > st.best_score) {
+      st.best_score = score, st.report.best_epoch = st.epoch, st.stale = 0;
+      st.best = model.snapshot();
+    } else if (++st.stale >= options.patience) {
+      st.report.stopped_early = true;
+      st.finished = true;
+    }
+    if (!st.finished) {
+      ++st.epoch;  // a checkpoint from here starts the next epoch
+      save();
+      --st.epoch;
     }
   }
-  if (!best.empty()) model.restore(best);
-  report.steps = step;
-  report.seconds = elapsed();
-  return report;
+  st.finished = true;
+  st.report.steps = st.step;
+  save();
+  if (!st.best.empty()) model.restore(st.best);
+  st.report.seconds = elapsed();
+  return st.report;
 }
 
 }  // namespace semroute::training

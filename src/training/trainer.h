@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <string>
 #include <nlohmann/json.hpp>
 #include <vector>
 
@@ -28,6 +29,11 @@ struct TrainOptions {
   double mask_probability = 0.3;  // masked LM (ModernBERT's rate)
   int64_t max_steps = 0;          // > 0: stop after this many steps (smoke tests)
   uint64_t seed = 1;
+  // Non-empty: checkpoints go there (training/checkpoint.h), at the end of
+  // every epoch and every `checkpoint_every` steps (0: epochs only), and a
+  // run finding one of its own there goes on from it.
+  std::string checkpoint_dir;
+  int64_t checkpoint_every = 0;
 };
 
 struct Progress {
@@ -51,7 +57,9 @@ struct TrainReport {
   int64_t steps = 0;
   bool stopped_early = false;
   double seconds = 0;
+  int64_t resumed_at_step = -1;  // the step a checkpoint resumed the run from; -1: none
   nlohmann::json to_json() const;
+  static TrainReport from_json(const nlohmann::json& j);  // to_json's inverse
 };
 
 // Held-out evaluation of the model (loss and metrics) for its task;

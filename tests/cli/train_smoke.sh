@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # `semroute train` end to end on a few rows written here: a sequence
 # classifier from a preset, a LoRA adapter on it, a token classifier; each
-# output answers through `semroute classify` / `tokens`.
+# output answers through `semroute classify` / `tokens`; a checkpointed run
+# resumes to the same weights.
 set -euo pipefail
 cli=$1 tokenizer=$2
 work=$(mktemp -d)
@@ -44,6 +45,20 @@ PY
 grep -q "entity F1" "$work/tok.txt"
 grep -q '"B-EMAIL"' "$work/tok/config.json"
 "$cli" tokens "$work/tok" "write to Gil at gil@example.com" --json > /dev/null
+
+# Checkpoints: a second run of the same command goes on from the first one's
+# last checkpoint (here: its end) and writes the same weights.
+ckpt=(--task sequence --preset tiny --tokenizer "$tokenizer" --data "$work/seq.jsonl" "${common[@]}"
+  --checkpoint-dir "$work/ckpt" --checkpoint-every 4 --json)
+"$cli" train "${ckpt[@]}" --out "$work/c1" > "$work/c1.json"
+test -f "$work/ckpt/checkpoint.pt"
+"$cli" train "${ckpt[@]}" --out "$work/c2" > "$work/c2.json"
+grep -q '"resumed_at_step": ' "$work/c2.json" || { echo "the second run did not resume: $(head -c 400 "$work/c2.json")"; exit 1; }
+cmp "$work/c1/model.safetensors" "$work/c2/model.safetensors" || { echo "a resumed run wrote other weights"; exit 1; }
+if "$cli" train "${ckpt[@]}" --lr 1e-3 --out "$work/c3" 2> "$work/err" > /dev/null; then
+  echo "a checkpoint of another run was used"; exit 1
+fi
+grep -q "is of another run" "$work/err"
 
 # Bad input is an error with a reason, not a crash.
 echo '{"text": 5}' > "$work/bad.jsonl"

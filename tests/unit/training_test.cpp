@@ -133,6 +133,51 @@ TEST(Trainer, IsReproducibleForASeed) {
   for (size_t i = 0; i < runs[0].size(); ++i) EXPECT_TRUE(at::equal(runs[0][i], runs[1][i])) << i;
 }
 
+// A run killed mid-epoch goes on from its last checkpoint to the weights and
+// report of a run that never stopped: batch order, dropout and AdamW's
+// moments all continue where they were. Checkpoints of another run, and
+// unreadable ones, are refused.
+TEST(Trainer, ResumesFromACheckpointToTheSameWeights) {
+  const auto tokenizer = load_tokenizer(kTokenizer);
+  const auto examples = toy_sequences();
+  const auto labels = label_set(examples, Objective::kSequence);
+  const auto encoded = encode(*tokenizer, examples, Objective::kSequence, labels, 64);
+  TrainOptions options = quick(0);
+  options.epochs = 5;
+  options.dropout = 0.1;
+  options.checkpoint_every = 2;
+  const auto run = [&](const TrainOptions& o, const std::function<void(const Progress&)>& progress) {
+    TrainableModernBert model(tiny_config(labels), Objective::kSequence, 3);
+    const TrainReport report = train(model, encoded, encoded, labels, o, tokenizer->pad_id(), -1, progress);
+    return std::make_pair(model.snapshot(), report);
+  };
+  TrainOptions plain = options;
+  plain.checkpoint_dir.clear();
+  const auto [weights, report] = run(plain, {});
+  ASSERT_GT(report.steps, 8) << "the toy set must take more than two checkpoints";
+
+  test::TempDir dir;
+  options.checkpoint_dir = dir.path().string();
+  struct Killed {};
+  EXPECT_THROW(run(options, [](const Progress& p) { if (p.step == 7) throw Killed{}; }), Killed);
+  ASSERT_TRUE(fs::exists(dir / "checkpoint.pt"));
+  const auto [resumed, resumed_report] = run(options, {});
+  EXPECT_EQ(resumed_report.resumed_at_step, 6);
+  EXPECT_EQ(resumed_report.steps, report.steps);
+  EXPECT_EQ(resumed_report.best_epoch, report.best_epoch);
+  ASSERT_EQ(resumed_report.epochs.size(), report.epochs.size());
+  for (size_t e = 0; e < report.epochs.size(); ++e)
+    EXPECT_DOUBLE_EQ(resumed_report.epochs[e].train_loss, report.epochs[e].train_loss) << "epoch " << e + 1;
+  ASSERT_EQ(resumed.size(), weights.size());
+  for (size_t i = 0; i < weights.size(); ++i) EXPECT_TRUE(at::equal(resumed[i], weights[i])) << "weight " << i;
+
+  TrainOptions other = options;
+  other.learning_rate *= 2;
+  test::expect_error([&] { run(other, {}); }, ErrorCode::kInvalidArgument, "is of another run");
+  test::write_file(dir / "checkpoint.pt", "not a checkpoint");
+  test::expect_error([&] { run(options, {}); }, ErrorCode::kInvalidModel, "unreadable checkpoint");
+}
+
 // A LoRA adapter trained on a base is read by our loader merged and unmerged,
 // with the trainer's answers.
 TEST(Trainer, SavesAPeftAdapterOurLoaderReadsMergedAndUnmerged) {
