@@ -120,7 +120,9 @@ void bf16_pack_avx512(const float* b, int64_t n_stride, int64_t k_stride, int64_
       for (; j + 2 <= k; j += 2) {
         const __m256i even = (__m256i)_mm512_cvtneps_pbh(_mm512_loadu_ps(b + panel * kLanes + j * k_stride));
         const __m256i odd = (__m256i)_mm512_cvtneps_pbh(_mm512_loadu_ps(b + panel * kLanes + (j + 1) * k_stride));
-        const __m512i e = _mm512_cvtepu16_epi32(even), o = _mm512_slli_epi32(_mm512_cvtepu16_epi32(odd), 16);
+        // maskz forms: the plain ones start from _mm512_undefined, which GCC flags at -O1.
+        const __m512i e = _mm512_maskz_cvtepu16_epi32(0xFFFF, even);
+        const __m512i o = _mm512_maskz_slli_epi32(0xFFFF, _mm512_maskz_cvtepu16_epi32(0xFFFF, odd), 16);
         _mm512_storeu_si512(out + j * kLanes, _mm512_or_si512(e, o));
       }
     }
