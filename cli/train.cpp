@@ -252,6 +252,18 @@ int run_train(const std::vector<std::string>& argv) {
     summary["test_by_length"] = {{"model", scores_by_length(gold, model_classes, bytes, labels, edges)},
                                  {"baseline", scores_by_length(gold, bayes_classes, bytes, labels, edges)}};
   }
+  if (kind == Objective::kSequence && !valid_set.empty() && !test_set.empty()) {
+    // Temperature scaling fitted on the validation split, judged on the test split.
+    std::vector<int64_t> valid_gold, test_gold;
+    for (const Encoded& e : valid_set) valid_gold.push_back(e.label);
+    for (const Encoded& e : test_set) test_gold.push_back(e.label);
+    const double t = fit_temperature(sequence_logits(model, valid_set, options.batch_size, pad_id), valid_gold);
+    const at::Tensor test_logits = sequence_logits(model, test_set, options.batch_size, pad_id);
+    const Calibration raw = calibration(test_logits, test_gold), scaled = calibration(test_logits, test_gold, t);
+    summary["calibration"] = {{"temperature", t}, {"fitted_on", "validation"},
+                              {"test_ece", raw.ece}, {"test_ece_scaled", scaled.ece},
+                              {"test_nll", raw.nll}, {"test_nll_scaled", scaled.nll}};
+  }
   summary["options"] = args.values;
   std::ofstream(fs::path(out) / "training_summary.json") << summary.dump(2) << "\n";
   if (args.json) {

@@ -191,6 +191,57 @@ Metrics evaluate(const TrainableModernBert& model, const std::vector<Encoded>& e
   return m;
 }
 
+at::Tensor sequence_logits(const TrainableModernBert& model, const std::vector<Encoded>& examples, int64_t batch_size,
+                           int32_t pad_id) {
+  if (model.kind() != Objective::kSequence) throw InvalidInput("logits per example are for sequence tasks");
+  at::NoGradGuard no_grad;
+  std::vector<at::Tensor> rows_logits(examples.size());
+  for (const auto& rows : ordered_batches(examples, batch_size)) {
+    const Batch batch = make_batch(examples, rows, Objective::kSequence, pad_id);
+    const at::Tensor logits = model.logits(batch.ids, batch.mask, false, batch.targets).to(at::kFloat);
+    for (size_t i = 0; i < rows.size(); ++i) rows_logits[rows[i]] = logits[static_cast<int64_t>(i)];
+  }
+  return rows_logits.empty() ? at::zeros({0, 0}) : at::stack(rows_logits);
+}
+
+namespace {
+
+// Mean negative log-likelihood of softmax(logits / t) at the gold classes.
+double mean_nll(const at::Tensor& logits, const at::Tensor& gold, double t) {
+  return -at::log_softmax(logits / t, -1).gather(1, gold.unsqueeze(1)).mean().item<double>();
+}
+
+}  // namespace
+
+Calibration calibration(const at::Tensor& logits, const std::vector<int64_t>& gold, double temperature) {
+  constexpr int64_t kBins = 15;
+  Calibration c;
+  if (gold.empty()) return c;
+  const at::Tensor l = logits.to(at::kDouble), g = at::tensor(gold, at::kLong);
+  const auto [top, best] = at::softmax(l / temperature, -1).max(-1);
+  const at::Tensor bins = (top * kBins).to(at::kLong).clamp_max(kBins - 1);
+  const at::Tensor gap = at::zeros({kBins}, at::kDouble).index_add_(0, bins, top - best.eq(g).to(at::kDouble));
+  c.ece = gap.abs().sum().item<double>() / static_cast<double>(gold.size());  // Σ_b |Σ conf − Σ correct| / n
+  c.nll = mean_nll(l, g, temperature);
+  return c;
+}
+
+double fit_temperature(const at::Tensor& logits, const std::vector<int64_t>& gold) {
+  if (gold.empty()) return 1;
+  const at::Tensor l = logits.to(at::kDouble), g = at::tensor(gold, at::kLong);
+  const auto nll = [&](double log_t) { return mean_nll(l, g, std::exp(log_t)); };
+  const double shrink = (std::sqrt(5.0) - 1) / 2;
+  double lo = -3, hi = 3;
+  for (int i = 0; i < 50; ++i) {  // the bracket shrinks to 6 · 0.618^50
+    const double a = hi - shrink * (hi - lo), b = lo + shrink * (hi - lo);
+    if (nll(a) <= nll(b))
+      hi = b;
+    else
+      lo = a;
+  }
+  return std::exp((lo + hi) / 2);
+}
+
 Metrics baseline(Objective kind, const std::vector<Encoded>& train_set, const std::vector<Encoded>& test,
                  const std::vector<std::string>& labels, std::vector<int64_t>* classes) {
   NaiveBayes bayes(kind, labels.size());

@@ -68,6 +68,24 @@ Metrics evaluate(const TrainableModernBert& model, const std::vector<Encoded>& e
                  const std::vector<std::string>& labels, int64_t batch_size, int32_t pad_id, int32_t mask_id = 0,
                  std::vector<int64_t>* classes = nullptr);
 
+// Sequence tasks: the logits of every example, in order ([examples,
+// classes], fp32, no dropout).
+at::Tensor sequence_logits(const TrainableModernBert& model, const std::vector<Encoded>& examples, int64_t batch_size,
+                           int32_t pad_id);
+
+// How far a classifier's confidence is from its accuracy: the expected
+// calibration error of softmax(logits / temperature) (15 equal-width bins of
+// the top probability, weighted by their share of examples) and its mean
+// negative log-likelihood.
+struct Calibration {
+  double ece = 0, nll = 0;
+};
+Calibration calibration(const at::Tensor& logits, const std::vector<int64_t>& gold, double temperature = 1);
+// Temperature scaling: the temperature in [e^-3, e^3] that minimizes the
+// negative log-likelihood of softmax(logits / t) on `gold` (golden-section
+// search over log t; the likelihood is unimodal in it).
+double fit_temperature(const at::Tensor& logits, const std::vector<int64_t>& gold);
+
 // The baseline fitted on `train`, scored on `test` (`classes` as above).
 Metrics baseline(Objective kind, const std::vector<Encoded>& train, const std::vector<Encoded>& test,
                  const std::vector<std::string>& labels, std::vector<int64_t>* classes = nullptr);

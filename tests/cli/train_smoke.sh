@@ -23,6 +23,7 @@ common=(--max-steps 12 --batch-size 4 --valid 0.2 --test 0.2 --lr 3e-3)
   "${common[@]}" --json > "$work/seq.json"
 grep -q '"labels": \[' "$work/seq.json"
 grep -q '"baseline"' "$work/seq.json"
+grep -q '"test_ece_scaled"' "$work/seq.json"  # temperature scaling, fitted on validation
 "$cli" classify "$work/seq" "solve the equation number 9" --json | grep -q '"label": "\(math\|law\)"'
 
 "$cli" train --task sequence --base "$work/seq" --lora 4 --data "$work/seq.jsonl" --out "$work/adapter" \

@@ -178,6 +178,26 @@ TEST(Trainer, ResumesFromACheckpointToTheSameWeights) {
   test::expect_error([&] { run(options, {}); }, ErrorCode::kInvalidModel, "unreadable checkpoint");
 }
 
+// Temperature scaling: labels drawn from softmax(z / 2) for logits z make a
+// classifier overconfident by a factor of 2; the fit finds ~2 and the
+// expected calibration error falls.
+TEST(Calibration, FitsTheTemperatureOfOverconfidentLogits) {
+  at::manual_seed(9);
+  const at::Tensor z = at::randn({4000, 5}) * 4;
+  const at::Tensor drawn = at::multinomial(at::softmax(z / 2, -1), 1).squeeze(1);
+  const std::vector<int64_t> gold(drawn.data_ptr<int64_t>(), drawn.data_ptr<int64_t>() + drawn.numel());
+  const double t = fit_temperature(z, gold);
+  EXPECT_NEAR(t, 2.0, 0.2);
+  const Calibration raw = calibration(z, gold), scaled = calibration(z, gold, t);
+  EXPECT_GT(raw.ece, 0.1) << "overconfident logits must show a calibration error";
+  EXPECT_LT(scaled.ece, 0.03);
+  EXPECT_LT(scaled.nll, raw.nll);
+  // Perfect confidence on always-right answers: no error.
+  const at::Tensor sure = at::eye(3) * 50;
+  EXPECT_LT(calibration(sure, {0, 1, 2}).ece, 1e-9);
+  EXPECT_DOUBLE_EQ(fit_temperature(z, {}), 1.0);
+}
+
 // A LoRA adapter trained on a base is read by our loader merged and unmerged,
 // with the trainer's answers.
 TEST(Trainer, SavesAPeftAdapterOurLoaderReadsMergedAndUnmerged) {
