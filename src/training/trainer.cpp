@@ -264,14 +264,13 @@ Metrics baseline(Objective kind, const std::vector<Encoded>& train_set, const st
 
 namespace {
 
-// FNV-1a over every example's ids, targets and label: the data, not only its size.
-uint64_t data_hash(const std::vector<Encoded>& examples, uint64_t h = 1469598103934665603ull) {
-  const auto mix = [&](int64_t v) { h = (h ^ static_cast<uint64_t>(v)) * 1099511628211ull; };
+// A hash of every example's ids, targets and label: the data, not only its size.
+uint64_t data_hash(const std::vector<Encoded>& examples, uint64_t h = kFnv1aStart) {
   for (const Encoded& e : examples) {
-    mix(static_cast<int64_t>(e.ids.size()));
-    for (int64_t id : e.ids) mix(id);
-    for (int64_t t : e.targets) mix(t);
-    mix(e.label);
+    const int64_t sizes[3] = {static_cast<int64_t>(e.ids.size()), static_cast<int64_t>(e.targets.size()), e.label};
+    h = fnv1a(sizes, sizeof sizes, h);
+    h = fnv1a(e.ids.data(), e.ids.size() * sizeof(int64_t), h);
+    h = fnv1a(e.targets.data(), e.targets.size() * sizeof(int64_t), h);
   }
   return h;
 }
@@ -329,8 +328,12 @@ TrainReport train(TrainableModernBert& model, const std::vector<Encoded>& train_
     std::istringstream(st.epoch_rng) >> rng;
     st.report.resumed_at_step = st.step;
   }
-  const auto save = [&] {
-    if (checkpoints) save_checkpoint(options.checkpoint_dir, fingerprint, model, optimizer, st, gen);
+  // A checkpoint that resumes at batch `batch` of epoch `epoch`.
+  const auto save = [&](int64_t epoch, int64_t batch) {
+    if (!checkpoints) return;
+    LoopState at = st;
+    at.epoch = epoch, at.batch = batch;
+    save_checkpoint(options.checkpoint_dir, fingerprint, model, optimizer, at, gen);
   };
   for (; !st.finished && st.epoch <= options.epochs && st.step < total; ++st.epoch) {
     std::ostringstream epoch_start;
@@ -359,11 +362,7 @@ TrainReport train(TrainableModernBert& model, const std::vector<Encoded>& train_
       st.loss_sum += loss.item<double>();
       const auto [c, n] = hits(logits.detach(), batch.targets, kind);
       st.correct += c, st.scored += n;
-      if (options.checkpoint_every > 0 && st.step % options.checkpoint_every == 0) {
-        ++st.batch;  // this batch is done
-        save();
-        --st.batch;
-      }
+      if (options.checkpoint_every > 0 && st.step % options.checkpoint_every == 0) save(st.epoch, st.batch + 1);
       if (progress)
         progress({st.epoch, options.epochs, st.step, total, st.loss_sum / static_cast<double>(st.batches),
                   st.scored ? static_cast<double>(st.correct) / static_cast<double>(st.scored) : 0, elapsed()});
@@ -381,15 +380,11 @@ TrainReport train(TrainableModernBert& model, const std::vector<Encoded>& train_
       st.report.stopped_early = true;
       st.finished = true;
     }
-    if (!st.finished) {
-      ++st.epoch;  // a checkpoint from here starts the next epoch
-      save();
-      --st.epoch;
-    }
+    if (!st.finished) save(st.epoch + 1, 0);
   }
   st.finished = true;
   st.report.steps = st.step;
-  save();
+  save(st.epoch, 0);
   if (!st.best.empty()) model.restore(st.best);
   st.report.seconds = elapsed();
   return st.report;

@@ -61,12 +61,9 @@ Example read_row(const std::string& text_line, Objective kind, const std::filesy
   return example;
 }
 
-// FNV-1a over the text, then splitmix64 with the seed: stable across
-// platforms and runs.
+// FNV-1a over the text, then splitmix64 with the seed.
 uint64_t text_hash(const std::string& text, uint64_t seed) {
-  uint64_t h = 1469598103934665603ull;
-  for (const unsigned char c : text) h = (h ^ c) * 1099511628211ull;
-  uint64_t z = h + seed * 0x9e3779b97f4a7c15ull;
+  uint64_t z = fnv1a(text.data(), text.size()) + seed * 0x9e3779b97f4a7c15ull;
   z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
   z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
   return z ^ (z >> 31);
@@ -198,6 +195,12 @@ std::vector<Encoded> random_windows(const std::vector<Encoded>& examples, int64_
     }
   }
   return windows;
+}
+
+uint64_t fnv1a(const void* data, size_t bytes, uint64_t h) {
+  const auto* p = static_cast<const unsigned char*>(data);
+  for (size_t i = 0; i < bytes; ++i) h = (h ^ p[i]) * 1099511628211ull;
+  return h;
 }
 
 }  // namespace semroute::training

@@ -31,6 +31,11 @@ struct Example {
 // file and line. Rows must carry what `kind` needs (label or spans).
 std::vector<Example> read_jsonl(const std::filesystem::path& path, Objective kind);
 
+// FNV-1a over `bytes` bytes, continuing from `h`: stable across platforms
+// and runs (the split's text hash, a checkpoint's data fingerprint).
+constexpr uint64_t kFnv1aStart = 1469598103934665603ull;
+uint64_t fnv1a(const void* data, size_t bytes, uint64_t h = kFnv1aStart);
+
 // Where an example goes: a text is held out iff its seeded hash falls in the
 // held-out fractions, so the split depends on the text alone (not on file
 // order) and every run and tool with the same seed agrees on it.

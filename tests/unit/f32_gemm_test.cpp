@@ -6,11 +6,13 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdlib>
 #include <random>
 #include <string>
 #include <vector>
 
 #include "core/cpu_features.h"
+#include "kernels/bf16_gemm.h"
 #include "kernels/f32_gemm.h"
 #include "semroute/error.h"
 
@@ -132,6 +134,15 @@ TEST(F32Gemm, PathsFollowTheCpu) {
   for (F32Path path : paths) {
     std::printf("fp32 path available: %s (%s)\n", to_string(path), cpu.describe().c_str());
     EXPECT_TRUE(path == F32Path::kAvx512 ? cpu.avx512 : path == F32Path::kAvx2 ? cpu.avx2 : true) << to_string(path);
+  }
+  // Under a cap (SEMROUTE_MAX_CPU_ISA, or ONEDNN_MAX_CPU_ISA alone) no wider path is offered: neither the
+  // 512-bit fp32 tiles nor the bf16 products.
+  const char* ours = std::getenv("SEMROUTE_MAX_CPU_ISA");
+  const char* onednn = std::getenv("ONEDNN_MAX_CPU_ISA");
+  const std::string cap = ours != nullptr ? ours : onednn != nullptr ? cap_of_onednn_isa(onednn) : "";
+  if (cap == "avx2") {
+    EXPECT_EQ(best_f32_path(), F32Path::kAvx2);
+    EXPECT_FALSE(bf16_dot_here());
   }
 }
 
