@@ -17,3 +17,12 @@ if(SEMROUTE_SANITIZE)
   endif()
   add_link_options(-fsanitize=${_sanitizers})
 endif()
+
+# A shared library must resolve every symbol at link time, except under clang's
+# sanitizers: clang links their runtimes into executables only, so the
+# library's sanitizer symbols resolve at load time there.
+function(semroute_no_undefined target)
+  if(NOT (SEMROUTE_SANITIZE AND CMAKE_CXX_COMPILER_ID STREQUAL "Clang"))
+    target_link_options(${target} PRIVATE -Wl,--no-undefined)
+  endif()
+endfunction()
