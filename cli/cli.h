@@ -76,6 +76,7 @@ int run_merge_adapter(const Args& args);
 int run_unified(const Args& args);
 // Their own options (see train.cpp): the arguments after the command.
 int run_train(const std::vector<std::string>& argv);
+int run_calibrate(const std::vector<std::string>& argv);
 int run_trim_vocab(const std::vector<std::string>& argv);
 int run_compress(const std::vector<std::string>& argv);
 int run_check_answer(const std::vector<std::string>& argv);

@@ -73,12 +73,16 @@ commands:
       directory with the adapter's head and labels, marked by lora_config.json.
   make-model PRESET OUT_DIR [--labels a,b] [--token-labels O,B-X,I-X] [--pair-scorer] [--tokenizer FILE] [--seed N]
       Write a ModernBERT checkpoint with random weights (presets:
-      modernbert-base, mmbert-base, mmbert-small, small, tiny) for tests and benchmarks.
+      modernbert-base, mmbert-base, mmbert-small, medium, small, tiny) for tests and benchmarks.
   train --task sequence|token|mlm --data FILE.jsonl --out DIR (--base DIR | --preset P --tokenizer FILE) …
       Fine-tune a model (or train one from scratch, or a PEFT LoRA adapter
       with --lora R) on JSONL rows of text + label, or text + spans (byte
       offsets); held-out split, early stopping, scores against a naive-Bayes
       baseline. `semroute train --help` lists every option.
+  calibrate MODEL_DIR [--alarm-label LABEL] [--max-false-alarms F]
+      Score a model `semroute train` saved on its validation, test and
+      held-out-source rows by source; fit and save its temperature; pick an
+      alarm threshold on validation (train runs this at its end).
   trim-vocab --tokenizer FILE --data A.jsonl[,B.jsonl] --size N --out FILE
       Cut a BPE tokenizer.json down to the N tokens the texts use most.
   version
@@ -116,6 +120,7 @@ extern "C" __attribute__((visibility("default"))) int semroute_cli_main(int argc
   try {
     const std::vector<std::string> rest(argv + 2, argv + argc);
     if (command == "train") return cli::run_train(rest);
+    if (command == "calibrate") return cli::run_calibrate(rest);
     if (command == "trim-vocab") return cli::run_trim_vocab(rest);
     if (command == "compress") return cli::run_compress(rest);
     if (command == "check-answer") return cli::run_check_answer(rest);

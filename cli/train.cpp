@@ -12,7 +12,9 @@
 #include <functional>
 
 #include "cli.h"
+#include "training_run.h"
 #include "core/config_reader.h"
+#include "core/runtime.h"
 #include "core/model_config.h"
 #include "models/random_model.h"
 #include "semroute/error.h"
@@ -21,23 +23,34 @@
 #include "training/vocab_trim.h"
 
 namespace semroute::cli {
-namespace {
 
 namespace fs = std::filesystem;
 using namespace semroute::training;
 
+namespace {
+
 const char* kTrainUsage =
     "usage: semroute train --task sequence|token|mlm --data FILE.jsonl --out DIR\n"
-    "         (--base MODEL_DIR | --preset small|tiny|modernbert-base --tokenizer tokenizer.json)\n"
+    "         (--base MODEL_DIR | --preset small|medium|tiny|modernbert-base --tokenizer tokenizer.json)\n"
     "         [--lora R [--lora-alpha A] [--lora-targets Wqkv,Wo,Wi]] [--epochs N] [--batch-size N]\n"
     "         [--lr X] [--max-length N] [--dropout P] [--patience N] [--valid F] [--test F] [--seed N]\n"
     "         [--max-steps N] [--pooling mean|cls] [--save-dtype float32|float16|bfloat16]\n"
-    "         [--random-windows N] [--map-labels OLD=NEW,...] [--checkpoint-dir DIR [--checkpoint-every N]]\n"
-    "         [--json]\n"
+    "         [--random-windows N] [--final-sentences MIN_WORDS] [--map-labels OLD=NEW,...]\n"
+    "         [--hold-out FIELD=VALUE,...] [--hold-out-share FIELD=FRACTION,...]\n"
+    "         [--checkpoint-dir DIR [--checkpoint-every N]] [--alarm-label LABEL [--max-false-alarms F]]\n"
+    "         [--entity-threshold P] [--json]\n"
     "--data takes several files (comma-separated); a text is held out (--valid, --test fractions)\n"
     "by a hash of its text and --seed, so runs with the same seed agree on the split.\n"
+    "--hold-out source=xstest keeps every row whose field equals the value out of training (and out of\n"
+    "--valid/--test): it is scored apart, as out-of-source data; --hold-out-share template_id=0.1 holds out\n"
+    "a seeded tenth of the field's values. --final-sentences N adds the last sentence (N+ words) of every\n"
+    "multi-sentence training text as a short example with its label.\n"
+    "At the end the saved model is scored as `semroute calibrate` does (evaluation.json): the temperature\n"
+    "fitted on validation is saved with it; --alarm-label picks the threshold on validation.\n"
     "--checkpoint-dir: a checkpoint after every epoch (and every N steps); run the same command again\n"
     "after a stop and training goes on from the last one, to the same weights.";
+
+}  // namespace
 
 Objective parse_task(const std::string& task) {
   if (task == "sequence") return Objective::kSequence;
@@ -45,6 +58,8 @@ Objective parse_task(const std::string& task) {
   if (task == "mlm") return Objective::kMaskedLm;
   throw InvalidInput("--task must be sequence, token or mlm\n" + std::string(kTrainUsage));
 }
+
+namespace {
 
 c10::ScalarType parse_storage(const std::string& name) {
   if (name == "float32") return at::kFloat;
@@ -83,6 +98,78 @@ nlohmann::json start_config(const Options& args, const Tokenizer& tokenizer) {
     config[key] = dropout;
   return config;
 }
+
+// --hold-out FIELD=VALUE,… and --hold-out-share FIELD=FRACTION,… (train and trim-vocab).
+HoldOut hold_out_rules(const Options& args, uint64_t seed) {
+  HoldOut rules;
+  rules.seed = seed;
+  const auto pairs = [&](const char* option, const auto& add) {
+    for (const std::string& pair : split_list(args.get(option))) {
+      const size_t eq = pair.find('=');
+      if (eq == std::string::npos || eq == 0 || eq + 1 == pair.size())
+        throw InvalidInput(std::string("--") + option + " takes FIELD=VALUE,…");
+      add(pair.substr(0, eq), pair.substr(eq + 1));
+    }
+  };
+  pairs("hold-out", [&](std::string field, std::string value) { rules.equal.emplace_back(field, value); });
+  pairs("hold-out-share", [&](std::string field, const std::string& value) {
+    char* end = nullptr;
+    const double fraction = std::strtod(value.c_str(), &end);
+    if (*end != '\0' || !(fraction > 0 && fraction < 1)) throw InvalidInput("--hold-out-share takes a fraction in (0, 1)");
+    rules.share.emplace_back(field, fraction);
+  });
+  return rules;
+}
+
+// Every row of the --data files, less the rows the hold-out rules take (into `held_out`).
+std::vector<Example> read_data(const Options& args, Objective kind, uint64_t seed, std::vector<Example>* held_out) {
+  std::vector<Example> examples;
+  for (const std::string& file : split_list(args.get("data"))) {
+    auto rows = read_jsonl(file, kind);
+    examples.insert(examples.end(), std::make_move_iterator(rows.begin()), std::make_move_iterator(rows.end()));
+  }
+  const HoldOut rules = hold_out_rules(args, seed);
+  std::vector<Example> taken = take_held_out(examples, rules);
+  if (!rules.empty() && taken.empty()) throw InvalidInput("--hold-out / --hold-out-share matched no row");
+  if (held_out) *held_out = std::move(taken);
+  return examples;
+}
+
+}  // namespace
+
+TrainingData prepare_training_data(const Options& args, Objective kind, uint64_t seed) {
+  TrainingData data;
+  std::vector<Example> examples = read_data(args, kind, seed, &data.out_of_source);
+  // --map-labels OLD=NEW,… merges label names across files (spans too).
+  std::map<std::string, std::string> renames;
+  for (const std::string& pair : split_list(args.get("map-labels"))) {
+    const size_t eq = pair.find('=');
+    if (eq == std::string::npos || eq == 0 || eq + 1 == pair.size()) throw InvalidInput("--map-labels takes OLD=NEW,…");
+    renames[pair.substr(0, eq)] = pair.substr(eq + 1);
+  }
+  const auto rename = [&](std::string& label) {
+    const auto it = renames.find(label);
+    if (it != renames.end()) label = it->second;
+  };
+  for (auto* rows : {&examples, &data.out_of_source})
+    for (Example& e : *rows) {
+      rename(e.label);
+      for (LabeledSpan& span : e.spans) rename(span.label);
+    }
+  std::vector<Example> all_rows = examples;  // the labels: of held-out sources too
+  all_rows.insert(all_rows.end(), data.out_of_source.begin(), data.out_of_source.end());
+  data.labels = label_set(all_rows, kind);
+  if (kind != Objective::kMaskedLm && data.labels.size() < 2) throw InvalidInput("training needs at least two labels");
+  data.parts = split(std::move(examples), seed, args.number("valid", 0.1), args.number("test", 0.1));
+  if (const int64_t min_words = args.integer("final-sentences", 0); min_words > 0) {
+    if (kind != Objective::kSequence) throw InvalidInput("--final-sentences applies to sequence tasks");
+    const auto extra = final_sentences(data.parts.train, static_cast<size_t>(min_words));
+    data.parts.train.insert(data.parts.train.end(), extra.begin(), extra.end());
+  }
+  return data;
+}
+
+namespace {
 
 std::string duration(double seconds) {
   const auto s = static_cast<long>(seconds);
@@ -146,40 +233,23 @@ int run_train(const std::vector<std::string>& argv) {
   const Options args = parse_options(
       argv, kTrainUsage, {"task", "data", "out", "base", "preset", "tokenizer", "lora", "lora-alpha", "lora-targets", "epochs",
              "batch-size", "lr", "max-length", "dropout", "patience", "valid", "test", "seed", "max-steps", "pooling",
-             "save-dtype", "random-windows", "map-labels", "checkpoint-dir", "checkpoint-every"});
-  const std::string data = args.get("data"), out = args.get("out"), base = args.get("base");
-  if (args.get("task").empty() || data.empty() || out.empty() || !args.positional.empty())
+             "save-dtype", "random-windows", "final-sentences", "map-labels", "hold-out", "hold-out-share",
+             "checkpoint-dir", "checkpoint-every", "alarm-label", "max-false-alarms", "entity-threshold"});
+  const std::string out = args.get("out"), base = args.get("base");
+  if (args.get("task").empty() || args.get("data").empty() || out.empty() || !args.positional.empty())
     throw InvalidInput(kTrainUsage);
   if (!base.empty() && args.values.count("preset")) throw InvalidInput("--base and --preset exclude each other");
   const Objective kind = parse_task(args.get("task"));
+  ensure_runtime_initialized();  // the thread count printed below is the one training gets
   const uint64_t seed = static_cast<uint64_t>(args.integer("seed", 1));
   const fs::path tokenizer_path = args.get("tokenizer", base.empty() ? "" : (fs::path(base) / "tokenizer.json").string());
   if (tokenizer_path.empty()) throw InvalidInput("training from a preset needs --tokenizer");
   const auto tokenizer = load_tokenizer(tokenizer_path);
 
-  std::vector<Example> examples;
-  for (const std::string& file : split_list(data)) {
-    auto rows = read_jsonl(file, kind);
-    examples.insert(examples.end(), std::make_move_iterator(rows.begin()), std::make_move_iterator(rows.end()));
-  }
-  // --map-labels OLD=NEW,… merges label names across files (spans too).
-  std::map<std::string, std::string> renames;
-  for (const std::string& pair : split_list(args.get("map-labels"))) {
-    const size_t eq = pair.find('=');
-    if (eq == std::string::npos || eq == 0 || eq + 1 == pair.size()) throw InvalidInput("--map-labels takes OLD=NEW,…");
-    renames[pair.substr(0, eq)] = pair.substr(eq + 1);
-  }
-  const auto rename = [&](std::string& label) {
-    const auto it = renames.find(label);
-    if (it != renames.end()) label = it->second;
-  };
-  for (Example& e : examples) {
-    rename(e.label);
-    for (LabeledSpan& span : e.spans) rename(span.label);
-  }
-  const std::vector<std::string> labels = label_set(examples, kind);
-  if (kind != Objective::kMaskedLm && labels.size() < 2) throw InvalidInput("training needs at least two labels");
-  const Split parts = split(std::move(examples), seed, args.number("valid", 0.1), args.number("test", 0.1));
+  TrainingData data = prepare_training_data(args, kind, seed);
+  const std::vector<std::string>& labels = data.labels;
+  Split& parts = data.parts;
+  const std::vector<Example>& out_of_source = data.out_of_source;
 
   nlohmann::json config = start_config(args, *tokenizer);
   if (kind != Objective::kMaskedLm) config.update(label_maps(labels));
@@ -202,10 +272,11 @@ int run_train(const std::vector<std::string>& argv) {
   }
   const auto valid_set = encode(*tokenizer, parts.valid, kind, labels, max_length);
   const auto test_set = encode(*tokenizer, parts.test, kind, labels, max_length);
+  const auto source_set = encode(*tokenizer, out_of_source, kind, labels, max_length);
   if (!args.json)
-    std::printf("training %s on %zu examples (%zu validation, %zu test), %zu labels, %d threads%s\n",
-                args.get("task").c_str(), train_set.size(), valid_set.size(), test_set.size(), labels.size(),
-                at::get_num_threads(), lora.r > 0 ? ", LoRA" : "");
+    std::printf("training %s on %zu examples (%zu validation, %zu test, %zu out of source), %zu labels, %d threads%s\n",
+                args.get("task").c_str(), train_set.size(), valid_set.size(), test_set.size(), source_set.size(),
+                labels.size(), at::get_num_threads(), lora.r > 0 ? ", LoRA" : "");
 
   TrainOptions options;
   options.epochs = args.integer("epochs", 5);
@@ -244,6 +315,8 @@ int run_train(const std::vector<std::string>& argv) {
                                             {"test", test_set.size()}}},
                               {"training", report.to_json()}, {"test", test.to_json()}};
   summary["baseline"] = bayes ? bayes->to_json() : nlohmann::json();
+  if (!source_set.empty() && kind != Objective::kMaskedLm)
+    summary["out_of_source"] = evaluate(model, source_set, labels, options.batch_size, pad_id, mask_id).to_json();
   if (kind == Objective::kSequence) {  // classes that differ in length show here (jailbreaks are long)
     std::vector<int64_t> gold;
     std::vector<size_t> bytes;
@@ -252,18 +325,9 @@ int run_train(const std::vector<std::string>& argv) {
     summary["test_by_length"] = {{"model", scores_by_length(gold, model_classes, bytes, labels, edges)},
                                  {"baseline", scores_by_length(gold, bayes_classes, bytes, labels, edges)}};
   }
-  if (kind == Objective::kSequence && !valid_set.empty() && !test_set.empty()) {
-    // Temperature scaling fitted on the validation split, judged on the test split.
-    std::vector<int64_t> valid_gold, test_gold;
-    for (const Encoded& e : valid_set) valid_gold.push_back(e.label);
-    for (const Encoded& e : test_set) test_gold.push_back(e.label);
-    const double t = fit_temperature(sequence_logits(model, valid_set, options.batch_size, pad_id), valid_gold);
-    const at::Tensor test_logits = sequence_logits(model, test_set, options.batch_size, pad_id);
-    const Calibration raw = calibration(test_logits, test_gold), scaled = calibration(test_logits, test_gold, t);
-    summary["calibration"] = {{"temperature", t}, {"fitted_on", "validation"},
-                              {"test_ece", raw.ece}, {"test_ece_scaled", scaled.ece},
-                              {"test_nll", raw.nll}, {"test_nll_scaled", scaled.nll}};
-  }
+  // Through the inference path, as it will be served: temperature, alarm
+  // threshold, scores by source in and out of distribution (evaluation.json).
+  if (kind != Objective::kMaskedLm && !valid_set.empty()) summary["evaluation"] = calibrate_saved_model(out, args, data);
   summary["options"] = args.values;
   std::ofstream(fs::path(out) / "training_summary.json") << summary.dump(2) << "\n";
   if (args.json) {
@@ -286,17 +350,18 @@ int run_train(const std::vector<std::string>& argv) {
 int run_trim_vocab(const std::vector<std::string>& argv) {
   const char* usage =
       "usage: semroute trim-vocab --tokenizer tokenizer.json --data A.jsonl[,B.jsonl…] --size N --out FILE "
-      "[--seed N --valid F --test F (the texts train would hold out are not counted)]";
-  const Options args = parse_options(argv, usage, {"tokenizer", "data", "size", "out", "seed", "valid", "test"});
+      "[--seed N --valid F --test F --hold-out FIELD=VALUE,... --hold-out-share FIELD=F,...\n"
+      " (the texts train would hold out are not counted)]";
+  const Options args = parse_options(argv, usage, {"tokenizer", "data", "size", "out", "seed", "valid", "test",
+                                                   "hold-out", "hold-out-share"});
   if (args.get("tokenizer").empty() || args.get("data").empty() || args.get("out").empty() ||
       !args.positional.empty())
     throw InvalidInput(usage);
   std::vector<std::string> corpus;
-  for (const std::string& file : split_list(args.get("data")))
-    for (Example& e : read_jsonl(file, Objective::kMaskedLm))  // held-out texts do not shape the vocabulary
-      if (part_of(e.text, static_cast<uint64_t>(args.integer("seed", 1)), args.number("valid", 0.1),
-                  args.number("test", 0.1)) == Part::kTrain)
-        corpus.push_back(std::move(e.text));
+  const auto seed = static_cast<uint64_t>(args.integer("seed", 1));
+  for (Example& e : read_data(args, Objective::kMaskedLm, seed, nullptr))  // held-out texts do not shape the vocabulary
+    if (part_of(e.text, seed, args.number("valid", 0.1), args.number("test", 0.1)) == Part::kTrain)
+      corpus.push_back(std::move(e.text));
   TrimReport report;
   const nlohmann::json trimmed =
       trim_vocabulary(args.get("tokenizer"), corpus, static_cast<size_t>(args.integer("size", 8192)), &report);

@@ -17,21 +17,30 @@ data=${1:-../shared/data}
 out=${2:-models}
 work=${SEMROUTE_TRAIN_WORK:-build/default-models}
 extra=(${SEMROUTE_TRAIN_EXTRA:-})  # e.g. "--max-steps 3" for a smoke run
-cli=./build/cli/semroute
-domain=$data/domain/mmlu_pro.jsonl
-jailbreak=$data/jailbreak/prompts.jsonl
+cli=${SEMROUTE_CLI:-./build/cli/semroute}  # a copy keeps a long run safe from rebuilds
+domain=$data/domain/mmlu_pro.jsonl,$data/domain/mmlu.jsonl,$data/domain/medquad_health.jsonl
+jailbreak=$data/jailbreak/prompts.jsonl,$data/jailbreak/safety_ext.jsonl
 pii=$data/pii/presidio_synth_v2.jsonl,$data/pii/presidio_generated_large.jsonl
+# Whole sources no model trains on, scored apart in every card (out of
+# source): consumer health questions (MedQuAD), everyday requests written to
+# look unsafe (XSTest), HarmBench's harmful requests, a tenth of the PII
+# templates. The vocabulary and the pretraining leave them out too.
+held_out_domain=(--hold-out source=medquad)
+held_out_jailbreak=(--hold-out source=xstest,source=harmbench)
+held_out_pii=(--hold-out-share template_id=0.1)
+held_out_all=(--hold-out source=medquad,source=xstest,source=harmbench --hold-out-share template_id=0.1)
 mkdir -p "$work" "$out/multitask"
 log() { echo "== $(date +%T) $*"; }
 checkpoints() { echo "--checkpoint-dir $work/checkpoints/$1 --checkpoint-every 200"; }
 
 log "vocabulary"
 $cli trim-vocab --tokenizer tests/data/tokenizers/modernbert/tokenizer.json \
-  --data "$domain,$jailbreak,$pii" --size 8192 --out "$work/tokenizer.json"
+  --data "$domain,$jailbreak,$pii" "${held_out_all[@]}" --size 8192 --out "$work/tokenizer.json"
 
 log "masked-LM pretraining"
 $cli train --task mlm --preset small --tokenizer "$work/tokenizer.json" --data "$domain,$jailbreak,$pii" \
-  --out "$out/multitask/base" --epochs 2 --lr 1e-3 --batch-size 32 --max-length 128 --save-dtype float16 \
+  "${held_out_all[@]}" --out "$out/multitask/base" --epochs 4 --lr 1e-3 --batch-size 32 --max-length 128 \
+  --save-dtype float16 \
   $(checkpoints base) "${extra[@]}" --json > "$work/base.json"
 base=$out/multitask/base
 
@@ -46,10 +55,14 @@ train_task() {  # NAME TASK DATA [OPTIONS…]
   $cli train --task "$task" --base "$base" --data "$files" --out "$out/multitask/$name" --lora 16 \
     --lr 1e-3 $(checkpoints "$name-adapter") "$@" "${extra[@]}" --json > "$work/$name-adapter.json"
 }
-train_task domain sequence "$domain" --epochs 6 --batch-size 32 --max-length 128
+# Users ask short questions; exam items are long: the final sentence of every
+# multi-sentence item is a training example too.
+train_task domain sequence "$domain" "${held_out_domain[@]}" --final-sentences 4 --epochs 4 --batch-size 32 \
+  --max-length 128
 # Jailbreaks are long and benign prompts short: random windows of the
 # training prompts keep the length from deciding (see models/README.md).
-train_task jailbreak sequence "$jailbreak" --epochs 6 --batch-size 32 --max-length 128 --random-windows 2
-train_task pii token "$pii" --epochs 8 --batch-size 16 --max-length 128 \
+train_task jailbreak sequence "$jailbreak" "${held_out_jailbreak[@]}" --epochs 4 --batch-size 32 --max-length 128 \
+  --random-windows 2
+train_task pii token "$pii" "${held_out_pii[@]}" --epochs 8 --batch-size 16 --max-length 128 \
   --map-labels ADDRESS=STREET_ADDRESS,LOCATION=GPE
 log "done: $out"

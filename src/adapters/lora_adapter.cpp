@@ -47,6 +47,7 @@ AdapterTask read_task(const std::filesystem::path& dir, const LoraConfig& config
     const ConfigReader reader = ConfigReader::from_file(path);
     if (reader.has("id2label")) task.labels = ModelConfig::parse(reader).id2label;
     task.pooling = reader.get_string("classifier_pooling", "");
+    task.temperature = read_temperature(reader);
     const auto architectures = reader.get_strings("architectures");
     const std::string arch = architectures.empty() ? "" : architectures.front();
     const std::string kind = reader.get_string("task", "");

@@ -36,6 +36,7 @@ struct AdapterTask {
   std::string task_type;            // "SEQ_CLS", "TOKEN_CLS", or "" when unknown
   std::vector<std::string> labels;  // empty when unknown
   std::string pooling;              // "cls", "mean", or "" when unknown
+  double temperature = 1;           // labels.json's semroute_temperature (tasks/task_head.h)
 };
 
 class LoraAdapter {

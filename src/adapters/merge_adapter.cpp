@@ -1,8 +1,11 @@
 #include "adapters/merge_adapter.h"
 
 #include <algorithm>
+#include <fstream>
+#include <nlohmann/json.hpp>
 
 #include "core/checkpoint.h"
+#include "core/config_reader.h"
 #include "adapters/lora_adapter.h"
 #include "semroute/error.h"
 
@@ -31,9 +34,12 @@ void merge_adapter(const std::filesystem::path& base, const std::filesystem::pat
   }
   fs::create_directories(out);
   save_safetensors(out / "model.safetensors", tensors);
-  const fs::path task_config = adapter_dir / "task_config.json";
-  fs::copy_file(fs::exists(task_config) ? task_config : base / "config.json", out / "config.json",
-                fs::copy_options::overwrite_existing);
+  // The task's config: the adapter's task_config.json, or the base's with the
+  // adapter's labels.json over it (labels, head class, pooling, temperature).
+  const fs::path task_config = adapter_dir / "task_config.json", labels = adapter_dir / "labels.json";
+  nlohmann::json config = ConfigReader::from_file(fs::exists(task_config) ? task_config : base / "config.json").json();
+  if (!fs::exists(task_config) && fs::exists(labels)) config.update(ConfigReader::from_file(labels).json());
+  std::ofstream(out / "config.json") << config.dump(2) << "\n";
   fs::copy_file(adapter_dir / "adapter_config.json", out / "lora_config.json", fs::copy_options::overwrite_existing);
   for (const char* file : {"tokenizer.json", "tokenizer_config.json", "special_tokens_map.json", "vocab.txt"})
     if (fs::exists(base / file)) fs::copy_file(base / file, out / file, fs::copy_options::overwrite_existing);

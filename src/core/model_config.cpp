@@ -114,6 +114,13 @@ ConfigReader read_model_config(const std::filesystem::path& dir) {
   return ConfigReader::from_file(path);
 }
 
+double read_temperature(const ConfigReader& config) {
+  const double t = config.get_double("semroute_temperature", 1);
+  if (!(t >= 0.01 && t <= 100))
+    throw LoadError(config.source() + ": semroute_temperature must be a number in [0.01, 100]");
+  return t;
+}
+
 nlohmann::json label_maps(const std::vector<std::string>& labels) {
   nlohmann::json id2label = nlohmann::json::object(), label2id = nlohmann::json::object();
   for (size_t i = 0; i < labels.size(); ++i) {

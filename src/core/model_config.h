@@ -59,6 +59,10 @@ struct ModelConfig {
 // Reads `<dir>/config.json` (kNotFound if absent).
 ConfigReader read_model_config(const std::filesystem::path& dir);
 
+// The "semroute_temperature" of a config.json or an adapter's labels.json
+// (tasks/task_head.h): 1 when absent; LoadError unless a number in [0.01, 100].
+double read_temperature(const ConfigReader& config);
+
 // {"id2label": {"0": …}, "label2id": {…: 0}}, as config.json writes a label list.
 nlohmann::json label_maps(const std::vector<std::string>& labels);
 

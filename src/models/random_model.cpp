@@ -31,9 +31,10 @@ Preset preset(const std::string& name) {
   if (name == "modernbert-base") return {50368, 768, 22, 12, 1152, 128, 8192, 160000.0};
   if (name == "mmbert-base") return {256000, 768, 22, 12, 1152, 128, 8192, 160000.0};
   if (name == "mmbert-small") return {256000, 384, 22, 6, 1152, 128, 8192, 160000.0};
+  if (name == "medium") return {50368, 384, 6, 6, 768, 128, 8192, 160000.0};
   if (name == "small") return {50368, 256, 4, 4, 512, 128, 8192, 160000.0};
   if (name == "tiny") return {50368, 32, 4, 2, 48, 8, 40000, 160000.0};
-  throw InvalidInput("unknown preset '" + name + "' (modernbert-base, mmbert-base, mmbert-small, small, tiny)");
+  throw InvalidInput("unknown preset '" + name + "' (modernbert-base, mmbert-base, mmbert-small, medium, small, tiny)");
 }
 
 }  // namespace

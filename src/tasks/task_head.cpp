@@ -1,7 +1,9 @@
 #include "tasks/task_head.h"
 
+#include <ATen/TensorOperators.h>
 #include <ATen/ops/tanh.h>
 
+#include "core/model_config.h"
 #include "models/model_factory.h"
 #include "semroute/error.h"
 
@@ -33,6 +35,7 @@ TaskHead TaskHead::load(const CoreModel& model, const ConfigReader& config, Task
     throw LoadError(layout->classifier + ".weight has shape " + std::to_string(classifier.dim()) +
                     "-d, expected [labels, " + std::to_string(hidden) + "]");
   head.num_labels_ = classifier.size(0);
+  head.temperature_ = read_temperature(config);
   head.classifier_ = Linear::load(weights, layout->classifier, hidden, head.num_labels_, layout->classifier_bias);
   head.pooling_ = pooling.value_or(layout->pooling);
   const bool has_transform = !layout->transform_optional || weights.has(layout->dense + ".weight") ||
@@ -59,7 +62,8 @@ at::Tensor TaskHead::transform(const at::Tensor& x) const {
 }
 
 at::Tensor TaskHead::sequence_logits(const at::Tensor& hidden, const at::Tensor& attention_mask) const {
-  return classifier_(transform(pool(pooling_, hidden, attention_mask)));
+  const at::Tensor logits = classifier_(transform(pool(pooling_, hidden, attention_mask)));
+  return temperature_ == 1 ? logits : logits / temperature_;
 }
 
 at::Tensor TaskHead::token_logits(const at::Tensor& hidden) const { return classifier_(transform(hidden)); }

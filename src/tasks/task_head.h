@@ -31,13 +31,20 @@ class TaskHead {
   static TaskHead load(const CoreModel& model, const ConfigReader& config, TaskKind kind, WeightMap& weights,
                        std::optional<Pooling> pooling = std::nullopt);
 
-  // [batch, labels] from hidden states [batch, seq, hidden].
+  // [batch, labels] from hidden states [batch, seq, hidden], divided by the
+  // head's temperature.
   at::Tensor sequence_logits(const at::Tensor& hidden, const at::Tensor& attention_mask) const;
   // [batch, seq, labels].
   at::Tensor token_logits(const at::Tensor& hidden) const;
 
   TaskKind kind() const { return kind_; }
   int64_t num_labels() const { return num_labels_; }
+  // Temperature scaling (`semroute train` fits it on validation data and
+  // saves it as config.json's or an adapter's labels.json's
+  // "semroute_temperature"): sequence logits are divided by it, so that a
+  // confidence of 0.8 is right about 80 % of the time. 1 when unset.
+  double temperature() const { return temperature_; }
+  void set_temperature(double t) { temperature_ = t; }
 
  private:
   at::Tensor transform(const at::Tensor& x) const;
@@ -50,6 +57,7 @@ class TaskHead {
   std::optional<LayerNorm> norm_;
   Linear classifier_;
   int64_t num_labels_ = 0;
+  double temperature_ = 1;
 };
 
 }  // namespace semroute

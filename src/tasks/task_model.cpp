@@ -16,7 +16,9 @@ TaskHead load_task_head(const CoreModel& model, TaskKind kind, const ModelSource
   if (patch) weights.set_patch(patch);
   if (adapter != nullptr) adapter->overlay_saved_modules(weights);
   if (!pooling && adapter != nullptr && !adapter->task().pooling.empty()) pooling = parse_pooling(adapter->task().pooling);
-  return TaskHead::load(model, base.config, kind, weights, pooling);
+  TaskHead head = TaskHead::load(model, base.config, kind, weights, pooling);
+  if (adapter != nullptr) head.set_temperature(adapter->task().temperature);  // the adapter's head, its calibration
+  return head;
 }
 
 TaskModel TaskModel::load(const std::filesystem::path& dir, TaskKind kind, const TaskOptions& options) {

@@ -1,5 +1,8 @@
 #include "training/metrics.h"
 
+#include <algorithm>
+#include <cmath>
+#include <functional>
 #include <map>
 #include <set>
 #include <tuple>
@@ -142,6 +145,82 @@ nlohmann::json scores_by_length(const std::vector<int64_t>& gold, const std::vec
                        {"count", m.count}, {"accuracy", m.accuracy}, {"classes", per_class}});
   }
   return buckets;
+}
+
+nlohmann::json AlarmRates::to_json() const {
+  return {{"threshold", threshold}, {"recall", recall}, {"false_alarm_rate", false_alarm_rate},
+          {"positives", positives}, {"negatives", negatives}};
+}
+
+AlarmRates alarm_rates(const std::vector<double>& scores, const std::vector<bool>& positive, double threshold) {
+  AlarmRates r;
+  r.threshold = threshold;
+  int64_t hits = 0, false_alarms = 0;
+  for (size_t i = 0; i < scores.size(); ++i) {
+    const bool alarm = scores[i] >= threshold;
+    if (positive[i]) ++r.positives, hits += alarm;
+    else ++r.negatives, false_alarms += alarm;
+  }
+  r.recall = r.positives ? static_cast<double>(hits) / static_cast<double>(r.positives) : 0;
+  r.false_alarm_rate = r.negatives ? static_cast<double>(false_alarms) / static_cast<double>(r.negatives) : 0;
+  return r;
+}
+
+AlarmRates pick_threshold(const std::vector<double>& scores, const std::vector<bool>& positive,
+                          double max_false_alarm_rate) {
+  std::vector<double> negative_scores;
+  for (size_t i = 0; i < scores.size(); ++i)
+    if (!positive[i]) negative_scores.push_back(scores[i]);
+  std::sort(negative_scores.begin(), negative_scores.end(), std::greater<>());
+  // `allowed` false alarms: the threshold must pass the next negative score.
+  const auto allowed = static_cast<size_t>(std::floor(max_false_alarm_rate * static_cast<double>(negative_scores.size())));
+  double threshold = 0;
+  if (allowed < negative_scores.size())
+    threshold = std::min(1.0, std::ceil(std::nextafter(negative_scores[allowed], 2.0) * 1000) / 1000);
+  // As high as the same recall allows: up to the lowest positive score it catches.
+  double lowest_caught = 2;
+  for (size_t i = 0; i < scores.size(); ++i)
+    if (positive[i] && scores[i] >= threshold) lowest_caught = std::min(lowest_caught, scores[i]);
+  if (lowest_caught <= 1) threshold = std::max(threshold, std::floor(lowest_caught * 1000) / 1000);
+  return alarm_rates(scores, positive, threshold);
+}
+
+nlohmann::json EntityReport::to_json() const {
+  return {{"texts", texts}, {"precision", precision}, {"recall", recall}, {"f1", f1},
+          {"all_types_found", all_types_found}, {"extra_types_per_text", extra_types_per_text},
+          {"texts_with_extra_types", texts_with_extra_types}};
+}
+
+EntityReport entity_report(const std::vector<std::vector<LabeledSpan>>& gold,
+                           const std::vector<std::vector<LabeledSpan>>& predicted) {
+  EntityReport r;
+  r.texts = static_cast<int64_t>(gold.size());
+  Counts spans;
+  int64_t texts_with_gold = 0, all_found = 0, extra = 0, with_extra = 0;
+  for (size_t i = 0; i < gold.size(); ++i) {
+    std::set<Entity> g, p;
+    std::set<std::string> gold_types, found_types;
+    for (const LabeledSpan& s : gold[i]) g.emplace(s.label, s.begin, s.end), gold_types.insert(s.label);
+    for (const LabeledSpan& s : predicted[i]) p.emplace(s.label, s.begin, s.end), found_types.insert(s.label);
+    spans.gold += static_cast<int64_t>(g.size());
+    spans.predicted += static_cast<int64_t>(p.size());
+    for (const Entity& e : p) spans.true_positive += g.count(e);
+    int64_t extra_here = 0;
+    for (const std::string& type : found_types) extra_here += !gold_types.count(type);
+    extra += extra_here;
+    with_extra += extra_here > 0;
+    if (!gold_types.empty()) {
+      ++texts_with_gold;
+      all_found += std::includes(found_types.begin(), found_types.end(), gold_types.begin(), gold_types.end());
+    }
+  }
+  const ClassScore s = score("", spans);
+  r.precision = s.precision, r.recall = s.recall, r.f1 = s.f1;
+  const auto share = [](int64_t n, int64_t of) { return of ? static_cast<double>(n) / static_cast<double>(of) : 0.0; };
+  r.all_types_found = share(all_found, texts_with_gold);
+  r.extra_types_per_text = share(extra, r.texts);
+  r.texts_with_extra_types = share(with_extra, r.texts);
+  return r;
 }
 
 }  // namespace semroute::training

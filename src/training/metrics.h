@@ -8,6 +8,8 @@
 #include <string>
 #include <vector>
 
+#include "training/training_data.h"
+
 namespace semroute::training {
 
 struct ClassScore {
@@ -43,5 +45,35 @@ Metrics entity_metrics(const std::vector<std::vector<int64_t>>& gold, const std:
 nlohmann::json scores_by_length(const std::vector<int64_t>& gold, const std::vector<int64_t>& predicted,
                                 const std::vector<size_t>& text_bytes, const std::vector<std::string>& labels,
                                 const std::vector<size_t>& edges);
+
+// A binary alarm on a score in [0, 1] (the alarm class's probability):
+// recall on the items that should raise it, false alarms on the others.
+struct AlarmRates {
+  double threshold = 0;  // an item raises the alarm when its score >= threshold
+  double recall = 0, false_alarm_rate = 0;
+  int64_t positives = 0, negatives = 0;
+  nlohmann::json to_json() const;
+};
+AlarmRates alarm_rates(const std::vector<double>& scores, const std::vector<bool>& positive, double threshold);
+// The threshold with the most recall whose false-alarm rate on these items
+// is at most `max_false_alarm_rate`, and of those the highest (fewest false
+// alarms); on a 3-decimal grid, so that it reads well in a config.
+AlarmRates pick_threshold(const std::vector<double>& scores, const std::vector<bool>& positive,
+                          double max_false_alarm_rate);
+
+// Entities found in texts against the gold spans: span-level precision /
+// recall / F1 (same type and bytes), and per text the entity types: how
+// many texts have every gold type found, and the types found that the text
+// does not hold ("extra types").
+struct EntityReport {
+  int64_t texts = 0;
+  double precision = 0, recall = 0, f1 = 0;
+  double all_types_found = 0;       // share of texts with gold spans whose every type was found
+  double extra_types_per_text = 0;  // mean count of predicted types absent from the gold
+  double texts_with_extra_types = 0;
+  nlohmann::json to_json() const;
+};
+EntityReport entity_report(const std::vector<std::vector<LabeledSpan>>& gold,
+                           const std::vector<std::vector<LabeledSpan>>& predicted);
 
 }  // namespace semroute::training

@@ -58,6 +58,11 @@ Example read_row(const std::string& text_line, Objective kind, const std::filesy
   } else if (kind == Objective::kToken) {
     example.spans = read_spans(row, example.text.size(), path, line);
   }
+  for (const auto& [key, value] : row.items()) {
+    if (key == "text" || key == "label" || key == "spans") continue;
+    if (value.is_string()) example.fields[key] = value.get<std::string>();
+    else if (value.is_number_integer()) example.fields[key] = value.dump();
+  }
   return example;
 }
 
@@ -113,6 +118,65 @@ Part part_of(const std::string& text, uint64_t seed, double valid_fraction, doub
   if (u < test_fraction) return Part::kTest;
   if (u < test_fraction + valid_fraction) return Part::kValid;
   return Part::kTrain;
+}
+
+bool HoldOut::matches(const Example& example) const {
+  const auto field = [&](const std::string& key) -> const std::string* {
+    const auto it = example.fields.find(key);
+    return it == example.fields.end() ? nullptr : &it->second;
+  };
+  for (const auto& [key, value] : equal)
+    if (const std::string* v = field(key); v && *v == value) return true;
+  for (const auto& [key, fraction] : share)
+    if (const std::string* v = field(key); v && part_of(key + "=" + *v, seed, 0, fraction) == Part::kTest) return true;
+  return false;
+}
+
+std::vector<Example> take_held_out(std::vector<Example>& examples, const HoldOut& rules) {
+  std::vector<Example> held_out;
+  if (rules.empty()) return held_out;
+  const auto kept_end = std::stable_partition(examples.begin(), examples.end(),
+                                              [&](const Example& e) { return !rules.matches(e); });
+  held_out.assign(std::make_move_iterator(kept_end), std::make_move_iterator(examples.end()));
+  examples.erase(kept_end, examples.end());
+  return held_out;
+}
+
+std::vector<Example> final_sentences(const std::vector<Example>& examples, size_t min_words) {
+  const auto is_space = [](char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r'; };
+  std::vector<Example> out;
+  for (const Example& e : examples) {
+    const std::string& t = e.text;
+    size_t end = t.size();
+    while (end > 0 && is_space(t[end - 1])) --end;
+    // The last boundary before the final sentence: a line break, or an end
+    // mark, white space and what starts a sentence (a capital, a quote; not
+    // "e.g. 3.5").
+    const auto starts_sentence = [&](size_t i) {
+      while (i < end && is_space(t[i])) ++i;
+      const auto c = static_cast<unsigned char>(i < end ? t[i] : 'a');
+      return (c >= 'A' && c <= 'Z') || c == '"' || c == '(' || c >= 0x80;
+    };
+    size_t begin = std::string::npos;
+    for (size_t i = end; i-- > 1;) {
+      const bool mark = (t[i - 1] == '.' || t[i - 1] == '?' || t[i - 1] == '!') && is_space(t[i]) && starts_sentence(i);
+      if (mark || t[i] == '\n') {
+        begin = i;
+        break;
+      }
+    }
+    if (begin == std::string::npos) continue;
+    while (begin < end && is_space(t[begin])) ++begin;
+    std::string sentence = t.substr(begin, end - begin);
+    size_t words = 0;
+    for (size_t i = 0; i < sentence.size(); ++i) words += !is_space(sentence[i]) && (i == 0 || is_space(sentence[i - 1]));
+    if (words < min_words) continue;
+    Example short_form = e;
+    short_form.text = std::move(sentence);
+    short_form.spans.clear();
+    out.push_back(std::move(short_form));
+  }
+  return out;
 }
 
 Split split(std::vector<Example> examples, uint64_t seed, double valid_fraction, double test_fraction) {

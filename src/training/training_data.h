@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -25,6 +26,9 @@ struct Example {
   std::string text;
   std::string label;               // sequence task
   std::vector<LabeledSpan> spans;  // token task
+  // The row's other string and integer fields (source, id, kind, …), as
+  // text: hold-out rules and per-source scores read them.
+  std::map<std::string, std::string> fields;
 };
 
 // Reads one JSONL file; every malformed line is an InvalidInput naming the
@@ -41,6 +45,25 @@ uint64_t fnv1a(const void* data, size_t bytes, uint64_t h = kFnv1aStart);
 // order) and every run and tool with the same seed agrees on it.
 enum class Part { kTrain, kValid, kTest };
 Part part_of(const std::string& text, uint64_t seed, double valid_fraction, double test_fraction);
+
+// Rules that keep whole sources out of training, for an out-of-source
+// evaluation: a row is held out when a field equals a value
+// (`source` = `xstest`), or when a field's value falls in a seeded share of
+// that field's values (`template_id`, 0.1: a tenth of the templates, unseen).
+struct HoldOut {
+  std::vector<std::pair<std::string, std::string>> equal;
+  std::vector<std::pair<std::string, double>> share;
+  uint64_t seed = 1;
+  bool empty() const { return equal.empty() && share.empty(); }
+  bool matches(const Example& example) const;
+};
+// Moves the rows `rules` match out of `examples` (order kept) and returns them.
+std::vector<Example> take_held_out(std::vector<Example>& examples, const HoldOut& rules);
+
+// Short questions from long items: the final sentence of every example of
+// two or more sentences (ended by . ? ! before a capital, or a line break), when it has at
+// least `min_words` words, as a new example with the same label and fields.
+std::vector<Example> final_sentences(const std::vector<Example>& examples, size_t min_words);
 
 struct Split {
   std::vector<Example> train, valid, test;

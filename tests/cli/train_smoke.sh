@@ -1,16 +1,21 @@
 #!/usr/bin/env bash
 # `semroute train` end to end on a few rows written here: a sequence
-# classifier from a preset, a LoRA adapter on it, a token classifier; each
-# output answers through `semroute classify` / `tokens`; a checkpointed run
-# resumes to the same weights.
+# classifier from a preset (a source held out, calibrated, `semroute
+# calibrate` again), a LoRA adapter on it, a token classifier; each output
+# answers through `semroute classify` / `tokens`; a checkpointed run resumes
+# to the same weights.
 set -euo pipefail
 cli=$1 tokenizer=$2
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 for i in 1 2 3 4 5 6; do
-  echo "{\"text\": \"solve the equation number $i\", \"label\": \"math\"}"
-  echo "{\"text\": \"is contract $i legally binding\", \"label\": \"law\"}"
+  echo "{\"text\": \"solve the equation number $i\", \"label\": \"math\", \"source\": \"exam\"}"
+  echo "{\"text\": \"Read the contract. Is contract $i legally binding\", \"label\": \"law\", \"source\": \"exam\"}"
 done > "$work/seq.jsonl"
+for i in 7 8; do  # a source no model trains on: scored apart
+  echo "{\"text\": \"what solves equation $i\", \"label\": \"math\", \"source\": \"chat\"}"
+  echo "{\"text\": \"can contract $i be broken\", \"label\": \"law\", \"source\": \"chat\"}"
+done >> "$work/seq.jsonl"
 for name in Ann Bob Cleo Dan Eve Finn; do
   text="write to $name at $name@example.com today"
   start=9; end=$((start + ${#name}))
@@ -20,10 +25,24 @@ done > "$work/tok.jsonl"
 common=(--max-steps 12 --batch-size 4 --valid 0.2 --test 0.2 --lr 3e-3)
 
 "$cli" train --task sequence --preset tiny --tokenizer "$tokenizer" --data "$work/seq.jsonl" --out "$work/seq" \
-  "${common[@]}" --json > "$work/seq.json"
+  "${common[@]}" --hold-out source=chat --final-sentences 3 --alarm-label law --json > "$work/seq.json"
 grep -q '"labels": \[' "$work/seq.json"
 grep -q '"baseline"' "$work/seq.json"
-grep -q '"test_ece_scaled"' "$work/seq.json"  # temperature scaling, fitted on validation
+# Scored through the inference path: temperature fitted on validation and
+# saved with the model, an alarm threshold, the held-out source apart.
+python3 - "$work/seq" <<'PY' || { echo "evaluation.json / config.json lack the calibration"; exit 1; }
+import json, sys
+e = json.load(open(sys.argv[1] + "/evaluation.json"))
+assert e["temperature"] > 0 and e["alarm"]["label"] == "law", e
+assert e["parts"]["out_of_source"]["chat"]["examples"] == 4, e["parts"]
+assert "recall" in e["parts"]["test"]["all"]["alarm"] and "ece_scaled" in e["parts"]["validation"]["all"], e
+assert json.load(open(sys.argv[1] + "/config.json"))["semroute_temperature"] == round(e["temperature"], 4)
+s = json.load(open(sys.argv[1] + "/training_summary.json"))
+assert s["examples"]["train"] > 8 and "out_of_source" in s, s["examples"]  # + final sentences; the held-out source scored
+PY
+"$cli" calibrate "$work/seq" --alarm-label law --max-false-alarms 0.5 > "$work/cal.txt"
+grep -q "alarm 'law' at" "$work/cal.txt" && grep -q "out_of_source  chat" "$work/cal.txt" ||
+  { echo "semroute calibrate: $(cat "$work/cal.txt")"; exit 1; }
 "$cli" classify "$work/seq" "solve the equation number 9" --json | grep -q '"label": "\(math\|law\)"'
 
 "$cli" train --task sequence --base "$work/seq" --lora 4 --data "$work/seq.jsonl" --out "$work/adapter" \
@@ -45,6 +64,7 @@ PY
   "${common[@]}" > "$work/tok.txt"
 grep -q "entity F1" "$work/tok.txt"
 grep -q '"B-EMAIL"' "$work/tok/config.json"
+grep -q '"extra_types_per_text"' "$work/tok/evaluation.json"
 "$cli" tokens "$work/tok" "write to Gil at gil@example.com" --json > /dev/null
 
 # Checkpoints: a second run of the same command goes on from the first one's

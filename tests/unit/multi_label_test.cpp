@@ -19,17 +19,9 @@ namespace {
 
 namespace fs = std::filesystem;
 
-// A copy of a classifier directory whose config.json says `problem_type`
-// (copied: the loader refuses links that leave their folder).
+// A copy of a classifier directory whose config.json says `problem_type`.
 fs::path with_problem_type(const fs::path& source, const test::TempDir& dir, const std::string& problem_type) {
-  const fs::path out = dir / ("as_" + problem_type);
-  fs::create_directories(out);
-  for (const auto& entry : fs::directory_iterator(source))
-    if (entry.path().filename() != "config.json") fs::copy_file(entry.path(), out / entry.path().filename());
-  nlohmann::json config = nlohmann::json::parse(std::ifstream(source / "config.json"));
-  config["problem_type"] = problem_type;
-  test::write_file(out / "config.json", config.dump(2));
-  return out;
+  return test::copy_with_json_key(source, dir / ("as_" + problem_type), "config.json", "problem_type", problem_type);
 }
 
 TEST(MultiLabel, ScoringFollowsTheConfigAsHuggingFaceDoes) {

@@ -1,9 +1,10 @@
 #include "test_util.h"
 
-#include "models/random_model.h"
-
 #include <cstring>
+#include <fstream>
 #include <random>
+
+#include "models/random_model.h"
 
 namespace semroute::test {
 
@@ -45,6 +46,18 @@ std::string safetensors_f32(const std::vector<F32Tensor>& tensors) {
   // Pad the header with spaces so the data buffer starts 8-byte aligned, as writers do.
   while ((8 + header.size()) % 8 != 0) header += ' ';
   return safetensors_image(header, data);
+}
+
+std::filesystem::path copy_with_json_key(const std::filesystem::path& source, const std::filesystem::path& out,
+                                         const std::string& file, const std::string& key, const nlohmann::json& value) {
+  namespace fs = std::filesystem;
+  fs::create_directories(out);
+  for (const auto& entry : fs::directory_iterator(source))
+    if (entry.path().filename() != file) fs::copy_file(entry.path(), out / entry.path().filename());
+  nlohmann::json config = nlohmann::json::parse(std::ifstream(source / file));
+  config[key] = value;
+  write_file(out / file, config.dump(2));
+  return out;
 }
 
 void write_intent_and_pii_models(const std::filesystem::path& dir) {

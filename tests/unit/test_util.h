@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <nlohmann/json.hpp>
 #include <fstream>
 #include <string>
 #include <vector>
@@ -64,10 +65,22 @@ void expect_error(Fn&& fn, ErrorCode code, const std::string& needle) {
   }
 }
 
+// A copy of the model directory `source` at `out` whose JSON file `file`
+// has `key` set to `value` (copied: the loader refuses links that leave
+// their folder).
+std::filesystem::path copy_with_json_key(const std::filesystem::path& source, const std::filesystem::path& out,
+                                         const std::string& file, const std::string& key, const nlohmann::json& value);
+
 // Tiny random ModernBERT checkpoints with the real tokenizer: dir/intent
 // (sequence classifier: math, law, other) and dir/pii (token classifier:
 // O, B-/I-EMAIL, B-/I-PERSON).
 void write_intent_and_pii_models(const std::filesystem::path& dir);
+
+// A copy of the model directory `source` at `out` whose JSON file `file`
+// has `key` set to `value` (copied: the loader refuses links that leave
+// their folder).
+std::filesystem::path copy_with_json_key(const std::filesystem::path& source, const std::filesystem::path& out,
+                                         const std::string& file, const std::string& key, const nlohmann::json& value);
 
 // Tiny random ModernBERT checkpoints for hallucination detection, their heads
 // steered by a classifier bias: dir/flags_all and dir/flags_none (token

@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <fstream>
+#include <set>
 
 #include "core/config_reader.h"
 #include "models/random_model.h"
@@ -296,6 +297,102 @@ TEST(TrainingData, TheSplitDependsOnTheTextAndSeedOnly) {
   EXPECT_NEAR(static_cast<double>(a.valid.size()), 200, 60);
   for (const Example& e : a.test) EXPECT_EQ(part_of(e.text, 1, 0.1, 0.1), Part::kTest);
   EXPECT_NE(split(examples, 2, 0.1, 0.1).test.front().text, a.test.front().text);
+}
+
+TEST(TrainingData, KeepsTheRowsFieldsAndHoldsOutWholeSources) {
+  test::TempDir dir;
+  std::string rows;
+  for (int i = 0; i < 200; ++i)
+    rows += "{\"text\": \"t" + std::to_string(i) + "\", \"label\": \"a\", \"source\": \"" +
+            (i % 4 == 0 ? "xstest" : "other") + "\", \"template_id\": " + std::to_string(i % 20) +
+            ", \"extra\": [1]}\n";
+  test::write_file(dir / "d.jsonl", rows);
+  std::vector<Example> examples = read_jsonl(dir / "d.jsonl", Objective::kSequence);
+  EXPECT_EQ(examples[0].fields.at("source"), "xstest");
+  EXPECT_EQ(examples[3].fields.at("template_id"), "3");
+  EXPECT_EQ(examples[0].fields.count("extra"), 0u) << "only strings and integers are kept";
+
+  HoldOut by_source;
+  by_source.equal = {{"source", "xstest"}};
+  std::vector<Example> kept = examples;
+  const std::vector<Example> held = take_held_out(kept, by_source);
+  EXPECT_EQ(held.size(), 50u);
+  EXPECT_EQ(kept.size(), 150u);
+  for (const Example& e : held) EXPECT_EQ(e.fields.at("source"), "xstest");
+  EXPECT_EQ(kept.front().text, "t1") << "order kept";
+
+  // A share of a field's values: every row of a held-out template goes, the
+  // others stay; the same seed holds out the same templates.
+  HoldOut by_template;
+  by_template.share = {{"template_id", 0.3}};
+  kept = examples;
+  const std::vector<Example> templates = take_held_out(kept, by_template);
+  std::set<std::string> held_ids, kept_ids;
+  for (const Example& e : templates) held_ids.insert(e.fields.at("template_id"));
+  for (const Example& e : kept) kept_ids.insert(e.fields.at("template_id"));
+  EXPECT_FALSE(held_ids.empty());
+  EXPECT_LT(held_ids.size(), 20u);
+  for (const std::string& id : held_ids) EXPECT_EQ(kept_ids.count(id), 0u) << "template " << id << " on both sides";
+  EXPECT_EQ(templates.size(), held_ids.size() * 10);
+  std::vector<Example> again = examples;
+  EXPECT_EQ(take_held_out(again, by_template).size(), templates.size());
+  EXPECT_TRUE(take_held_out(again, HoldOut{}).empty());
+}
+
+TEST(TrainingData, FinalSentencesMakeShortQuestions) {
+  const std::vector<Example> long_items = {
+      {"A gas is heated at constant volume. What happens to its pressure?", "physics", {}, {{"source", "s"}}},
+      {"Which one?", "math", {}, {}},                                              // one sentence: none
+      {"Statement 1 | Groups are sets.\nStatement 2 | Rings add.", "math", {}, {}},  // a line break ends one
+      {"It rains. Why?", "other", {}, {}},                                         // too short a final sentence
+      {"Values of e.g. 3.5 are here without a break", "math", {}, {}}};
+  const std::vector<Example> short_items = final_sentences(long_items, 2);
+  ASSERT_EQ(short_items.size(), 2u);
+  EXPECT_EQ(short_items[0].text, "What happens to its pressure?");
+  EXPECT_EQ(short_items[0].label, "physics");
+  EXPECT_EQ(short_items[0].fields.at("source"), "s");
+  EXPECT_EQ(short_items[1].text, "Statement 2 | Rings add.");
+  EXPECT_EQ(final_sentences(long_items, 5).size(), 2u) << "five words each";
+  EXPECT_TRUE(final_sentences(long_items, 6).empty());
+}
+
+TEST(Metrics, PicksTheAlarmThresholdWithinTheFalseAlarmBudget) {
+  // 100 negatives scoring 0.00 .. 0.99, 10 positives scoring 0.90 .. 0.99.
+  std::vector<double> scores;
+  std::vector<bool> positive;
+  for (int i = 0; i < 100; ++i) scores.push_back(i / 100.0), positive.push_back(false);
+  for (int i = 0; i < 10; ++i) scores.push_back((90 + i) / 100.0), positive.push_back(true);
+  const AlarmRates five = pick_threshold(scores, positive, 0.05);
+  EXPECT_NEAR(five.false_alarm_rate, 0.05, 1e-9) << "5 negatives (0.95 .. 0.99) may raise it";
+  EXPECT_NEAR(five.recall, 0.5, 1e-9);
+  EXPECT_GT(five.threshold, 0.94);
+  EXPECT_LE(five.threshold, 0.95);
+  const AlarmRates none = pick_threshold(scores, positive, 0);
+  EXPECT_EQ(none.false_alarm_rate, 0);
+  EXPECT_EQ(none.recall, 0) << "no positive scores above every negative";
+  const AlarmRates all = pick_threshold(scores, positive, 1);
+  EXPECT_EQ(all.recall, 1);
+  EXPECT_NEAR(all.threshold, 0.9, 0.0011) << "raised to the lowest positive score";
+  EXPECT_NEAR(all.false_alarm_rate, 0.1, 1e-9);
+  const AlarmRates at = alarm_rates(scores, positive, 0.95);
+  EXPECT_EQ(at.positives, 10);
+  EXPECT_EQ(at.negatives, 100);
+  EXPECT_NEAR(at.recall, 0.5, 1e-9);
+  EXPECT_NEAR(at.false_alarm_rate, 0.05, 1e-9);
+}
+
+TEST(Metrics, ReportEntitySpansAndTheTypesFoundPerText) {
+  const std::vector<std::vector<LabeledSpan>> gold = {
+      {{0, 5, "PERSON"}, {10, 20, "EMAIL"}}, {{3, 8, "PHONE"}}, {}};
+  const std::vector<std::vector<LabeledSpan>> found = {
+      {{0, 5, "PERSON"}, {10, 19, "EMAIL"}, {30, 33, "GPE"}}, {{3, 8, "PHONE"}}, {{1, 2, "DATE"}}};
+  const EntityReport r = entity_report(gold, found);
+  EXPECT_EQ(r.texts, 3);
+  EXPECT_NEAR(r.precision, 2.0 / 5, 1e-9);
+  EXPECT_NEAR(r.recall, 2.0 / 3, 1e-9);
+  EXPECT_NEAR(r.all_types_found, 1.0, 1e-9) << "EMAIL was found as a type, if not its exact bytes";
+  EXPECT_NEAR(r.extra_types_per_text, 2.0 / 3, 1e-9) << "GPE in the first text, DATE in the third";
+  EXPECT_NEAR(r.texts_with_extra_types, 2.0 / 3, 1e-9);
 }
 
 TEST(Metrics, CountEntitiesByExactSpan) {

@@ -1,0 +1,255 @@
+// `semroute calibrate MODEL_DIR`: a model `semroute train` saved, scored
+// again through the inference path on its run's validation, test and
+// out-of-source rows (rebuilt from training_summary.json's options), with
+// its temperature fitted and saved, and its alarm threshold picked on
+// validation. `semroute train` runs the same at its end.
+#include <ATen/TensorOperators.h>
+#include <ATen/ops/empty.h>
+#include <ATen/ops/softmax.h>
+#include <ATen/ops/tensor.h>
+
+#include <cmath>
+#include <fstream>
+#include <map>
+
+#include "core/config_reader.h"
+#include "semroute/error.h"
+#include "tasks/sequence_classifier.h"
+#include "tasks/token_classifier.h"
+#include "training/metrics.h"
+#include "training/trainer.h"
+#include "training_run.h"
+
+namespace semroute::cli {
+namespace {
+
+namespace fs = std::filesystem;
+using namespace semroute::training;
+
+const char* kCalibrateUsage =
+    "usage: semroute calibrate MODEL_DIR [--data FILES] [--alarm-label LABEL] [--max-false-alarms F]\n"
+    "         [--entity-threshold P] [--json]\n"
+    "Scores a model `semroute train` saved (its training_summary.json names the data and split) on its\n"
+    "validation, test and out-of-source rows, by source. Sequence tasks: fits the temperature on\n"
+    "validation and saves it (config.json, or labels.json for an adapter); with --alarm-label, picks the\n"
+    "threshold on that label's probability that keeps validation false alarms within --max-false-alarms\n"
+    "(0.05). Token tasks: entities scoring >= --entity-threshold (0.5). Writes MODEL_DIR/evaluation.json.\n"
+    "--data replaces the run's data files (the same files, elsewhere).";
+
+// The parts of a run to score, in report order.
+struct Part {
+  const char* name;
+  const std::vector<Example>* rows;
+};
+
+std::vector<Part> parts_of(const TrainingData& data) {
+  return {{"validation", &data.parts.valid}, {"test", &data.parts.test}, {"out_of_source", &data.out_of_source}};
+}
+
+std::string source_of(const Example& e) {
+  const auto it = e.fields.find("source");
+  return it == e.fields.end() ? "(no source)" : it->second;
+}
+
+// Row indices of `rows` by source, then all of them under "all".
+std::map<std::string, std::vector<size_t>> groups(const std::vector<Example>& rows) {
+  std::map<std::string, std::vector<size_t>> out;
+  for (size_t i = 0; i < rows.size(); ++i) {
+    out[source_of(rows[i])].push_back(i);
+    out["all"].push_back(i);
+  }
+  return out;
+}
+
+// The model as the run saved it: a full model, or an adapter on the base
+// its adapter_config.json names (relative to the adapter).
+TaskOptions model_options(const fs::path& dir, bool adapter, fs::path* model_dir) {
+  TaskOptions options;
+  *model_dir = dir;
+  if (adapter) {
+    const ConfigReader config = ConfigReader::from_file(dir / "adapter_config.json");
+    *model_dir = dir / config.get_string("base_model_name_or_path", "");
+    options.adapter = dir;
+  }
+  return options;
+}
+
+std::vector<std::string_view> texts_of(const std::vector<Example>& rows) {
+  std::vector<std::string_view> texts;
+  for (const Example& e : rows) texts.push_back(e.text);
+  return texts;
+}
+
+// Logits the softmax gave these probabilities at temperature `t` (up to a
+// constant per row, which the softmax ignores).
+at::Tensor logits_of(const std::vector<Classification>& results, double t) {
+  const auto labels = static_cast<int64_t>(results.front().probabilities.size());
+  at::Tensor probs = at::empty({static_cast<int64_t>(results.size()), labels});
+  for (size_t i = 0; i < results.size(); ++i)
+    std::copy(results[i].probabilities.begin(), results[i].probabilities.end(),
+              probs.data_ptr<float>() + static_cast<int64_t>(i) * labels);
+  return probs.clamp_min(1e-30).log() * t;
+}
+
+nlohmann::json calibrate_sequence(const fs::path& dir, const Options& args, const TrainingData& data, bool adapter) {
+  fs::path model_dir;
+  const TaskOptions options = model_options(dir, adapter, &model_dir);
+  const auto classifier = SequenceClassifier::load(model_dir, options);
+  const double saved_t = classifier->task().head.temperature();
+  const std::string alarm = args.get("alarm-label");
+  int64_t alarm_id = -1;
+  for (size_t i = 0; i < data.labels.size(); ++i)
+    if (data.labels[i] == alarm) alarm_id = static_cast<int64_t>(i);
+  if (!alarm.empty() && alarm_id < 0) throw InvalidInput("--alarm-label '" + alarm + "' is not one of the model's labels");
+
+  std::map<std::string, at::Tensor> logits;
+  std::map<std::string, std::vector<int64_t>> gold;
+  for (const Part& part : parts_of(data)) {
+    if (part.rows->empty()) continue;
+    logits[part.name] = logits_of(classifier->classify(texts_of(*part.rows)), saved_t);
+    for (const Example& e : *part.rows)
+      gold[part.name].push_back(std::find(data.labels.begin(), data.labels.end(), e.label) - data.labels.begin());
+  }
+  if (!logits.count("validation")) throw InvalidInput("the run has no validation rows to calibrate on");
+  const double t = fit_temperature(logits["validation"], gold["validation"]);
+  const auto alarm_scores = [&](const std::string& part) {
+    const at::Tensor p = at::softmax(logits[part] / t, -1).select(1, alarm_id).contiguous();
+    return std::vector<double>(p.data_ptr<float>(), p.data_ptr<float>() + p.numel());
+  };
+  AlarmRates picked;
+  if (alarm_id >= 0) {
+    std::vector<bool> positive;
+    for (const int64_t g : gold["validation"]) positive.push_back(g == alarm_id);
+    picked = pick_threshold(alarm_scores("validation"), positive, args.number("max-false-alarms", 0.05));
+  }
+
+  nlohmann::json report = {{"task", "sequence"}, {"temperature", t}, {"fitted_on", "validation"}};
+  if (alarm_id >= 0)
+    report["alarm"] = {{"label", alarm}, {"threshold", picked.threshold},
+                       {"max_false_alarm_rate", args.number("max-false-alarms", 0.05)}, {"picked_on", "validation"}};
+  for (const Part& part : parts_of(data)) {
+    if (!logits.count(part.name)) continue;
+    const at::Tensor predicted = logits[part.name].argmax(1).contiguous();
+    const std::vector<double> scores = alarm_id >= 0 ? alarm_scores(part.name) : std::vector<double>();
+    nlohmann::json by_source;
+    for (const auto& [source, rows] : groups(*part.rows)) {
+      std::vector<int64_t> g, p;
+      std::vector<double> s;
+      std::vector<bool> positive;
+      for (const size_t i : rows) {
+        g.push_back(gold[part.name][i]);
+        p.push_back(predicted[static_cast<int64_t>(i)].item<int64_t>());
+        if (alarm_id >= 0) s.push_back(scores[i]), positive.push_back(g.back() == alarm_id);
+      }
+      const at::Tensor rows_logits = logits[part.name].index_select(
+          0, at::tensor(std::vector<int64_t>(rows.begin(), rows.end()), at::kLong));
+      const Calibration raw = calibration(rows_logits, g), scaled = calibration(rows_logits, g, t);
+      nlohmann::json entry = {{"examples", rows.size()}, {"accuracy", class_metrics(g, p, data.labels).accuracy},
+                              {"ece", raw.ece}, {"ece_scaled", scaled.ece}, {"nll", raw.nll}, {"nll_scaled", scaled.nll}};
+      if (alarm_id >= 0) entry["alarm"] = alarm_rates(s, positive, picked.threshold).to_json();
+      by_source[source] = entry;
+    }
+    report["parts"][part.name] = by_source;
+  }
+
+  // The temperature travels with the model: the adapter's head or the model's.
+  // (An adapter's task file: task_config.json where it has one, as the loader reads them.)
+  const fs::path config_path =
+      !adapter ? dir / "config.json" : fs::exists(dir / "task_config.json") ? dir / "task_config.json" : dir / "labels.json";
+  nlohmann::json config = ConfigReader::from_file(config_path).json();
+  config["semroute_temperature"] = std::round(t * 1e4) / 1e4;
+  std::ofstream(config_path) << config.dump(2) << "\n";
+  return report;
+}
+
+nlohmann::json calibrate_token(const fs::path& dir, const Options& args, const TrainingData& data, bool adapter) {
+  fs::path model_dir;
+  const TaskOptions options = model_options(dir, adapter, &model_dir);
+  const auto classifier = TokenClassifier::load(model_dir, options);
+  const double threshold = args.number("entity-threshold", 0.5);
+  nlohmann::json report = {{"task", "token"}, {"entity_threshold", threshold}};
+  for (const Part& part : parts_of(data)) {
+    if (part.rows->empty()) continue;
+    const std::vector<TokenClassification> results = classifier->classify(texts_of(*part.rows));
+    nlohmann::json by_source;
+    for (const auto& [source, rows] : groups(*part.rows)) {
+      std::vector<std::vector<LabeledSpan>> gold, found;
+      for (const size_t i : rows) {
+        gold.push_back((*part.rows)[i].spans);
+        found.emplace_back();
+        for (const EntitySpan& e : results[i].entities)
+          if (e.score >= threshold) found.back().push_back({e.begin, e.end, e.type});
+      }
+      by_source[source] = entity_report(gold, found).to_json();
+    }
+    report["parts"][part.name] = by_source;
+  }
+  return report;
+}
+
+// One line per part and source: the headline numbers of the report.
+void print_report(const nlohmann::json& report) {
+  if (report.contains("temperature")) std::printf("temperature %.4f (fitted on validation)\n", report["temperature"].get<double>());
+  if (report.contains("alarm"))
+    std::printf("alarm '%s' at %.3f (validation false alarms <= %.3f)\n", report["alarm"]["label"].get<std::string>().c_str(),
+                report["alarm"]["threshold"].get<double>(), report["alarm"]["max_false_alarm_rate"].get<double>());
+  const bool token = report["task"] == "token";
+  std::printf("%-14s %-28s %8s %9s %9s %9s\n", "part", "source", "examples", token ? "span F1" : "accuracy",
+              token ? "all types" : "recall", token ? "extra/txt" : "false al.");
+  for (const auto& [part, sources] : report["parts"].items())
+    for (const auto& [source, s] : sources.items()) {
+      const auto number = [&](const nlohmann::json& j, const char* key) { return j.contains(key) ? j[key].get<double>() : NAN; };
+      const nlohmann::json alarm = s.value("alarm", nlohmann::json::object());
+      std::printf("%-14s %-28s %8lld", part.c_str(), source.c_str(),
+                  static_cast<long long>(s.value(token ? "texts" : "examples", 0)));
+      for (const double v : {number(s, token ? "f1" : "accuracy"), token ? number(s, "all_types_found") : number(alarm, "recall"),
+                             token ? number(s, "extra_types_per_text") : number(alarm, "false_alarm_rate")})
+        std::isnan(v) ? std::printf(" %9s", "-") : std::printf(" %9.4f", v);
+      std::printf("\n");
+    }
+}
+
+}  // namespace
+
+nlohmann::json calibrate_saved_model(const fs::path& dir, const Options& train_args, const TrainingData& data) {
+  const Objective kind = parse_task(train_args.get("task"));
+  const bool adapter = train_args.integer("lora", 0) > 0;
+  nlohmann::json report;
+  if (kind == Objective::kSequence) report = calibrate_sequence(dir, train_args, data, adapter);
+  else if (kind == Objective::kToken) report = calibrate_token(dir, train_args, data, adapter);
+  else return nullptr;  // a masked LM has nothing to calibrate
+  std::ofstream(dir / "evaluation.json") << report.dump(2) << "\n";
+  return report;
+}
+
+int run_calibrate(const std::vector<std::string>& argv) {
+  if (std::find(argv.begin(), argv.end(), "--help") != argv.end()) {
+    std::printf("%s\n", kCalibrateUsage);
+    return 0;
+  }
+  const Options args =
+      parse_options(argv, kCalibrateUsage, {"data", "alarm-label", "max-false-alarms", "entity-threshold"});
+  if (args.positional.size() != 1) throw InvalidInput(kCalibrateUsage);
+  const fs::path dir = args.positional[0];
+  const nlohmann::json summary = ConfigReader::from_file(dir / "training_summary.json").json();
+  const auto stored = summary.find("options");
+  if (stored == summary.end() || !stored->is_object())
+    throw InvalidInput((dir / "training_summary.json").string() + " has no \"options\" (not saved by semroute train?)");
+  Options train_args;
+  for (const auto& [key, value] : stored->items())
+    if (value.is_string()) train_args.values[key] = value.get<std::string>();
+  for (const auto& [key, value] : args.values) train_args.values[key] = value;  // this call's choices win
+  const Objective kind = parse_task(train_args.get("task"));
+  const TrainingData data = prepare_training_data(train_args, kind, static_cast<uint64_t>(train_args.integer("seed", 1)));
+  const nlohmann::json report = calibrate_saved_model(dir, train_args, data);
+  if (report.is_null()) throw InvalidInput("a masked-LM model has no classes to calibrate");
+  if (args.json) {
+    std::printf("%s\n", report.dump(2).c_str());
+    return 0;
+  }
+  print_report(report);
+  std::printf("wrote %s\n", (dir / "evaluation.json").c_str());
+  return 0;
+}
+
+}  // namespace semroute::cli
