@@ -50,17 +50,6 @@ const char* kTrainUsage =
     "--checkpoint-dir: a checkpoint after every epoch (and every N steps); run the same command again\n"
     "after a stop and training goes on from the last one, to the same weights.";
 
-}  // namespace
-
-Objective parse_task(const std::string& task) {
-  if (task == "sequence") return Objective::kSequence;
-  if (task == "token") return Objective::kToken;
-  if (task == "mlm") return Objective::kMaskedLm;
-  throw InvalidInput("--task must be sequence, token or mlm\n" + std::string(kTrainUsage));
-}
-
-namespace {
-
 c10::ScalarType parse_storage(const std::string& name) {
   if (name == "float32") return at::kFloat;
   if (name == "float16") return at::kHalf;
@@ -98,78 +87,6 @@ nlohmann::json start_config(const Options& args, const Tokenizer& tokenizer) {
     config[key] = dropout;
   return config;
 }
-
-// --hold-out FIELD=VALUE,… and --hold-out-share FIELD=FRACTION,… (train and trim-vocab).
-HoldOut hold_out_rules(const Options& args, uint64_t seed) {
-  HoldOut rules;
-  rules.seed = seed;
-  const auto pairs = [&](const char* option, const auto& add) {
-    for (const std::string& pair : split_list(args.get(option))) {
-      const size_t eq = pair.find('=');
-      if (eq == std::string::npos || eq == 0 || eq + 1 == pair.size())
-        throw InvalidInput(std::string("--") + option + " takes FIELD=VALUE,…");
-      add(pair.substr(0, eq), pair.substr(eq + 1));
-    }
-  };
-  pairs("hold-out", [&](std::string field, std::string value) { rules.equal.emplace_back(field, value); });
-  pairs("hold-out-share", [&](std::string field, const std::string& value) {
-    char* end = nullptr;
-    const double fraction = std::strtod(value.c_str(), &end);
-    if (*end != '\0' || !(fraction > 0 && fraction < 1)) throw InvalidInput("--hold-out-share takes a fraction in (0, 1)");
-    rules.share.emplace_back(field, fraction);
-  });
-  return rules;
-}
-
-// Every row of the --data files, less the rows the hold-out rules take (into `held_out`).
-std::vector<Example> read_data(const Options& args, Objective kind, uint64_t seed, std::vector<Example>* held_out) {
-  std::vector<Example> examples;
-  for (const std::string& file : split_list(args.get("data"))) {
-    auto rows = read_jsonl(file, kind);
-    examples.insert(examples.end(), std::make_move_iterator(rows.begin()), std::make_move_iterator(rows.end()));
-  }
-  const HoldOut rules = hold_out_rules(args, seed);
-  std::vector<Example> taken = take_held_out(examples, rules);
-  if (!rules.empty() && taken.empty()) throw InvalidInput("--hold-out / --hold-out-share matched no row");
-  if (held_out) *held_out = std::move(taken);
-  return examples;
-}
-
-}  // namespace
-
-TrainingData prepare_training_data(const Options& args, Objective kind, uint64_t seed) {
-  TrainingData data;
-  std::vector<Example> examples = read_data(args, kind, seed, &data.out_of_source);
-  // --map-labels OLD=NEW,… merges label names across files (spans too).
-  std::map<std::string, std::string> renames;
-  for (const std::string& pair : split_list(args.get("map-labels"))) {
-    const size_t eq = pair.find('=');
-    if (eq == std::string::npos || eq == 0 || eq + 1 == pair.size()) throw InvalidInput("--map-labels takes OLD=NEW,…");
-    renames[pair.substr(0, eq)] = pair.substr(eq + 1);
-  }
-  const auto rename = [&](std::string& label) {
-    const auto it = renames.find(label);
-    if (it != renames.end()) label = it->second;
-  };
-  for (auto* rows : {&examples, &data.out_of_source})
-    for (Example& e : *rows) {
-      rename(e.label);
-      for (LabeledSpan& span : e.spans) rename(span.label);
-    }
-  std::vector<Example> all_rows = examples;  // the labels: of held-out sources too
-  all_rows.insert(all_rows.end(), data.out_of_source.begin(), data.out_of_source.end());
-  data.labels = label_set(all_rows, kind);
-  if (kind != Objective::kMaskedLm && data.labels.size() < 2) throw InvalidInput("training needs at least two labels");
-  data.parts = split(std::move(examples), seed, args.number("valid", 0.1), args.number("test", 0.1));
-  if (const int64_t min_words = args.integer("final-sentences", 0); min_words > 0) {
-    if (kind != Objective::kSequence) throw InvalidInput("--final-sentences applies to sequence tasks");
-    const auto extra = final_sentences(data.parts.train, static_cast<size_t>(min_words));
-    data.parts.train.insert(data.parts.train.end(), extra.begin(), extra.end());
-  }
-  return data;
-}
-
-namespace {
 
 std::string duration(double seconds) {
   const auto s = static_cast<long>(seconds);
@@ -359,7 +276,7 @@ int run_trim_vocab(const std::vector<std::string>& argv) {
     throw InvalidInput(usage);
   std::vector<std::string> corpus;
   const auto seed = static_cast<uint64_t>(args.integer("seed", 1));
-  for (Example& e : read_data(args, Objective::kMaskedLm, seed, nullptr))  // held-out texts do not shape the vocabulary
+  for (Example& e : read_data(args, Objective::kMaskedLm, seed))  // held-out texts do not shape the vocabulary
     if (part_of(e.text, seed, args.number("valid", 0.1), args.number("test", 0.1)) == Part::kTrain)
       corpus.push_back(std::move(e.text));
   TrimReport report;

@@ -16,13 +16,18 @@ namespace semroute::cli {
 
 training::Objective parse_task(const std::string& task);
 
+// Every row of the --data files less the rows --hold-out / --hold-out-share
+// take (into `held_out`, when given) (cli/training_run.cpp).
+std::vector<training::Example> read_data(const Options& args, training::Objective kind, uint64_t seed,
+                                         std::vector<training::Example>* held_out = nullptr);
+
 struct TrainingData {
   std::vector<std::string> labels;
   training::Split parts;                          // train (with any --final-sentences), valid, test
   std::vector<training::Example> out_of_source;  // the rows --hold-out / --hold-out-share took
 };
 // The --data rows less the held-out sources, labels renamed (--map-labels),
-// split by --seed, --valid, --test (cli/train.cpp).
+// split by --seed, --valid, --test, with any --final-sentences.
 TrainingData prepare_training_data(const Options& args, training::Objective kind, uint64_t seed);
 
 // Scores the model `semroute train` saved in `dir` through the inference

@@ -194,12 +194,13 @@ Split split(std::vector<Example> examples, uint64_t seed, double valid_fraction,
   return out;
 }
 
-std::vector<std::string> label_set(const std::vector<Example>& examples, Objective kind) {
+std::vector<std::string> label_set(const std::vector<Example>& a, const std::vector<Example>& b, Objective kind) {
   std::set<std::string> names;
-  for (const Example& e : examples) {
-    if (kind == Objective::kSequence) names.insert(e.label);
-    for (const LabeledSpan& s : e.spans) names.insert(s.label);
-  }
+  for (const auto* examples : {&a, &b})
+    for (const Example& e : *examples) {
+      if (kind == Objective::kSequence) names.insert(e.label);
+      for (const LabeledSpan& s : e.spans) names.insert(s.label);
+    }
   if (kind != Objective::kToken) return {names.begin(), names.end()};
   std::vector<std::string> labels = {"O"};
   for (const std::string& type : names) {
@@ -207,6 +208,10 @@ std::vector<std::string> label_set(const std::vector<Example>& examples, Objecti
     labels.push_back("I-" + type);
   }
   return labels;
+}
+
+std::vector<std::string> label_set(const std::vector<Example>& examples, Objective kind) {
+  return label_set(examples, {}, kind);
 }
 
 std::vector<Encoded> encode(const Tokenizer& tokenizer, const std::vector<Example>& examples, Objective kind,

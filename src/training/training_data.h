@@ -73,6 +73,8 @@ Split split(std::vector<Example> examples, uint64_t seed, double valid_fraction,
 // The class names: sequence labels sorted, or "O" then B-/I- of every span
 // type sorted (BIO).
 std::vector<std::string> label_set(const std::vector<Example>& examples, Objective kind);
+// The class names of two sets together (training rows and held-out ones).
+std::vector<std::string> label_set(const std::vector<Example>& a, const std::vector<Example>& b, Objective kind);
 
 // A tokenized example: ids (with special tokens) and, per token, the target
 // class (-100 where no loss is taken: special tokens, masked-LM positions
