@@ -74,6 +74,21 @@ TaskOptions model_options(const fs::path& dir, bool adapter, fs::path* model_dir
   return options;
 }
 
+void check_labels(const std::vector<std::string>& model, const std::vector<std::string>& data) {
+  if (model != data)
+    throw InvalidInput("the model's labels are not the ones its run's data gives (other data files than it was trained on?)");
+}
+
+// The temperature travels with the model: in config.json, or for an adapter
+// in its task file (task_config.json where it has one: the loader reads that first).
+void save_temperature(const fs::path& dir, bool adapter, double t) {
+  const fs::path path =
+      !adapter ? dir / "config.json" : fs::exists(dir / "task_config.json") ? dir / "task_config.json" : dir / "labels.json";
+  nlohmann::json config = ConfigReader::from_file(path).json();
+  config["semroute_temperature"] = t;
+  std::ofstream(path) << config.dump(2) << "\n";
+}
+
 std::vector<std::string_view> texts_of(const std::vector<Example>& rows) {
   std::vector<std::string_view> texts;
   for (const Example& e : rows) texts.push_back(e.text);
@@ -91,74 +106,78 @@ at::Tensor logits_of(const std::vector<Classification>& results, double t) {
   return probs.clamp_min(1e-30).log() * t;
 }
 
+// A label whose probability raises an alarm at a threshold (id -1: none).
+struct Alarm {
+  int64_t id = -1;
+  double threshold = 0;
+};
+
+std::vector<double> alarm_scores(const at::Tensor& logits, double t, const Alarm& alarm) {
+  const at::Tensor p = at::softmax(logits / t, -1).select(1, alarm.id).contiguous();
+  return std::vector<double>(p.data_ptr<float>(), p.data_ptr<float>() + p.numel());
+}
+
+// Some rows of a part (one source's): accuracy, calibration error and NLL
+// before and after the temperature, and the alarm's recall and false alarms.
+nlohmann::json sequence_scores(const at::Tensor& part_logits, const std::vector<int64_t>& part_gold,
+                               const std::vector<size_t>& rows, const std::vector<std::string>& labels, double t,
+                               const Alarm& alarm) {
+  const at::Tensor logits =
+      part_logits.index_select(0, at::tensor(std::vector<int64_t>(rows.begin(), rows.end()), at::kLong));
+  const at::Tensor predicted = logits.argmax(1).contiguous();
+  std::vector<int64_t> gold;
+  for (const size_t i : rows) gold.push_back(part_gold[i]);
+  const std::vector<int64_t> classes(predicted.data_ptr<int64_t>(), predicted.data_ptr<int64_t>() + predicted.numel());
+  const Calibration raw = calibration(logits, gold), scaled = calibration(logits, gold, t);
+  nlohmann::json scores = {{"examples", rows.size()}, {"accuracy", class_metrics(gold, classes, labels).accuracy},
+                           {"ece", raw.ece}, {"ece_scaled", scaled.ece}, {"nll", raw.nll}, {"nll_scaled", scaled.nll}};
+  if (alarm.id >= 0) {
+    std::vector<bool> positive;
+    for (const int64_t g : gold) positive.push_back(g == alarm.id);
+    scores["alarm"] = alarm_rates(alarm_scores(logits, t, alarm), positive, alarm.threshold).to_json();
+  }
+  return scores;
+}
+
 nlohmann::json calibrate_sequence(const fs::path& dir, const Options& args, const TrainingData& data, bool adapter) {
   fs::path model_dir;
   const TaskOptions options = model_options(dir, adapter, &model_dir);
   const auto classifier = SequenceClassifier::load(model_dir, options);
-  const double saved_t = classifier->task().head.temperature();
-  const std::string alarm = args.get("alarm-label");
-  int64_t alarm_id = -1;
-  for (size_t i = 0; i < data.labels.size(); ++i)
-    if (data.labels[i] == alarm) alarm_id = static_cast<int64_t>(i);
-  if (!alarm.empty() && alarm_id < 0) throw InvalidInput("--alarm-label '" + alarm + "' is not one of the model's labels");
+  check_labels(classifier->labels(), data.labels);
+  const std::string alarm_label = args.get("alarm-label");
+  const double budget = args.number("max-false-alarms", 0.05);
+  Alarm alarm;
+  alarm.id = std::find(data.labels.begin(), data.labels.end(), alarm_label) - data.labels.begin();
+  if (alarm.id == static_cast<int64_t>(data.labels.size())) {
+    if (!alarm_label.empty()) throw InvalidInput("--alarm-label '" + alarm_label + "' is not one of the model's labels");
+    alarm.id = -1;
+  }
 
+  // Every part's logits (as the served probabilities give them) and gold classes.
   std::map<std::string, at::Tensor> logits;
   std::map<std::string, std::vector<int64_t>> gold;
   for (const Part& part : parts_of(data)) {
     if (part.rows->empty()) continue;
-    logits[part.name] = logits_of(classifier->classify(texts_of(*part.rows)), saved_t);
+    logits[part.name] = logits_of(classifier->classify(texts_of(*part.rows)), classifier->task().head.temperature());
     for (const Example& e : *part.rows)
       gold[part.name].push_back(std::find(data.labels.begin(), data.labels.end(), e.label) - data.labels.begin());
   }
   if (!logits.count("validation")) throw InvalidInput("the run has no validation rows to calibrate on");
-  const double t = fit_temperature(logits["validation"], gold["validation"]);
-  const auto alarm_scores = [&](const std::string& part) {
-    const at::Tensor p = at::softmax(logits[part] / t, -1).select(1, alarm_id).contiguous();
-    return std::vector<double>(p.data_ptr<float>(), p.data_ptr<float>() + p.numel());
-  };
-  AlarmRates picked;
-  if (alarm_id >= 0) {
-    std::vector<bool> positive;
-    for (const int64_t g : gold["validation"]) positive.push_back(g == alarm_id);
-    picked = pick_threshold(alarm_scores("validation"), positive, args.number("max-false-alarms", 0.05));
-  }
-
+  const double t = std::round(fit_temperature(logits["validation"], gold["validation"]) * 1e4) / 1e4;  // as saved
   nlohmann::json report = {{"task", "sequence"}, {"temperature", t}, {"fitted_on", "validation"}};
-  if (alarm_id >= 0)
-    report["alarm"] = {{"label", alarm}, {"threshold", picked.threshold},
-                       {"max_false_alarm_rate", args.number("max-false-alarms", 0.05)}, {"picked_on", "validation"}};
-  for (const Part& part : parts_of(data)) {
-    if (!logits.count(part.name)) continue;
-    const at::Tensor predicted = logits[part.name].argmax(1).contiguous();
-    const std::vector<double> scores = alarm_id >= 0 ? alarm_scores(part.name) : std::vector<double>();
-    nlohmann::json by_source;
-    for (const auto& [source, rows] : groups(*part.rows)) {
-      std::vector<int64_t> g, p;
-      std::vector<double> s;
-      std::vector<bool> positive;
-      for (const size_t i : rows) {
-        g.push_back(gold[part.name][i]);
-        p.push_back(predicted[static_cast<int64_t>(i)].item<int64_t>());
-        if (alarm_id >= 0) s.push_back(scores[i]), positive.push_back(g.back() == alarm_id);
-      }
-      const at::Tensor rows_logits = logits[part.name].index_select(
-          0, at::tensor(std::vector<int64_t>(rows.begin(), rows.end()), at::kLong));
-      const Calibration raw = calibration(rows_logits, g), scaled = calibration(rows_logits, g, t);
-      nlohmann::json entry = {{"examples", rows.size()}, {"accuracy", class_metrics(g, p, data.labels).accuracy},
-                              {"ece", raw.ece}, {"ece_scaled", scaled.ece}, {"nll", raw.nll}, {"nll_scaled", scaled.nll}};
-      if (alarm_id >= 0) entry["alarm"] = alarm_rates(s, positive, picked.threshold).to_json();
-      by_source[source] = entry;
-    }
-    report["parts"][part.name] = by_source;
+  if (alarm.id >= 0) {
+    std::vector<bool> positive;
+    for (const int64_t g : gold["validation"]) positive.push_back(g == alarm.id);
+    alarm.threshold = pick_threshold(alarm_scores(logits["validation"], t, alarm), positive, budget).threshold;
+    report["alarm"] = {{"label", alarm_label}, {"threshold", alarm.threshold}, {"max_false_alarm_rate", budget},
+                       {"picked_on", "validation"}};
   }
-
-  // The temperature travels with the model: the adapter's head or the model's.
-  // (An adapter's task file: task_config.json where it has one, as the loader reads them.)
-  const fs::path config_path =
-      !adapter ? dir / "config.json" : fs::exists(dir / "task_config.json") ? dir / "task_config.json" : dir / "labels.json";
-  nlohmann::json config = ConfigReader::from_file(config_path).json();
-  config["semroute_temperature"] = std::round(t * 1e4) / 1e4;
-  std::ofstream(config_path) << config.dump(2) << "\n";
+  for (const Part& part : parts_of(data))
+    if (logits.count(part.name))
+      for (const auto& [source, rows] : groups(*part.rows))
+        report["parts"][part.name][source] =
+            sequence_scores(logits[part.name], gold[part.name], rows, data.labels, t, alarm);
+  save_temperature(dir, adapter, t);
   return report;
 }
 
@@ -166,6 +185,7 @@ nlohmann::json calibrate_token(const fs::path& dir, const Options& args, const T
   fs::path model_dir;
   const TaskOptions options = model_options(dir, adapter, &model_dir);
   const auto classifier = TokenClassifier::load(model_dir, options);
+  check_labels(classifier->labels(), data.labels);
   const double threshold = args.number("entity-threshold", 0.5);
   nlohmann::json report = {{"task", "token"}, {"entity_threshold", threshold}};
   for (const Part& part : parts_of(data)) {

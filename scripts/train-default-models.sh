@@ -5,7 +5,7 @@
 # domain classifier, a jailbreak classifier, a PII token classifier, and the
 # multi-task set (the encoder + three LoRA adapters). Deterministic: seed 1,
 # and a text's split (80 % train, 10 % validation, 10 % test) follows from
-# the text alone. About 80 minutes on 2 cores (models/README.md: each step).
+# the text alone. About 100 minutes on 2 cores (models/README.md: each step).
 # Resumable: every training step checkpoints into $work/checkpoints (each
 # epoch and every 200 steps); run the script again after a stop and each
 # step goes on from its last checkpoint (finished ones return at once).
@@ -21,11 +21,12 @@ cli=${SEMROUTE_CLI:-./build/cli/semroute}  # a copy keeps a long run safe from r
 domain=$data/domain/mmlu_pro.jsonl,$data/domain/mmlu.jsonl,$data/domain/medquad_health.jsonl
 jailbreak=$data/jailbreak/prompts.jsonl,$data/jailbreak/safety_ext.jsonl
 pii=$data/pii/presidio_synth_v2.jsonl,$data/pii/presidio_generated_large.jsonl
-# Whole sources no model trains on, scored apart in every card (out of
-# source): consumer health questions (MedQuAD), everyday requests written to
-# look unsafe (XSTest), HarmBench's harmful requests, a tenth of the PII
-# templates. The vocabulary and the pretraining leave them out too.
-held_out_domain=(--hold-out source=medquad)
+# Whole sources the models do not train on, scored apart in the cards (out
+# of source): everyday requests written to look unsafe (XSTest), HarmBench's
+# harmful requests, a tenth of the PII templates. The domain classifier
+# trains on every source; its out-of-source check is the same recipe with
+# MedQuAD's consumer health questions held out (the last step). The
+# vocabulary and the pretraining leave all four out.
 held_out_jailbreak=(--hold-out source=xstest,source=harmbench)
 held_out_pii=(--hold-out-share template_id=0.1)
 held_out_all=(--hold-out source=medquad,source=xstest,source=harmbench --hold-out-share template_id=0.1)
@@ -57,12 +58,19 @@ train_task() {  # NAME TASK DATA [OPTIONS…]
 }
 # Users ask short questions; exam items are long: the final sentence of every
 # multi-sentence item is a training example too.
-train_task domain sequence "$domain" "${held_out_domain[@]}" --final-sentences 4 --epochs 4 --batch-size 32 \
-  --max-length 128
+domain_options=(--final-sentences 4 --epochs 4 --batch-size 32 --max-length 128)
+train_task domain sequence "$domain" "${domain_options[@]}"
 # Jailbreaks are long and benign prompts short: random windows of the
 # training prompts keep the length from deciding (see models/README.md).
+# The router's alarm threshold: the most recall with at most 2 % false
+# alarms on the validation prompts (evaluation.json; models/router.yaml).
 train_task jailbreak sequence "$jailbreak" "${held_out_jailbreak[@]}" --epochs 4 --batch-size 32 --max-length 128 \
-  --random-windows 2
+  --random-windows 2 --alarm-label jailbreak --max-false-alarms 0.02
 train_task pii token "$pii" "${held_out_pii[@]}" --epochs 8 --batch-size 16 --max-length 128 \
   --map-labels ADDRESS=STREET_ADDRESS,LOCATION=GPE
+
+log "domain, MedQuAD held out (the out-of-source check of the domain recipe)"
+check=$work/checks/domain-medquad-held-out
+[ -f "$check/evaluation.json" ] || $cli train --task sequence --base "$base" --data "$domain" --hold-out source=medquad \
+  --out "$check" --lr 3e-4 $(checkpoints domain-check) "${domain_options[@]}" "${extra[@]}" --json > "$work/domain-check.json"
 log "done: $out"
