@@ -22,12 +22,16 @@ domain=$data/domain/mmlu_pro.jsonl,$data/domain/mmlu.jsonl,$data/domain/medquad_
 jailbreak=$data/jailbreak/prompts.jsonl,$data/jailbreak/safety_ext.jsonl
 pii=$data/pii/presidio_synth_v2.jsonl,$data/pii/presidio_generated_large.jsonl
 # Whole sources the models do not train on, scored apart in the cards (out
-# of source): everyday requests written to look unsafe (XSTest), HarmBench's
-# harmful requests, a tenth of the PII templates. The domain classifier
-# trains on every source; its out-of-source check is the same recipe with
-# MedQuAD's consumer health questions held out (the last step). The
-# vocabulary and the pretraining leave all four out.
-held_out_jailbreak=(--hold-out source=xstest,source=harmbench)
+# of source): self-instruct's everyday instructions, HarmBench's and
+# Do-Not-Answer's harmful requests (Do-Not-Answer's many "Can you …" asks
+# taught a small model to flag everyday "Can you …" requests), a tenth of
+# the PII templates. The domain classifier trains on
+# every source; its out-of-source check is the same recipe with MedQuAD's
+# consumer health questions held out (the last step). The vocabulary and
+# the masked-LM pretraining leave MedQuAD, XSTest, HarmBench and the PII
+# templates out (they read self-instruct's and Do-Not-Answer's texts,
+# without labels).
+held_out_jailbreak=(--hold-out source=self-instruct,source=harmbench,source=do-not-answer)
 held_out_pii=(--hold-out-share template_id=0.1)
 held_out_all=(--hold-out source=medquad,source=xstest,source=harmbench --hold-out-share template_id=0.1)
 mkdir -p "$work" "$out/multitask"
@@ -62,10 +66,10 @@ domain_options=(--final-sentences 4 --epochs 4 --batch-size 32 --max-length 128)
 train_task domain sequence "$domain" "${domain_options[@]}"
 # Jailbreaks are long and benign prompts short: random windows of the
 # training prompts keep the length from deciding (see models/README.md).
-# The router's alarm threshold: the most recall with at most 2 % false
+# The router's alarm threshold: the most recall with at most 0.5 % false
 # alarms on the validation prompts (evaluation.json; models/router.yaml).
 train_task jailbreak sequence "$jailbreak" "${held_out_jailbreak[@]}" --epochs 4 --batch-size 32 --max-length 128 \
-  --random-windows 2 --alarm-label jailbreak --max-false-alarms 0.02
+  --random-windows 2 --alarm-label jailbreak --max-false-alarms 0.005
 train_task pii token "$pii" "${held_out_pii[@]}" --epochs 8 --batch-size 16 --max-length 128 \
   --map-labels ADDRESS=STREET_ADDRESS,LOCATION=GPE
 
@@ -73,4 +77,5 @@ log "domain, MedQuAD held out (the out-of-source check of the domain recipe)"
 check=$work/checks/domain-medquad-held-out
 [ -f "$check/evaluation.json" ] || $cli train --task sequence --base "$base" --data "$domain" --hold-out source=medquad \
   --out "$check" --lr 3e-4 $(checkpoints domain-check) "${domain_options[@]}" "${extra[@]}" --json > "$work/domain-check.json"
+python3 scripts/model-cards.py "$out" "$work/checks"
 log "done: $out"

