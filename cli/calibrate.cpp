@@ -62,21 +62,21 @@ std::map<std::string, std::vector<size_t>> groups(const std::vector<Example>& ro
 }
 
 // The model as the run saved it: a full model, or an adapter on the base
-// its adapter_config.json names (relative to the adapter).
-TaskOptions model_options(const fs::path& dir, bool adapter, fs::path* model_dir) {
+// its adapter_config.json names (relative to the adapter); its labels must
+// be the ones its run's data gives.
+template <typename Classifier>
+std::shared_ptr<const Classifier> load_model(const fs::path& dir, bool adapter, const std::vector<std::string>& labels) {
   TaskOptions options;
-  *model_dir = dir;
+  fs::path model_dir = dir;
   if (adapter) {
     const ConfigReader config = ConfigReader::from_file(dir / "adapter_config.json");
-    *model_dir = dir / config.get_string("base_model_name_or_path", "");
+    model_dir = dir / config.get_string("base_model_name_or_path", "");
     options.adapter = dir;
   }
-  return options;
-}
-
-void check_labels(const std::vector<std::string>& model, const std::vector<std::string>& data) {
-  if (model != data)
+  auto model = Classifier::load(model_dir, options);
+  if (model->labels() != labels)
     throw InvalidInput("the model's labels are not the ones its run's data gives (other data files than it was trained on?)");
+  return model;
 }
 
 // The temperature travels with the model: in config.json, or for an adapter
@@ -87,6 +87,13 @@ void save_temperature(const fs::path& dir, bool adapter, double t) {
   nlohmann::json config = ConfigReader::from_file(path).json();
   config["semroute_temperature"] = t;
   std::ofstream(path) << config.dump(2) << "\n";
+}
+
+// Which gold classes are the alarm's.
+std::vector<bool> is_alarm(const std::vector<int64_t>& gold, int64_t alarm_id) {
+  std::vector<bool> out;
+  for (const int64_t g : gold) out.push_back(g == alarm_id);
+  return out;
 }
 
 std::vector<std::string_view> texts_of(const std::vector<Example>& rows) {
@@ -131,19 +138,13 @@ nlohmann::json sequence_scores(const at::Tensor& part_logits, const std::vector<
   const Calibration raw = calibration(logits, gold), scaled = calibration(logits, gold, t);
   nlohmann::json scores = {{"examples", rows.size()}, {"accuracy", class_metrics(gold, classes, labels).accuracy},
                            {"ece", raw.ece}, {"ece_scaled", scaled.ece}, {"nll", raw.nll}, {"nll_scaled", scaled.nll}};
-  if (alarm.id >= 0) {
-    std::vector<bool> positive;
-    for (const int64_t g : gold) positive.push_back(g == alarm.id);
-    scores["alarm"] = alarm_rates(alarm_scores(logits, t, alarm), positive, alarm.threshold).to_json();
-  }
+  if (alarm.id >= 0)
+    scores["alarm"] = alarm_rates(alarm_scores(logits, t, alarm), is_alarm(gold, alarm.id), alarm.threshold).to_json();
   return scores;
 }
 
 nlohmann::json calibrate_sequence(const fs::path& dir, const Options& args, const TrainingData& data, bool adapter) {
-  fs::path model_dir;
-  const TaskOptions options = model_options(dir, adapter, &model_dir);
-  const auto classifier = SequenceClassifier::load(model_dir, options);
-  check_labels(classifier->labels(), data.labels);
+  const auto classifier = load_model<SequenceClassifier>(dir, adapter, data.labels);
   const std::string alarm_label = args.get("alarm-label");
   const double budget = args.number("max-false-alarms", 0.05);
   Alarm alarm;
@@ -166,9 +167,9 @@ nlohmann::json calibrate_sequence(const fs::path& dir, const Options& args, cons
   const double t = std::round(fit_temperature(logits["validation"], gold["validation"]) * 1e4) / 1e4;  // as saved
   nlohmann::json report = {{"task", "sequence"}, {"temperature", t}, {"fitted_on", "validation"}};
   if (alarm.id >= 0) {
-    std::vector<bool> positive;
-    for (const int64_t g : gold["validation"]) positive.push_back(g == alarm.id);
-    alarm.threshold = pick_threshold(alarm_scores(logits["validation"], t, alarm), positive, budget).threshold;
+    alarm.threshold =
+        pick_threshold(alarm_scores(logits["validation"], t, alarm), is_alarm(gold["validation"], alarm.id), budget)
+            .threshold;
     report["alarm"] = {{"label", alarm_label}, {"threshold", alarm.threshold}, {"max_false_alarm_rate", budget},
                        {"picked_on", "validation"}};
   }
@@ -182,10 +183,7 @@ nlohmann::json calibrate_sequence(const fs::path& dir, const Options& args, cons
 }
 
 nlohmann::json calibrate_token(const fs::path& dir, const Options& args, const TrainingData& data, bool adapter) {
-  fs::path model_dir;
-  const TaskOptions options = model_options(dir, adapter, &model_dir);
-  const auto classifier = TokenClassifier::load(model_dir, options);
-  check_labels(classifier->labels(), data.labels);
+  const auto classifier = load_model<TokenClassifier>(dir, adapter, data.labels);
   const double threshold = args.number("entity-threshold", 0.5);
   nlohmann::json report = {{"task", "token"}, {"entity_threshold", threshold}};
   for (const Part& part : parts_of(data)) {
