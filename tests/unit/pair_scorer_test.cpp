@@ -148,7 +148,9 @@ TEST(PairScorer, EachExitReadsItsLayerAndWidth) {
           at::addmm(head_weights.tensor(p + "3.bias"), h, head_weights.tensor(p + "3.weight").t()).item<double>();
       std::printf("    exit (%lld, %lld) pair %zu: %.6f, written out %.6f\n", static_cast<long long>(layer),
                   static_cast<long long>(dim), i, scores[i].score, expected);
-      EXPECT_NEAR(scores[i].score, expected, 1e-5);
+      // Relative: raw logits reach ~40 at the deep exit, where fp32 rounding
+      // of the batched and single forwards differs by ~1e-5 absolute.
+      EXPECT_NEAR(scores[i].score, expected, 1e-5 * std::max(1.0, std::abs(expected)));
     }
   }
 }
