@@ -5,6 +5,7 @@ set -euo pipefail
 
 packages=(
   build-essential cmake ninja-build pkg-config ccache python3
+  python3-venv python3-pip python3-setuptools python3-wheel python3-numpy python3-pytest  # bindings/python
   libtorch-dev
   libdnnl-dev                    # oneDNN (libtorch already links it): GEMMs on packed weights
   libopenblas0-openmp            # fast BLAS for libtorch (the reference BLAS is ~40x slower)

@@ -2,7 +2,8 @@
 # Installs the build (BUILD_DIR, default ./build) into a temporary prefix and
 # builds consumers against the installed tree only: the C++ example with
 # find_package(semroute), the C example with pkg-config, the Go package's
-# tests and the Go example through the installed semroute.pc. Each consumer
+# tests and the Go example through the installed semroute.pc, the Python
+# package on the installed library. Each consumer
 # then runs on the default models (models/).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -61,4 +62,6 @@ same "$work/classify_go" -intent "$domain" "$question"
 echo "== vLLM Semantic Router drop-in (libcandle_semantic_router.so, installed)"
 cd "$root"
 CANDLE_LIB_DIR=$lib_dir PKG_CONFIG_PATH=$pc_dir BUILD_DIR=$build_dir scripts/test-candle-go.sh
+echo "== Python package (pip install ./bindings/python, the installed library)"
+SEMROUTE_LIBRARY=$lib_dir/libsemroute.so.0 BUILD_DIR=$build_dir scripts/test-python.sh
 echo "install consumers: all passed"
