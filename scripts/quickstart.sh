@@ -1,17 +1,27 @@
 #!/usr/bin/env bash
-# One command from a fresh Debian 12 machine: install the dependencies, build,
-# and run semroute's main job on the default models in models/ (trained by
-# the project from licensed data and shipped in the repository; nothing is
-# downloaded): route prompts to a domain, flag a jailbreak, find personal
-# data, and answer all three at once with the unified classifier. The
-# prompts are ours, not training data (tests/cli/default_models.sh checks
-# these answers).
+# One command from a fresh Debian 12 machine: install what the build needs,
+# build the library and the CLI (only them: ./scripts/test.sh builds the
+# tests, examples and benchmarks), and run semroute's main job on the default
+# models in models/ (trained by the project from licensed data and shipped in
+# the repository; nothing is downloaded): route prompts to a domain, flag a
+# jailbreak, find personal data, and answer all three at once with the
+# unified classifier. The prompts are ours, not training data
+# (tests/cli/default_models.sh checks these answers). Prints how long each
+# step took.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-./scripts/install-deps.sh
-./scripts/build.sh
+start=$SECONDS
+step() {  # step NAME COMMAND...: runs it and says how long it took
+  local name=$1 t0=$SECONDS
+  shift
+  echo "== $name"
+  "$@"
+  echo "-- $name: $((SECONDS - t0)) s"
+}
+step "dependencies (apt)" ./scripts/install-deps.sh --build
+step "build: libsemroute, the CLI and its SentencePiece plugin" \
+  ./scripts/build.sh --target semroute semroute_launcher semroute_sentencepiece
 cli=./build/cli/semroute
-
 echo
 echo "== semroute classify models/domain (the 14 MMLU-Pro subjects; top label and probability)"
 $cli classify models/domain \
@@ -37,3 +47,5 @@ $cli tokens models/pii "My email is jane.doe@example.com" "Call me at 212-555-01
 echo
 echo "== semroute unified models/router.yaml (three tasks; LoRA adapters on one encoder pass)"
 $cli unified models/router.yaml "Call me at 212-555-0187, this is David Kim. How do I solve 3x + 7 = 22?"
+echo
+echo "-- first answer $((SECONDS - start)) s after the start (the whole suite: ./scripts/test.sh)"
