@@ -37,7 +37,7 @@ bool read_line(std::streambuf& in, std::string& line, size_t cap, bool& too_long
   return true;
 }
 
-Line parse_line(size_t number, std::string raw, bool too_long) {
+Line parse_line(size_t number, std::string&& raw, bool too_long) {
   Line line{number, {}, {}};
   if (too_long) {
     line.error = "longer than " + std::to_string(Tokenizer::kMaxInputBytes) + " bytes";
