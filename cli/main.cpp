@@ -89,7 +89,7 @@ commands:
       Print the library version.
 
 options:
-  --json           machine-readable output with stable keys (see README.md)
+  --json           machine-readable output with stable keys (see docs/cli.md)
   --tokenizer P    tokenizer.json (or its directory) when not beside the model
   --device D       cpu (default), cuda, cuda:N or auto
   --dtype T        float32 (default), bfloat16, float16 or auto

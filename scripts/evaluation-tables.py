@@ -39,7 +39,7 @@ def sequence_table(report):
     notes = [f"Temperature {report['temperature']:.3f}, fitted on validation (saved as `semroute_temperature`)."]
     if alarm:
         notes.append(f"Alarm: `{alarm['label']}` probability ≥ **{alarm['threshold']:.3f}**, the threshold with the "
-                     f"most recall whose validation false-alarm rate is at most {alarm['max_false_alarm_rate']:.2f}. "
+                     f"most recall whose validation false-alarm rate is at most {alarm['max_false_alarm_rate']:g}. "
                      "Recall counts the rows that should raise it (their number in brackets), false alarms the others.")
     return "\n".join(lines) + "\n\n" + " ".join(notes)
 

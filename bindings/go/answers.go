@@ -17,7 +17,7 @@ import (
 )
 
 // Compressor reduces long prompts to a skeleton within a token budget (see
-// the README's "Prompt compression"). Safe for concurrent use.
+// docs/compression.md). Safe for concurrent use.
 type Compressor struct {
 	guard
 	handle *C.semroute_compressor
@@ -111,8 +111,8 @@ func cBool(b bool) C.int {
 }
 
 // HallucinationDetector finds the parts of an answer its context does not
-// support, sentence by sentence (see the README's "Hallucination
-// detection"). Safe for concurrent use.
+// support, sentence by sentence (see docs/hallucination.md). Safe for
+// concurrent use.
 type HallucinationDetector struct {
 	guard
 	handle *C.semroute_halluc

@@ -15,7 +15,7 @@ import (
 )
 
 // Router routes OpenAI chat-completions requests through a YAML config of
-// signals, decisions and actions (see the README's "Router" section). Safe
+// signals, decisions and actions (see docs/router.md). Safe
 // for concurrent use.
 type Router struct {
 	guard

@@ -238,7 +238,7 @@ type TaskAnswer struct {
 // Route is a routing decision for one request.
 type Route struct {
 	Decision   string  // the decision's name, "default" when none matched
-	Confidence float64 // how sure the decision is (see the README)
+	Confidence float64 // how sure the decision is (see docs/router.md)
 	Blocked    bool    // return Response to the caller instead of calling a model
 	CacheHit   bool    // Response is a cached answer: return it instead of calling a model
 	Model      string  // the request's "model" after routing

@@ -344,7 +344,7 @@ SEMROUTE_API void semroute_windows_free(semroute_windows* windows);
 
 /* -------------------------------------------------- token classification */
 
-/* An entity span (B-X / I-X tokens merged; see the README for the rules). */
+/* An entity span (B-X / I-X tokens merged; docs/models.md gives the rules). */
 typedef struct semroute_entity {
   uint32_t struct_size; /* sizeof(semroute_entity) in the library that filled it */
   const char* type;  /* "EMAIL" for B-EMAIL / I-EMAIL; NUL-terminated */
@@ -563,7 +563,7 @@ SEMROUTE_API SEMROUTE_MUST_USE semroute_status* semroute_engine_classify(
     const semroute_engine* engine, const char* texts, const uint64_t* offsets, size_t count, const char* tasks,
     const uint64_t* task_offsets, size_t task_count, semroute_task_results** out);
 
-/* The DualPathUnifiedClassifier, configured by a YAML file (see the README):
+/* The DualPathUnifiedClassifier, configured by a YAML file (docs/multitask.md):
  * per task a fine-tuned model, a LoRA adapter, or both, a path policy, a
  * latency budget, positive labels. */
 typedef struct semroute_unified semroute_unified;
@@ -578,7 +578,7 @@ SEMROUTE_API SEMROUTE_MUST_USE semroute_status* semroute_unified_classify(
     const semroute_unified* unified, const char* texts, const uint64_t* offsets, size_t count, const char* tasks,
     const uint64_t* task_offsets, size_t task_count, int prefer_accuracy, semroute_task_results** out);
 
-/* The router (see the README's "Router" section): a YAML config of signals,
+/* The router (docs/router.md): a YAML config of signals,
  * decisions with conditions, and actions. Routing an OpenAI chat-completions
  * request computes only the signals the decisions still need and answers
  * with the decision, the rewritten request, headers and a trace. */
@@ -636,7 +636,7 @@ SEMROUTE_API SEMROUTE_MUST_USE semroute_status* semroute_router_store_answer(con
 /* A long prompt reduced to a "semantic skeleton" within a token budget, for
  * classifying it fast (the full prompt still goes to the LLM): the start and
  * end of the text kept, stop words dropped in between, the most informative
- * sentences kept (see the README's "Prompt compression"). No model. */
+ * sentences kept (docs/compression.md). No model. */
 typedef struct semroute_compress_params {
   uint32_t struct_size;      /* sizeof(semroute_compress_params) */
   uint32_t max_tokens;       /* the budget; default 512 */
@@ -682,7 +682,7 @@ SEMROUTE_API void semroute_compressed_free(semroute_compressed* compressed);
 /* Which parts of an LLM's answer the request's ground truth (retrieved
  * context, tool results) does not support, judged sentence by sentence: a
  * LettuceDetect-style token classifier finds unsupported spans, an optional
- * NLI model explains each (see the README's "Hallucination detection"). */
+ * NLI model explains each (docs/hallucination.md). */
 typedef struct semroute_halluc_params {
   uint32_t struct_size;            /* sizeof(semroute_halluc_params) */
   const char* nli_model;           /* an NLI sequence classifier directory; NULL = none */

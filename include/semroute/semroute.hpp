@@ -1,6 +1,6 @@
 // semroute: the C++ client API, header-only over the stable C API.
 //
-//   auto model = semroute::Model::load("models/intent");
+//   auto model = semroute::Model::load("models/domain");
 //   semroute::Prediction p = model.classify("What is 2 + 2?");
 //   std::cout << p.label << " " << p.confidence << "\n";
 //
@@ -431,7 +431,7 @@ class Route {
   detail::Owned<semroute_route, semroute_route_free> route_;
 };
 
-// A long prompt's skeleton (see the README's "Prompt compression").
+// A long prompt's skeleton (docs/compression.md).
 struct PromptSkeleton {
   std::string text;
   bool reduced = false;  // false: the text fit and is `text`
@@ -529,7 +529,7 @@ class AnswerCheckStream {
   detail::Owned<semroute_halluc_stream, semroute_halluc_stream_free> stream_;
 };
 
-// Hallucination detection (see the README's "Hallucination detection"). Safe
+// Hallucination detection (docs/hallucination.md). Safe
 // from many threads.
 class AnswerChecker {
  public:
@@ -560,7 +560,7 @@ class AnswerChecker {
   detail::Owned<semroute_halluc, semroute_halluc_free> checker_;
 };
 
-// The router from a YAML config (see the README's "The router"). (Named
+// The router from a YAML config (docs/router.md). (Named
 // apart from the library's internal semroute::Router, which a static link
 // brings into the same program.)
 class RouterClient {

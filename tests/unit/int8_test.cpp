@@ -6,7 +6,7 @@
 // (CPUs without VNNI), which the AVX2 run of the suite checks. These tiny
 // random models (hidden size 32-64) are harder on 8 bits than real ones:
 // each output sums few products, so rounding errors average out less;
-// real-size numbers are in the README (benchmarks/int8_accuracy).
+// real-size numbers are in docs/speed.md (benchmarks/int8_accuracy).
 #include <ATen/ATen.h>
 #include <gtest/gtest.h>
 
