@@ -7,11 +7,14 @@
 #include <set>
 
 #include "core/device.h"
+#include "tasks/multitask_engine.h"
 #include "tasks/text_batch.h"
 #include "semroute/error.h"
 
 namespace semroute {
 namespace {
+
+constexpr double kMaxLatencyBudgetMs = 3'600'000;  // an hour: anything longer is a typo
 
 UnifiedTaskConfig parse_task(const YamlFields& f, const std::string& name, const YAML::Node& node) {
   const std::string field = "tasks." + name;
@@ -37,8 +40,7 @@ UnifiedTaskConfig parse_task(const YamlFields& f, const std::string& name, const
     t.positive_labels = f.strings(node["positive_labels"], field + ".positive_labels");
   }
   if (node["threshold"]) {
-    t.threshold = f.scalar<double>(node["threshold"], field + ".threshold", "a number");
-    if (!(t.threshold >= 0 && t.threshold <= 1)) f.fail(field + ".threshold", "must lie in [0, 1]");
+    t.threshold = f.number(node["threshold"], field + ".threshold", 0, 1);
   }
   return t;
 }
@@ -81,8 +83,7 @@ UnifiedConfig parse_config(const YamlFields& f, const YAML::Node& root) {
     }
   }
   if (root["latency_budget_ms"]) {
-    c.latency_budget_ms = f.scalar<double>(root["latency_budget_ms"], "latency_budget_ms", "milliseconds");
-    if (c.latency_budget_ms < 0) f.fail("latency_budget_ms", "must not be negative");
+    c.latency_budget_ms = f.number(root["latency_budget_ms"], "latency_budget_ms", 0, kMaxLatencyBudgetMs);
   }
   for (const auto& [key, value] : {std::pair{"max_batch", &c.batching.max_batch},
                                    std::pair{"max_wait_us", &c.batching.max_wait_us}})
@@ -94,6 +95,8 @@ UnifiedConfig parse_config(const YamlFields& f, const YAML::Node& root) {
   }
   const YAML::Node tasks = root["tasks"];
   if (!tasks || !tasks.IsMap() || tasks.size() == 0) f.fail("tasks", "expected a map of one or more tasks");
+  if (tasks.size() > kMaxEngineTasks)
+    f.fail("tasks", std::to_string(tasks.size()) + " tasks; at most " + std::to_string(kMaxEngineTasks));
   for (const auto& item : tasks) {
     const auto name = f.key(item.first, "tasks");
     c.tasks.push_back(parse_task(f, name, item.second));

@@ -6,11 +6,11 @@
 namespace semroute {
 namespace {
 
-// Counts the nodes a full traversal would visit (aliases expanded); iterative
-// on an explicit stack, stopping at the first bound crossed.
+// Counts the nodes and scalar bytes a full traversal would visit (aliases
+// expanded); iterative on an explicit stack, stopping at the first bound crossed.
 void check_bounds(const YAML::Node& root, const std::filesystem::path& path) {
   std::vector<std::pair<YAML::Node, int>> stack{{root, 0}};
-  size_t visited = 0;
+  size_t visited = 0, bytes = 0;
   while (!stack.empty()) {
     auto [node, depth] = stack.back();
     stack.pop_back();
@@ -19,6 +19,9 @@ void check_bounds(const YAML::Node& root, const std::filesystem::path& path) {
                       " nodes (aliases included)");
     if (depth > kMaxNestingDepth)
       throw LoadError(path.string() + ": nested deeper than " + std::to_string(kMaxNestingDepth) + " levels");
+    if (node.IsScalar() && (bytes += node.Scalar().size()) > kMaxYamlExpandedBytes)
+      throw LoadError(path.string() + ": its strings expand to more than " +
+                      std::to_string(kMaxYamlExpandedBytes >> 20) + " MiB (aliases included)");
     if (node.IsSequence()) {
       for (const auto& child : node) stack.emplace_back(child, depth + 1);
     } else if (node.IsMap()) {

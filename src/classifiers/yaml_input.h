@@ -1,15 +1,18 @@
-// YAML files we do not trust (the unified classifier's config, intent sets):
-// a regular file under the size cap of core/file_input.h, parsed, then
-// walked once with aliases followed, so that nesting deeper than
-// kMaxNestingDepth or an alias "billion laughs" that expands past
-// kMaxYamlNodes is refused before any code iterates it.
+// YAML files we do not trust (the router's and the unified classifier's
+// configs, intent sets): a regular file under the size cap of
+// core/file_input.h, parsed, then walked once with aliases followed, so that
+// nesting deeper than kMaxNestingDepth, an alias "billion laughs" that
+// expands past kMaxYamlNodes, or aliases of long strings that expand past
+// kMaxYamlExpandedBytes are refused before any code iterates or copies them.
 #pragma once
 
 #include <yaml-cpp/yaml.h>
 
+#include <cmath>
 #include <cstddef>
 #include <filesystem>
 #include <set>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -18,6 +21,7 @@
 namespace semroute {
 
 inline constexpr size_t kMaxYamlNodes = 1'000'000;
+inline constexpr size_t kMaxYamlExpandedBytes = size_t{64} << 20;  // scalars' bytes, aliases expanded
 
 // Throws LoadError (kNotFound when the file does not exist).
 YAML::Node load_yaml_file(const std::filesystem::path& path);
@@ -39,6 +43,15 @@ class YamlFields {
     } catch (const YAML::Exception&) {
       fail(field, std::string("expected ") + expected + ", got '" + node.Scalar() + "'");
     }
+  }
+
+  // A finite number in [low, high] (NaN, infinities and out-of-range values refused).
+  double number(const YAML::Node& node, const std::string& field, double low, double high) const {
+    const double value = scalar<double>(node, field, "a number");
+    if (!std::isfinite(value) || value < low || value > high)
+      fail(field, "must be a finite number in [" + format_bound(low) + ", " + format_bound(high) + "], not '" +
+                      node.Scalar() + "'");
+    return value;
   }
 
   std::filesystem::path path(const YAML::Node& node, const std::string& field) const {
@@ -68,6 +81,12 @@ class YamlFields {
   }
 
  private:
+  static std::string format_bound(double v) {
+    std::ostringstream out;
+    out << v;
+    return out.str();
+  }
+
   std::filesystem::path file_;
 };
 

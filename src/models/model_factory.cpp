@@ -67,15 +67,10 @@ void warm_up(const CoreModel& model) {
 
 const Backend* find_backend(const ConfigReader& config) {
   const std::string model_type = config.get_string("model_type", "");
-  const auto architectures = config.get_strings("architectures");
   for (const auto& backend : registered_backends()) {
     const auto& types = backend.model_types;
-    if (!model_type.empty() && std::find(types.begin(), types.end(), model_type) != types.end()) return &backend;
+    if (std::find(types.begin(), types.end(), model_type) != types.end()) return &backend;
   }
-  if (!model_type.empty()) return nullptr;  // an explicit type we do not know wins over guessing
-  for (const auto& backend : registered_backends())
-    for (const auto& arch : architectures)
-      if (arch.rfind(backend.architecture_prefix, 0) == 0) return &backend;
   return nullptr;
 }
 
@@ -92,6 +87,8 @@ std::shared_ptr<const CoreModel> load_core_model(const ModelSource& source, cons
                                                  const WeightMap::Patch& patch) {
   const Backend* backend = find_backend(source.config);
   if (backend == nullptr) {
+    if (source.config.get_string("model_type", "").empty())
+      throw LoadError(source.dir.string() + ": config.json has no \"model_type\" (it names the architecture)");
     std::string known;
     for (const auto& b : registered_backends()) known += (known.empty() ? "" : ", ") + b.name;
     throw Unsupported(source.dir.string() + ": model_type '" + source.config.get_string("model_type", "") +

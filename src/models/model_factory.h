@@ -28,8 +28,7 @@ struct ModelSource {
 
 struct Backend {
   std::string name;                      // "modernbert"
-  std::vector<std::string> model_types;  // config.json "model_type" values it serves
-  std::string architecture_prefix;       // or an "architectures" entry starting with this
+  std::vector<std::string> model_types;  // config.json "model_type" values it serves (required, as in transformers)
   std::vector<std::string> weight_prefixes;  // where checkpoints put the encoder ("", "model.", …)
   // Builds the model, taking its tensors from `weights`; the factory checks
   // afterwards that nothing was missing or mis-shaped.

@@ -9,14 +9,14 @@ namespace semroute {
 
 const std::vector<Backend>& registered_backends() {
   static const std::vector<Backend> backends = {
-      // name, model_type, architectures, weight prefixes, builder, heads, embedding convention
-      {"bert", {"bert"}, "Bert", {"", "bert.", "model."}, &BertEncoder::create, &BertEncoder::head_layout,
+      // name, model_type, weight prefixes, builder, heads, embedding convention
+      {"bert", {"bert"}, {"", "bert.", "model."}, &BertEncoder::create, &BertEncoder::head_layout,
        {Pooling::kMean, ""}},
-      {"modernbert", {"modernbert"}, "ModernBert", {"", "model."}, &ModernBertEncoder::create,
+      {"modernbert", {"modernbert"}, {"", "model."}, &ModernBertEncoder::create,
        &ModernBertEncoder::head_layout, {Pooling::kMean, ""}},
-      {"qwen3", {"qwen3"}, "Qwen3", {"", "model."}, &Qwen3Encoder::create, &Qwen3Encoder::head_layout,
+      {"qwen3", {"qwen3"}, {"", "model."}, &Qwen3Encoder::create, &Qwen3Encoder::head_layout,
        {Pooling::kLastToken, "<|endoftext|>"}},
-      {"gemma3", {"gemma3_text", "gemma3"}, "Gemma3", {"", "model.", "model.language_model."}, &Gemma3Encoder::create,
+      {"gemma3", {"gemma3_text", "gemma3"}, {"", "model.", "model.language_model."}, &Gemma3Encoder::create,
        &Gemma3Encoder::head_layout, {Pooling::kMean, ""}},
   };
   return backends;

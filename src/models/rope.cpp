@@ -58,6 +58,9 @@ at::Tensor yarn_inv_freq(const RopeScaling& s, double theta, int64_t dim, int64_
 }  // namespace
 
 RotaryEmbedding::RotaryEmbedding(const RopeParams& params, int64_t head_dim, int64_t max_position_embeddings) {
+  // Rotary embeddings turn pairs of a head's dimensions: an odd width has a lone one.
+  if (head_dim <= 0 || head_dim % 2 != 0)
+    throw LoadError("head_dim " + std::to_string(head_dim) + " under rotary position embeddings: it must be even");
   const RopeScaling& s = params.scaling;
   if (s.type == "default") {
     inv_freq_ = default_inv_freq(params.theta, head_dim);

@@ -63,9 +63,7 @@ class ModelCache {
 
 double threshold(const YamlFields& f, const YAML::Node& node, const std::string& field, double fallback) {
   if (!node["threshold"]) return fallback;
-  const auto t = f.scalar<double>(node["threshold"], field + ".threshold", "a number");
-  if (!(t >= 0 && t <= 1)) f.fail(field + ".threshold", "must lie in [0, 1]");
-  return t;
+  return f.number(node["threshold"], field + ".threshold", 0, 1);
 }
 
 bool flag(const YamlFields& f, const YAML::Node& node, const char* key, const std::string& field) {
@@ -276,8 +274,8 @@ RouterCache parse_cache(const YamlFields& f, const YAML::Node& node, ModelCache&
   CacheOptions cache;
   cache.threshold = 0.95f;
   if (node["threshold"]) {
-    cache.threshold = f.scalar<float>(node["threshold"], "cache.threshold", "a number");
-    if (!(cache.threshold > 0 && cache.threshold <= 1)) f.fail("cache.threshold", "must lie in (0, 1]");
+    cache.threshold = static_cast<float>(f.number(node["threshold"], "cache.threshold", 0, 1));
+    if (cache.threshold <= 0) f.fail("cache.threshold", "must lie in (0, 1]");
   }
   if (node["ttl_seconds"]) {
     const auto ttl = f.scalar<int64_t>(node["ttl_seconds"], "cache.ttl_seconds", "seconds");
@@ -329,8 +327,8 @@ std::shared_ptr<const PromptCompressor> parse_compression(const YamlFields& f, c
     if (n < 1 || n > 1000000) f.fail("compression.max_tokens", "must lie in [1, 1000000]");
     o.max_tokens = static_cast<size_t>(n);
   }
-  if (node["head_ratio"]) o.head_ratio = f.scalar<double>(node["head_ratio"], "compression.head_ratio", "a number");
-  if (node["tail_ratio"]) o.tail_ratio = f.scalar<double>(node["tail_ratio"], "compression.tail_ratio", "a number");
+  if (node["head_ratio"]) o.head_ratio = f.number(node["head_ratio"], "compression.head_ratio", 0, 1);
+  if (node["tail_ratio"]) o.tail_ratio = f.number(node["tail_ratio"], "compression.tail_ratio", 0, 1);
   if (node["drop_stop_words"]) o.drop_stop_words = flag(f, node, "drop_stop_words", "compression");
   if (node["languages"]) o.languages = f.strings(node["languages"], "compression.languages");
   std::shared_ptr<const Tokenizer> tokenizer;

@@ -4,6 +4,7 @@
 #include <c10/core/InferenceMode.h>
 
 #include <algorithm>
+#include <map>
 #include <numeric>
 
 #include "core/parallel.h"
@@ -23,9 +24,15 @@ TaskKind kind_of(const EngineTaskSpec& spec, const AdapterTask& task) {
                   "'); say whether task '" + spec.name + "' is sequence or token classification");
 }
 
+// Adapters by directory: tasks naming the same adapter share one copy.
+using LoadedAdapters = std::map<std::filesystem::path, std::shared_ptr<const LoraAdapter>>;
+
 MultiTaskEngine::Task load_task(const EngineTaskSpec& spec, const CoreModel& encoder, const ModelSource& base,
-                                at::TensorOptions options) {
-  auto adapter = LoraAdapter::load(spec.adapter, base.checkpoint, options);
+                                at::TensorOptions options, LoadedAdapters& loaded) {
+  std::error_code ec;
+  const std::filesystem::path key = std::filesystem::weakly_canonical(spec.adapter, ec);
+  auto& adapter = loaded[ec ? spec.adapter : key];
+  if (!adapter) adapter = LoraAdapter::load(spec.adapter, base.checkpoint, options);
   const AdapterTask& info = adapter->task();
   const TaskKind kind = kind_of(spec, info);
   TaskHead head = load_task_head(encoder, kind, base, adapter.get(), nullptr, spec.pooling);
@@ -36,7 +43,7 @@ MultiTaskEngine::Task load_task(const EngineTaskSpec& spec, const CoreModel& enc
     throw LoadError("task '" + spec.name + "': " + std::to_string(labels.size()) + " labels but the classifier has " +
                     std::to_string(head.num_labels()));
   const int64_t first = std::max<int64_t>(adapter->first_layer(), 0);
-  return {spec.name, kind, std::move(adapter), std::move(head), std::move(labels), first};
+  return {spec.name, kind, adapter, std::move(head), std::move(labels), first};
 }
 
 }  // namespace
@@ -45,14 +52,18 @@ std::shared_ptr<const MultiTaskEngine> MultiTaskEngine::load(const std::filesyst
                                                              const std::vector<EngineTaskSpec>& tasks,
                                                              const EngineOptions& options) {
   if (tasks.empty()) throw InvalidInput("a multi-task engine needs at least one task");
+  if (tasks.size() > kMaxEngineTasks)
+    throw InvalidInput(std::to_string(tasks.size()) + " tasks for one engine; at most " +
+                       std::to_string(kMaxEngineTasks));
   std::shared_ptr<MultiTaskEngine> engine(new MultiTaskEngine());
   const ModelSource source = open_model_source(base);
   engine->encoder_ = load_core_model(source, options.load);
   const auto tensor_options = at::TensorOptions().dtype(options.load.dtype).device(options.load.device);
+  LoadedAdapters adapters;
   for (const auto& spec : tasks) {
     for (const auto& t : engine->tasks_)
       if (t.name == spec.name) throw InvalidInput("task '" + spec.name + "' is listed twice");
-    engine->tasks_.push_back(load_task(spec, *engine->encoder_, source, tensor_options));
+    engine->tasks_.push_back(load_task(spec, *engine->encoder_, source, tensor_options, adapters));
   }
   engine->stack_adapters();
   const std::filesystem::path tokenizer = options.tokenizer.empty() ? base : options.tokenizer;

@@ -56,6 +56,10 @@ struct TaskResult {
   std::vector<TokenClassification> tokens;  // token tasks: one per text
 };
 
+// Tasks one engine (and one unified classifier) may carry: each stacks a
+// branch into every forward, so a config listing thousands is refused.
+inline constexpr size_t kMaxEngineTasks = 64;
+
 class MultiTaskEngine {
  public:
   struct Task {

@@ -226,6 +226,10 @@ def config_structure(c):
                          ("layer_types-number", {"layer_types": 3}), ("rope_scaling-list", {"rope_scaling": [1, 2]}),
                          ("pad-huge", {"pad_token_id": HUGE}), ("eos-list-strings", {"eos_token_id": ["a"]})):
         c.config_case(fam, label, MB, LOAD_ERROR, setter(**value))
+    # transformers refuses a config without model_type; rotary embeddings need an even head width.
+    c.config_case(fam, "model_type-missing", MB, LOAD_ERROR, lambda config: config.pop("model_type"))
+    c.config_case(fam, "rope-odd-head_dim", MB, LOAD_ERROR,
+                  lambda config: config.update(num_attention_heads=config["hidden_size"]))
     c.model_case(fam, "config-not-object", MB, LOAD_ERROR, lambda d: replace_file(os.path.join(d, "config.json"), "[1,2]"))
     c.model_case(fam, "config-empty", MB, LOAD_ERROR, lambda d: replace_file(os.path.join(d, "config.json"), ""))
     c.model_case(fam, "config-binary", MB, LOAD_ERROR,
@@ -541,6 +545,14 @@ def yaml_files(c):
                  good + "    threshold: high\n")
     unified_case("unified-threshold-nan", LOAD_ERROR + ["invalid_argument"], good + "    threshold: .nan\n")
     unified_case("unified-not-yaml", LOAD_ERROR + ["invalid_argument"], "\x00\x01: [\n")
+    for value in (".nan", ".inf", "-1"):
+        unified_case(f"unified-latency-{value.strip('.-')}", LOAD_ERROR + ["invalid_argument"],
+                     f"latency_budget_ms: {value}\n" + good)
+    many = "".join(f"  t{i}:\n    kind: sequence\n    adapter: intent\n" for i in range(10000))
+    unified_case("unified-10000-tasks", LOAD_ERROR + ["invalid_argument"],
+                 "base_model: base\ntokenizer: tokenizer.json\ntasks:\n" + many)
+    unified_case("unified-aliased-strings", LOAD_ERROR + ["invalid_argument"],
+                 good + 's: &s "' + "x" * 20000 + '"\nlabels: [' + ",".join(["*s"] * 4000) + "]\n")
     unified_case("unified-adapter-abs", LOAD_ERROR + ["invalid_argument", "not_found"],
                  good.replace("adapter: intent", "adapter: /dev/zero"))
 

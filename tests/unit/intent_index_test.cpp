@@ -1,5 +1,6 @@
 // The flat vector index (hand-made vectors) and few-shot intents end to end
 // on a tiny random ModernBERT with the real tokenizer.
+#include <chrono>
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -165,6 +166,18 @@ TEST_F(Intents, RefuseBadDefinitions) {
   test::write_file(dir / "broken.yaml", "intents: [ {name: ");
   test::expect_error([&] { IntentSet::from_yaml(dir / "broken.yaml"); }, ErrorCode::kInvalidModel, "broken.yaml");
   test::expect_error([&] { IntentIndex(embedder, IntentSet{}); }, ErrorCode::kInvalidArgument, "at least one intent");
+}
+
+// Aliases of one long string: a 1 MB file that would expand to 8 GB of
+// examples is refused by the reader, before anything is copied.
+TEST(YamlInput, RefusesAliasesExpandingToGigabytes) {
+  test::TempDir dir;
+  std::string text = "s: &s \"" + std::string(20000, 'x') + "\"\nintents:\n  - name: x\n    examples: [*s";
+  for (int i = 1; i < 400000; ++i) text += ",*s";
+  test::write_file(dir / "bomb.yaml", text + "]\n");
+  const auto start = std::chrono::steady_clock::now();
+  test::expect_error([&] { IntentSet::from_yaml(dir / "bomb.yaml"); }, ErrorCode::kInvalidModel, "expand to more than");
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(10));
 }
 
 }  // namespace

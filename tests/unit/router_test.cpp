@@ -563,7 +563,9 @@ TEST(RouterCache, ConfigErrors) {
   const std::string base = (repo_dir() / "models/multitask/base").string();
   expect_config_error("default: {model: m, cache: true}", "default.cache: the config has no 'cache:' section");
   expect_config_error("cache: {threshold: 0.9}", "cache.embedding_model: missing");
-  expect_config_error("cache: {embedding_model: " + base + ", threshold: 2}", "cache.threshold: must lie in (0, 1]");
+  expect_config_error("cache: {embedding_model: " + base + ", threshold: 2}", "cache.threshold: must be a finite number in [0, 1]");
+  expect_config_error("cache: {embedding_model: " + base + ", threshold: .nan}", "cache.threshold: must be a finite number");
+  expect_config_error("cache: {embedding_model: " + base + ", threshold: 0}", "cache.threshold: must lie in (0, 1]");
   expect_config_error("cache: {embedding_model: " + base + ", capacity: 0}", "cache.capacity: must lie in");
   expect_config_error("cache: {embedding_model: " + base + ", ttl_seconds: -1}", "cache.ttl_seconds");
   expect_config_error("cache: {embedding_model: " + base + ", backend: dynamo}", "cache.backend: 'dynamo'");
@@ -826,6 +828,7 @@ TEST(RouterCompression, SignalsMarkedCompressedReadTheSkeleton) {
   expect_config_error("signals: {k: {kind: keywords, keywords: [a], compressed: true}}",
                       "signals.k.compressed: the config has no 'compression:' section");
   expect_config_error("compression: {max_tokens: 0}", "compression.max_tokens: must lie in");
+  expect_config_error("compression: {head_ratio: .nan}", "compression.head_ratio: must be a finite number in [0, 1]");
   expect_config_error("compression: {head_ratio: 0.9, tail_ratio: 0.9}", "compression: compression: head_ratio");
   expect_config_error("compression: {languages: [xx]}", "no stop-word list for language 'xx'");
 }

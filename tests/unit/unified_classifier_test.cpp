@@ -184,10 +184,17 @@ TEST_F(Unified, ConfigErrorsNameTheField) {
           "tasks.security.positive_labels: 'malicious' is not a label (labels: benign, jailbreak)");
   refused(base + "tasks:\n  x: {kind: sentence, model: m}\n", "tasks.x.kind: 'sentence' is neither");
   refused(base + "tasks:\n  x: {kind: token}\n", "tasks.x: needs a model, an adapter, or both");
-  refused(base + "tasks:\n" + security + ", threshold: 2}\n", "tasks.security.threshold: must lie in [0, 1]");
+  refused(base + "tasks:\n" + security + ", threshold: 2}\n", "tasks.security.threshold: must be a finite number in [0, 1]");
+  refused(base + "tasks:\n" + security + ", threshold: .nan}\n", "tasks.security.threshold: must be a finite number");
   refused(base + "tasks:\n" + security + ", colour: red}\n", "tasks.security.colour: unknown field");
   refused(base + "policy: fastest\ntasks:\n" + security + "}\n", "policy: 'fastest' is not auto");
-  refused(base + "latency_budget_ms: soon\ntasks:\n" + security + "}\n", "latency_budget_ms: expected milliseconds");
+  refused(base + "latency_budget_ms: soon\ntasks:\n" + security + "}\n", "latency_budget_ms: expected a number");
+  for (const char* budget : {".nan", ".inf", "-1", "1e300"})  // a NaN budget once passed as "no budget"
+    refused(base + "latency_budget_ms: " + budget + "\ntasks:\n" + security + "}\n",
+            "latency_budget_ms: must be a finite number in [0, 3.6e+06]");
+  std::string many = base + "tasks:\n";
+  for (int i = 0; i < 10000; ++i) many += "  t" + std::to_string(i) + ": {kind: sequence, adapter: " + (kFixture / "security").string() + "}\n";
+  refused(many, "tasks: 10000 tasks; at most 64");
   refused(base, "tasks: expected a map of one or more tasks");
   refused("tasks:\n" + security + "}\n", "tasks.security.adapter: an adapter needs base_model");
   refused(base + "tasks: [\n", "bad.yaml");
