@@ -4,6 +4,7 @@
 
 #include "cli.h"
 #include "semroute/error.h"
+#include "server/answer_json.h"
 #include "tasks/sequence_classifier.h"
 #include "tasks/token_classifier.h"
 
@@ -23,27 +24,6 @@ std::vector<Classification> classify_texts(const SequenceClassifier& classifier,
   return classifier.classify_pairs(pairs);
 }
 
-// A multi-label model's scores are sigmoids, marked so ("multi_label": true).
-nlohmann::json classification_json(std::string_view text, const Classification& r,
-                                   const std::vector<std::string>& labels, Scoring scoring) {
-  nlohmann::json probs = nlohmann::json::object();
-  for (size_t k = 0; k < labels.size(); ++k) probs[labels[k]] = r.probabilities[k];
-  nlohmann::json out = {{"text", text},           {"label", r.label},       {"class_id", r.class_id},
-                        {"confidence", r.confidence}, {"probabilities", probs}, {"input", input_json(r.input)}};
-  if (scoring == Scoring::kSigmoid) out["multi_label"] = true;
-  return out;
-}
-
-nlohmann::json token_result_json(std::string_view text, const TokenClassification& r) {
-  nlohmann::json tokens = nlohmann::json::array(), entities = nlohmann::json::array();
-  for (const auto& t : r.tokens)
-    tokens.push_back({{"id", t.token_id}, {"token", t.token}, {"begin", t.offset.begin}, {"end", t.offset.end},
-                      {"label", t.label}, {"probability", t.probability}});
-  for (const auto& e : r.entities)
-    entities.push_back({{"type", e.type}, {"begin", e.begin}, {"end", e.end}, {"text", e.text}, {"score", e.score}});
-  return {{"text", text}, {"tokens", tokens}, {"entities", entities}, {"input", input_json(r.input)}};
-}
-
 // Each result as JSON, for --json and for streamed input.
 template <class Result, class ToJson>
 std::vector<nlohmann::json> to_json(const std::vector<std::string_view>& texts, const std::vector<Result>& results,
@@ -58,26 +38,6 @@ void print_results(const std::vector<nlohmann::json>& results) {
 }
 
 }  // namespace
-
-nlohmann::json input_json(const InputUsage& u) {
-  return {{"input_tokens", u.input_tokens}, {"processed_tokens", u.processed_tokens}, {"truncated", u.truncated}};
-}
-
-nlohmann::json windows_json(std::string_view text, const DocumentClassification& d,
-                            const std::vector<std::string>& labels, Scoring scoring) {
-  nlohmann::json windows = nlohmann::json::array();
-  for (const auto& w : d.windows) {
-    nlohmann::json j = classification_json(text.substr(w.byte_begin, w.byte_end - w.byte_begin), w.classification,
-                                           labels, scoring);
-    j.erase("input");
-    j["token_begin"] = w.tokens.begin;
-    j["token_end"] = w.tokens.end;
-    j["begin"] = w.byte_begin;
-    j["end"] = w.byte_end;
-    windows.push_back(std::move(j));
-  }
-  return {{"text", text}, {"content_tokens", d.content_tokens}, {"windows", windows}};
-}
 
 // The classifier of MODEL_DIR, or with --head, the head of that directory
 // bound to MODEL_DIR's encoder.

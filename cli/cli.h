@@ -90,8 +90,6 @@ bool reads_input(const Args& args, size_t first_text);
 // in batches, printing one JSON line per text ({"line": N, …} or
 // {"line": N, "error": …}). Exit code 0, or 1 when any line failed.
 int stream_texts(const Args& args, const TextAnswerer& answer);
-// {"input_tokens", "processed_tokens", "truncated"}: what one input was.
-nlohmann::json input_json(const InputUsage& usage);
 
 // The arguments of commands with options of their own (train, trim-vocab,
 // compress, check-answer): --key VALUE for the keys given, --json, the rest

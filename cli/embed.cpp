@@ -7,6 +7,7 @@
 #include <numeric>
 
 #include "cli.h"
+#include "server/answer_json.h"
 #include "semroute/error.h"
 #include "classifiers/intent_index.h"
 #include "classifiers/vector_index.h"

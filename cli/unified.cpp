@@ -6,31 +6,10 @@
 #include "cli.h"
 #include "adapters/merge_adapter.h"
 #include "semroute/error.h"
+#include "server/answer_json.h"
 
 namespace semroute::cli {
 namespace {
-
-nlohmann::json answer_json(const TaskAnswer& a, const std::vector<std::string>& labels) {
-  nlohmann::json j = {{"task", a.task}, {"path", path_name(a.path)}, {"reason", a.reason},
-                      {"latency_ms", a.latency_ms}};
-  if (!a.error.empty()) j["error"] = a.error;
-  if (a.kind == TaskKind::kSequence && a.error.empty()) {
-    nlohmann::json probs = nlohmann::json::object();
-    for (size_t k = 0; k < labels.size(); ++k) probs[labels[k]] = a.classification.probabilities.at(k);
-    j["label"] = a.classification.label;
-    j["confidence"] = a.classification.confidence;
-    j["probabilities"] = probs;
-    j["risk"] = a.risk;
-    j["flagged"] = a.flagged;
-  }
-  if (a.kind == TaskKind::kToken && a.error.empty()) {
-    j["entities"] = nlohmann::json::array();
-    for (const auto& e : a.entities)
-      j["entities"].push_back({{"type", e.type}, {"begin", e.begin}, {"end", e.end}, {"text", e.text}, {"score", e.score}});
-    j["has_entities"] = !a.entities.empty();
-  }
-  return j;
-}
 
 void print_answer(const TaskAnswer& a) {
   std::printf("  %-10s %-11s %7.2f ms  ", a.task.c_str(), path_name(a.path), a.latency_ms);
@@ -61,7 +40,7 @@ int run_unified(const Args& args) {
       const auto results = classifier->classify(texts, request);
       for (size_t i = 0; i < results.size(); ++i) {
         nlohmann::json answers = nlohmann::json::array();
-        for (const auto& a : results[i].answers) answers.push_back(answer_json(a, classifier->labels(a.task)));
+        for (const auto& a : results[i].answers) answers.push_back(task_answer_json(a, classifier->labels(a.task)));
         out.push_back({{"text", texts[i]}, {"tasks", answers}});
       }
       return out;
@@ -75,7 +54,7 @@ int run_unified(const Args& args) {
     nlohmann::json answers = nlohmann::json::array();
     if (!args.json) std::printf("%s\n", std::string(texts[i]).c_str());
     for (const auto& a : results[i].answers) {
-      answers.push_back(answer_json(a, classifier->labels(a.task)));
+      answers.push_back(task_answer_json(a, classifier->labels(a.task)));
       if (!args.json) print_answer(a);
     }
     out.push_back({{"text", texts[i]}, {"tasks", answers}});

@@ -822,8 +822,11 @@ TEST(RouterCompression, SignalsMarkedCompressedReadTheSkeleton) {
   // A short prompt is not compressed: both read the same text.
   const RouteResult s = router->route({{"messages", {{{"role", "user"}, {"content", "What is 2 + 2?"}}}}}, {},
                                       RouteOptions{true});
-  for (const auto& t : s.signals)
-    if (t.name == "compression") EXPECT_FALSE(t.values.at("").truth);
+  for (const auto& t : s.signals) {
+    if (t.name == "compression") {
+      EXPECT_FALSE(t.values.at("").truth);
+    }
+  }
 
   expect_config_error("signals: {k: {kind: keywords, keywords: [a], compressed: true}}",
                       "signals.k.compressed: the config has no 'compression:' section");

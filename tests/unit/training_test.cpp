@@ -62,8 +62,8 @@ std::vector<Example> toy_sequences() {
   std::vector<Example> out;
   for (int round = 0; round < 4; ++round)
     for (int i = 0; i < 5; ++i) {
-      out.push_back({std::string(math[i]) + (round ? " please" : ""), "math", {}});
-      out.push_back({std::string(law[i]) + (round ? " please" : ""), "law", {}});
+      out.push_back({std::string(math[i]) + (round ? " please" : ""), "math", {}, {}});
+      out.push_back({std::string(law[i]) + (round ? " please" : ""), "law", {}, {}});
     }
   return out;
 }
@@ -246,7 +246,7 @@ TEST(Trainer, SavesAPeftAdapterOurLoaderReadsMergedAndUnmerged) {
 TEST(TrainingData, SpansBecomeBioTargetsOnTokens) {
   const auto tokenizer = load_tokenizer(kTokenizer);
   const std::string text = "Mail Ann Lee at ann@example.com";
-  const std::vector<Example> examples = {{text, "", {{5, 12, "PERSON"}, {16, 31, "EMAIL"}}}};
+  const std::vector<Example> examples = {{text, "", {{5, 12, "PERSON"}, {16, 31, "EMAIL"}}, {}}};
   const auto labels = label_set(examples, Objective::kToken);
   ASSERT_EQ(labels, (std::vector<std::string>{"O", "B-EMAIL", "I-EMAIL", "B-PERSON", "I-PERSON"}));
   const auto encoded = encode(*tokenizer, examples, Objective::kToken, labels, 0);
@@ -288,7 +288,7 @@ TEST(TrainingData, RejectsMalformedRowsWithTheirLine) {
 
 TEST(TrainingData, TheSplitDependsOnTheTextAndSeedOnly) {
   std::vector<Example> examples;
-  for (int i = 0; i < 2000; ++i) examples.push_back({"text " + std::to_string(i), "a", {}});
+  for (int i = 0; i < 2000; ++i) examples.push_back({"text " + std::to_string(i), "a", {}, {}});
   const Split a = split(examples, 1, 0.1, 0.1);
   std::vector<Example> reversed(examples.rbegin(), examples.rend());
   const Split b = split(reversed, 1, 0.1, 0.1);

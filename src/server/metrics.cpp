@@ -1,0 +1,60 @@
+#include "server/metrics.h"
+
+#include <fmt/format.h>
+
+namespace semroute {
+
+void Metrics::record(const std::string& endpoint, int status, double seconds) {
+  const std::lock_guard<std::mutex> lock(mutex_);
+  ++requests_[{endpoint, status}];
+  Histogram& h = latency_[endpoint];
+  for (size_t i = 0; i < kLatencyBuckets.size(); ++i)
+    if (seconds <= kLatencyBuckets[i]) ++h.buckets[i];
+  ++h.count;
+  h.sum += seconds;
+}
+
+void Metrics::record_cache(bool hit) {
+  const std::lock_guard<std::mutex> lock(mutex_);
+  ++(hit ? cache_hits_ : cache_misses_);
+}
+
+void Metrics::set_in_flight(const std::string& model, int64_t value) {
+  const std::lock_guard<std::mutex> lock(mutex_);
+  in_flight_[model] = value;
+}
+
+void Metrics::set_model_bytes(const std::string& model, int64_t bytes) {
+  const std::lock_guard<std::mutex> lock(mutex_);
+  model_bytes_[model] = bytes;
+}
+
+std::string Metrics::prometheus_text() const {
+  const std::lock_guard<std::mutex> lock(mutex_);
+  std::string out;
+  out += "# HELP semroute_requests_total Requests by endpoint and HTTP status.\n"
+         "# TYPE semroute_requests_total counter\n";
+  for (const auto& [key, n] : requests_)
+    out += fmt::format("semroute_requests_total{{endpoint=\"{}\",status=\"{}\"}} {}\n", key.first, key.second, n);
+  out += "# HELP semroute_request_seconds Request latency by endpoint.\n"
+         "# TYPE semroute_request_seconds histogram\n";
+  for (const auto& [endpoint, h] : latency_) {
+    for (size_t i = 0; i < kLatencyBuckets.size(); ++i)
+      out += fmt::format("semroute_request_seconds_bucket{{endpoint=\"{}\",le=\"{}\"}} {}\n", endpoint,
+                         kLatencyBuckets[i], h.buckets[i]);
+    out += fmt::format("semroute_request_seconds_bucket{{endpoint=\"{}\",le=\"+Inf\"}} {}\n", endpoint, h.count);
+    out += fmt::format("semroute_request_seconds_sum{{endpoint=\"{}\"}} {}\n", endpoint, h.sum);
+    out += fmt::format("semroute_request_seconds_count{{endpoint=\"{}\"}} {}\n", endpoint, h.count);
+  }
+  out += "# HELP semroute_in_flight Requests being answered or waiting, by model.\n"
+         "# TYPE semroute_in_flight gauge\n";
+  for (const auto& [model, n] : in_flight_) out += fmt::format("semroute_in_flight{{model=\"{}\"}} {}\n", model, n);
+  out += "# HELP semroute_model_bytes Weights in memory, by model.\n# TYPE semroute_model_bytes gauge\n";
+  for (const auto& [model, n] : model_bytes_) out += fmt::format("semroute_model_bytes{{model=\"{}\"}} {}\n", model, n);
+  out += "# HELP semroute_cache_total Semantic cache lookups by outcome.\n# TYPE semroute_cache_total counter\n";
+  out += fmt::format("semroute_cache_total{{outcome=\"hit\"}} {}\nsemroute_cache_total{{outcome=\"miss\"}} {}\n",
+                     cache_hits_, cache_misses_);
+  return out;
+}
+
+}  // namespace semroute

@@ -1,0 +1,53 @@
+// The configuration of `semroute serve`: where it listens, its limits, and
+// what it loads, each under a name requests use ("model": "domain"). Read
+// through the bounded YAML reader (classifiers/yaml_input.h); paths are
+// relative to the file. Nothing a request sends is ever read as a path.
+#pragma once
+
+#include <filesystem>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "tasks/batcher.h"
+#include "tasks/task_model.h"
+
+namespace semroute {
+
+// One model directory served under a name.
+struct ServedModelConfig {
+  std::filesystem::path path;
+  std::optional<TaskKind> kind;  // sequence / token; unset with embedding = false: from config.json
+  bool embedding = false;        // task: embedding
+  TaskOptions options;           // device, dtype, max_length, truncation, overflow
+  BatchingOptions batching;      // dynamic batching of concurrent requests
+};
+
+struct ServeLimits {
+  size_t max_body_bytes = size_t{1} << 20;  // refused (413) before the body is read
+  size_t max_queue = 64;                    // requests waiting per model: 429 beyond
+  int64_t request_timeout_ms = 10'000;      // a request's deadline (503 past it)
+  size_t max_connections = 1024;            // accepted at once; more wait in the listen backlog
+  int64_t header_timeout_ms = 5'000;        // headers must arrive within it (slow clients are dropped)
+};
+
+struct ServeConfig {
+  std::filesystem::path file;     // the YAML this came from (reloads read it again)
+  std::string listen;             // "127.0.0.1:8080"; "" = no TCP
+  std::filesystem::path unix_socket;
+  unsigned socket_mode = 0600;    // permissions of the Unix socket
+  std::string auth_token_env;     // a bearer token from this environment variable; "" = none
+  size_t threads = 8;             // HTTP worker threads
+  ServeLimits limits;
+  std::map<std::string, ServedModelConfig> models;
+  // Unified classifier YAMLs: the multi-task engine's adapters sharing one
+  // encoder pass, fine-tuned models, or both.
+  std::map<std::string, std::filesystem::path> unified;
+  std::map<std::string, std::filesystem::path> routers;  // router YAMLs (reloaded on SIGHUP)
+
+  // Throws LoadError naming the field of the first problem.
+  static ServeConfig from_yaml(const std::filesystem::path& file);
+};
+
+}  // namespace semroute

@@ -1,0 +1,475 @@
+#include "server/service.h"
+
+#include <ATen/core/Tensor.h>
+
+#include <chrono>
+#include <cmath>
+#include <deque>
+#include <map>
+#include <random>
+
+#include "classifiers/unified_classifier.h"
+#include "classifiers/unified_config.h"
+#include "core/config_reader.h"
+#include "core/file_input.h"
+#include "core/model_config.h"
+#include "router/router.h"
+#include "semroute/error.h"
+#include "server/answer_json.h"
+#include "tasks/batcher.h"
+#include "tasks/embedder.h"
+#include "tasks/sequence_classifier.h"
+#include "tasks/token_classifier.h"
+
+namespace semroute {
+namespace {
+
+constexpr size_t kMaxTextsPerRequest = 1024;
+constexpr size_t kMaxPendingRoutes = 4096;  // routes whose answer may still be stored
+
+int status_of(ErrorCode code) {
+  switch (code) {
+    case ErrorCode::kNotFound: return 404;
+    case ErrorCode::kOutOfMemory: return 503;
+    case ErrorCode::kInvalidModel:
+    case ErrorCode::kInternal: return 500;
+    default: return 400;  // invalid_argument, invalid_utf8, too_long, unsupported: the request's
+  }
+}
+
+Reply json_reply(const nlohmann::json& body, int status = 200) {
+  Reply r;
+  r.status = status;
+  r.body = body.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+  return r;
+}
+
+// "input": a string or a list of strings (the OpenAI form).
+std::vector<std::string_view> texts_of(const nlohmann::json& request) {
+  const auto it = request.find("input");
+  if (it == request.end()) throw InvalidInput("\"input\": missing (a text or a list of texts)");
+  std::vector<std::string_view> texts;
+  if (it->is_string()) {
+    texts.push_back(it->get_ref<const std::string&>());
+  } else if (it->is_array()) {
+    if (it->size() > kMaxTextsPerRequest)
+      throw Error(ErrorCode::kTooLong, "\"input\": at most " + std::to_string(kMaxTextsPerRequest) + " texts");
+    for (const auto& t : *it) {
+      if (!t.is_string()) throw InvalidInput("\"input\": every item must be a string");
+      texts.push_back(t.get_ref<const std::string&>());
+    }
+  } else {
+    throw InvalidInput("\"input\": expected a string or a list of strings");
+  }
+  return texts;
+}
+
+// The request body as a JSON object (size and nesting bounded): a body that
+// is not one is the client's error (400), not a broken model file's.
+nlohmann::json parse_body(std::string_view body) {
+  nlohmann::json request;
+  try {
+    request = parse_json(body, "the request body");
+  } catch (const Error& e) {
+    throw InvalidInput(e.what());
+  }
+  if (!request.is_object()) throw InvalidInput("the request body must be a JSON object");
+  return request;
+}
+
+std::string string_field(const nlohmann::json& request, const char* key) {
+  const auto it = request.find(key);
+  if (it == request.end() || !it->is_string()) throw InvalidInput(std::string("\"") + key + "\": expected a string");
+  return it->get<std::string>();
+}
+
+// The query parameter `key` of a path ("/v1/route?router=main"), or "".
+std::string query_value(std::string_view path, std::string_view key) {
+  const size_t q = path.find('?');
+  if (q == std::string_view::npos) return "";
+  std::string_view query = path.substr(q + 1);
+  while (!query.empty()) {
+    const size_t amp = query.find('&');
+    const std::string_view pair = query.substr(0, amp);
+    const size_t eq = pair.find('=');
+    if (pair.substr(0, eq) == key && eq != std::string_view::npos) return std::string(pair.substr(eq + 1));
+    if (amp == std::string_view::npos) break;
+    query.remove_prefix(amp + 1);
+  }
+  return "";
+}
+
+// What a directory holds, when the config does not say: config.json's
+// "architectures" (…ForSequenceClassification, …ForTokenClassification).
+bool is_token_model(const std::filesystem::path& dir) {
+  for (const auto& a : read_model_config(dir).get_strings("architectures"))
+    if (a.find("ForTokenClassification") != std::string::npos) return true;
+  return false;
+}
+
+bool is_sequence_model(const std::filesystem::path& dir) {
+  for (const auto& a : read_model_config(dir).get_strings("architectures"))
+    if (a.find("ForSequenceClassification") != std::string::npos) return true;
+  return false;
+}
+
+std::string random_id() {
+  thread_local std::mt19937_64 rng(std::random_device{}());
+  static const char* hex = "0123456789abcdef";
+  std::string id;
+  for (int i = 0; i < 2; ++i) {
+    uint64_t v = rng();
+    for (int k = 0; k < 16; ++k, v >>= 4) id += hex[v & 15];
+  }
+  return id;
+}
+
+}  // namespace
+
+Reply error_reply(int status, const std::string& code, const std::string& message) {
+  return json_reply({{"error", {{"code", code}, {"message", message}}}}, status);
+}
+
+// A served model: the classifier or embedder and, with batching, the
+// batcher that coalesces concurrent requests; `in_flight` bounds its queue.
+struct ServedModel {
+  std::shared_ptr<const SequenceClassifier> sequence;
+  std::shared_ptr<const TokenClassifier> token;
+  std::shared_ptr<const Embedder> embedder;
+  std::unique_ptr<Batcher<Classification>> sequence_batcher;
+  std::unique_ptr<Batcher<TokenClassification>> token_batcher;
+  mutable std::atomic<int64_t> in_flight{0};
+
+  std::vector<Classification> classify(const std::vector<std::string_view>& texts) const {
+    return sequence_batcher ? (*sequence_batcher)(texts) : sequence->classify(texts);
+  }
+  std::vector<TokenClassification> find_entities(const std::vector<std::string_view>& texts) const {
+    return token_batcher ? (*token_batcher)(texts) : token->classify(texts);
+  }
+};
+
+struct Service::Loaded {
+  std::map<std::string, std::unique_ptr<ServedModel>> models;
+  std::map<std::string, std::shared_ptr<const UnifiedClassifier>> unified;
+  mutable std::mutex routers_mutex;
+  std::map<std::string, std::shared_ptr<const Router>> routers;
+  mutable std::mutex pending_mutex;
+  struct PendingRoute {
+    std::shared_ptr<const Router> router;  // the version that routed it (a reload may have replaced it)
+    std::shared_ptr<const RouteResult> result;
+  };
+  mutable std::map<std::string, PendingRoute> pending;
+  mutable std::deque<std::string> pending_order;
+
+  std::shared_ptr<const Router> router(const std::string& name) const {
+    const std::lock_guard<std::mutex> lock(routers_mutex);
+    if (name.empty() && routers.size() == 1) return routers.begin()->second;
+    const auto it = routers.find(name.empty() ? "default" : name);
+    if (it == routers.end()) throw Error(ErrorCode::kNotFound, "no router '" + name + "' (?router=NAME)");
+    return it->second;
+  }
+};
+
+namespace {
+
+std::unique_ptr<ServedModel> load_model(const std::string& name, const ServedModelConfig& c) {
+  auto m = std::make_unique<ServedModel>();
+  try {
+    if (c.embedding || (!c.kind && !is_sequence_model(c.path) && !is_token_model(c.path))) {
+      m->embedder = Embedder::load(c.path, EmbedderOptions(c.options));
+    } else if (c.kind == TaskKind::kToken || (!c.kind && is_token_model(c.path))) {
+      m->token = TokenClassifier::load(c.path, c.options);
+      if (c.batching.enabled())
+        m->token_batcher = std::make_unique<Batcher<TokenClassification>>(
+            [t = m->token](const std::vector<std::string_view>& texts) { return t->classify(texts); }, c.batching);
+    } else {
+      m->sequence = SequenceClassifier::load(c.path, c.options);
+      if (c.batching.enabled())
+        m->sequence_batcher = std::make_unique<Batcher<Classification>>(
+            [s = m->sequence](const std::vector<std::string_view>& texts) { return s->classify(texts); }, c.batching);
+    }
+  } catch (const Error& e) {
+    throw LoadError("models." + name + ": " + e.what(), e.code());
+  }
+  return m;
+}
+
+// Holds a model's queue slot for one request; 429 when the queue is full.
+class QueueSlot {
+ public:
+  QueueSlot(const ServedModel& model, size_t max_queue) : model_(model) {
+    if (model_.in_flight.fetch_add(1) >= static_cast<int64_t>(max_queue)) {
+      model_.in_flight.fetch_sub(1);
+      full_ = true;
+    }
+  }
+  ~QueueSlot() {
+    if (!full_) model_.in_flight.fetch_sub(1);
+  }
+  bool full() const { return full_; }
+
+ private:
+  const ServedModel& model_;
+  bool full_ = false;
+};
+
+Reply queue_full(const std::string& model) {
+  Reply r = error_reply(429, "queue_full", "model '" + model + "' has a full queue; retry shortly");
+  r.headers.emplace_back("Retry-After", "1");
+  return r;
+}
+
+}  // namespace
+
+Service::Service(ServeConfig config) : config_(std::move(config)), loaded_(std::make_unique<Loaded>()) {
+  for (const auto& [name, c] : config_.models) loaded_->models.emplace(name, load_model(name, c));
+  for (const auto& [name, path] : config_.unified) {
+    try {
+      loaded_->unified.emplace(name, UnifiedClassifier::load(UnifiedConfig::from_yaml(path)));
+    } catch (const Error& e) {
+      throw LoadError("unified." + name + ": " + e.what(), e.code());
+    }
+  }
+  reload_routers();
+}
+
+Service::~Service() = default;
+
+void Service::reload_routers() {
+  std::map<std::string, std::shared_ptr<const Router>> fresh;
+  for (const auto& [name, path] : config_.routers) {
+    try {
+      fresh.emplace(name, Router::load(path));
+    } catch (const Error& e) {
+      throw LoadError("routers." + name + ": " + e.what(), e.code());
+    }
+  }
+  const std::lock_guard<std::mutex> lock(loaded_->routers_mutex);
+  loaded_->routers.swap(fresh);  // requests holding an old router finish on it
+}
+
+Reply Service::handle(std::string_view method, std::string_view path, std::string_view body) const noexcept {
+  const auto start = std::chrono::steady_clock::now();
+  Reply reply;
+  try {
+    reply = dispatch(method, path, body);
+  } catch (const Error& e) {
+    reply = error_reply(status_of(e.code()), error_code_name(e.code()), e.what());
+  } catch (const std::bad_alloc&) {
+    reply = error_reply(503, "out_of_memory", "out of memory");
+  } catch (const std::exception& e) {
+    reply = error_reply(500, "internal", e.what());
+  }
+  const std::string endpoint(path.substr(0, path.find('?')));
+  metrics_.record(endpoint, reply.status,
+                  std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+  return reply;
+}
+
+Reply Service::dispatch(std::string_view method, std::string_view path, std::string_view body) const {
+  const std::string_view route = path.substr(0, path.find('?'));
+  if (method == "GET") {
+    if (route == "/health") return json_reply({{"status", "ok"}});
+    if (route == "/ready") return health();
+    if (route == "/metrics") {
+      for (const auto& [name, m] : loaded_->models) metrics_.set_in_flight(name, m->in_flight.load());
+      Reply r;
+      r.body = metrics_.prometheus_text();
+      r.content_type = "text/plain; version=0.0.4";
+      return r;
+    }
+    return error_reply(404, "not_found", "no endpoint GET " + std::string(route));
+  }
+  if (method != "POST") return error_reply(405, "method_not_allowed", "GET or POST");
+  if (route == "/v1/route") return this->route(path, body);
+  const nlohmann::json request = parse_body(body);
+  if (route == "/v1/classify") return classify(request);
+  if (route == "/v1/tokens") return tokens(request);
+  if (route == "/v1/embeddings") return embeddings(request);
+  if (route == "/v1/similarity") return similarity(request);
+  if (route == "/v1/unified") return unified(request);
+  if (route == "/v1/route/answer") return store_answer(request);
+  return error_reply(404, "not_found", "no endpoint POST " + std::string(route));
+}
+
+namespace {
+
+const ServedModel& model_named(const std::map<std::string, std::unique_ptr<ServedModel>>& models,
+                               const nlohmann::json& request) {
+  const std::string name = string_field(request, "model");
+  const auto it = models.find(name);
+  if (it == models.end()) throw Error(ErrorCode::kNotFound, "no model '" + name + "'");
+  return *it->second;
+}
+
+// {"model", "results": answer(texts)} while the request holds a slot of the model's queue.
+template <class Answer>
+Reply answer_texts(const nlohmann::json& request, const ServedModel& m, size_t max_queue, Answer answer) {
+  const std::string name = string_field(request, "model");
+  const auto texts = texts_of(request);
+  const QueueSlot slot(m, max_queue);
+  if (slot.full()) return queue_full(name);
+  return json_reply({{"model", name}, {"results", answer(texts)}});
+}
+
+}  // namespace
+
+Reply Service::classify(const nlohmann::json& request) const {
+  const ServedModel& m = model_named(loaded_->models, request);
+  if (!m.sequence) throw InvalidInput("model '" + string_field(request, "model") + "' is not a sequence classifier");
+  return answer_texts(request, m, config_.limits.max_queue, [&](const std::vector<std::string_view>& texts) {
+    const auto results = m.classify(texts);
+    nlohmann::json out = nlohmann::json::array();
+    for (size_t i = 0; i < results.size(); ++i)
+      out.push_back(classification_json(texts[i], results[i], m.sequence->labels(), m.sequence->scoring()));
+    return out;
+  });
+}
+
+Reply Service::tokens(const nlohmann::json& request) const {
+  const ServedModel& m = model_named(loaded_->models, request);
+  if (!m.token) throw InvalidInput("model '" + string_field(request, "model") + "' is not a token classifier");
+  return answer_texts(request, m, config_.limits.max_queue, [&](const std::vector<std::string_view>& texts) {
+    const auto results = m.find_entities(texts);
+    nlohmann::json out = nlohmann::json::array();
+    for (size_t i = 0; i < results.size(); ++i) out.push_back(token_result_json(texts[i], results[i]));
+    return out;
+  });
+}
+
+// OpenAI's embeddings API: {"model", "input", "dimensions"?} in,
+// {"object": "list", "data": [{"object": "embedding", "index", "embedding"}], "model", "usage"} out.
+Reply Service::embeddings(const nlohmann::json& request) const {
+  const ServedModel& m = model_named(loaded_->models, request);
+  if (!m.embedder) throw InvalidInput("model '" + string_field(request, "model") + "' is not an embedding model");
+  const auto texts = texts_of(request);
+  if (texts.empty()) throw InvalidInput("\"input\": no texts");
+  EmbeddingOptions options = m.embedder->defaults();
+  if (const auto it = request.find("dimensions"); it != request.end()) {
+    if (!it->is_number_unsigned() || it->get<int64_t>() < 1) throw InvalidInput("\"dimensions\": a positive integer");
+    options.dimension = it->get<int64_t>();
+  }
+  if (const auto it = request.find("encoding_format"); it != request.end() && *it != "float")
+    throw InvalidInput("\"encoding_format\": only \"float\"");
+  const QueueSlot slot(m, config_.limits.max_queue);
+  if (slot.full()) return queue_full(string_field(request, "model"));
+  std::vector<InputUsage> usage;
+  const at::Tensor rows = m.embedder->embed(texts, options, &usage).contiguous();
+  const int64_t dim = rows.size(1);
+  const float* values = rows.data_ptr<float>();
+  nlohmann::json data = nlohmann::json::array();
+  uint64_t tokens = 0;
+  for (size_t i = 0; i < texts.size(); ++i) {
+    const float* row = values + static_cast<int64_t>(i) * dim;
+    data.push_back({{"object", "embedding"}, {"index", i}, {"embedding", std::vector<float>(row, row + dim)}});
+    tokens += usage[i].processed_tokens;
+  }
+  return json_reply({{"object", "list"},
+                     {"data", data},
+                     {"model", string_field(request, "model")},
+                     {"usage", {{"prompt_tokens", tokens}, {"total_tokens", tokens}}}});
+}
+
+Reply Service::similarity(const nlohmann::json& request) const {
+  const ServedModel& m = model_named(loaded_->models, request);
+  if (!m.embedder) throw InvalidInput("model '" + string_field(request, "model") + "' is not an embedding model");
+  const std::string a = string_field(request, "a"), b = string_field(request, "b");
+  const QueueSlot slot(m, config_.limits.max_queue);
+  if (slot.full()) return queue_full(string_field(request, "model"));
+  const std::vector<float> rows = m.embedder->embed_rows({a, b});
+  const size_t dim = rows.size() / 2;
+  double dot = 0, na = 0, nb = 0;
+  for (size_t i = 0; i < dim; ++i) {
+    dot += double(rows[i]) * rows[dim + i];
+    na += double(rows[i]) * rows[i];
+    nb += double(rows[dim + i]) * rows[dim + i];
+  }
+  const double cosine = na > 0 && nb > 0 ? dot / std::sqrt(na * nb) : 0.0;
+  return json_reply({{"model", string_field(request, "model")}, {"similarity", cosine}});
+}
+
+Reply Service::unified(const nlohmann::json& request) const {
+  const std::string name = string_field(request, "model");
+  const auto it = loaded_->unified.find(name);
+  if (it == loaded_->unified.end()) throw Error(ErrorCode::kNotFound, "no unified classifier '" + name + "'");
+  UnifiedRequest options;
+  if (const auto t = request.find("tasks"); t != request.end()) {
+    if (!t->is_array()) throw InvalidInput("\"tasks\": expected a list of task names");
+    for (const auto& task : *t) {
+      if (!task.is_string()) throw InvalidInput("\"tasks\": expected a list of task names");
+      options.tasks.push_back(task.get<std::string>());
+    }
+  }
+  if (const auto p = request.find("prefer_accuracy"); p != request.end()) {
+    if (!p->is_boolean()) throw InvalidInput("\"prefer_accuracy\": true or false");
+    options.prefer_accuracy = p->get<bool>();
+  }
+  const auto texts = texts_of(request);
+  const auto results = it->second->classify(texts, options);
+  nlohmann::json out = nlohmann::json::array();
+  for (size_t i = 0; i < results.size(); ++i) {
+    nlohmann::json answers = nlohmann::json::array();
+    for (const auto& a : results[i].answers) answers.push_back(task_answer_json(a, it->second->labels(a.task)));
+    out.push_back({{"text", texts[i]}, {"tasks", answers}});
+  }
+  return json_reply({{"model", name}, {"results", out}});
+}
+
+// An OpenAI chat request in (the body as the gateway received it); the
+// decision, the rewritten request and the headers out. A route whose answer
+// may be cached carries a "route_id" for /v1/route/answer.
+Reply Service::route(std::string_view path, std::string_view body) const {
+  const auto router = loaded_->router(query_value(path, "router"));
+  std::shared_ptr<RouteResult> result;
+  try {
+    result = std::make_shared<RouteResult>(router->route_json(body));
+  } catch (const Error& e) {  // the config loaded at start: a parse failure now is the request's
+    if (e.code() != ErrorCode::kInvalidModel) throw;
+    throw InvalidInput(e.what());
+  }
+  nlohmann::json out = result->to_json();
+  if (!result->cache_partition.empty() && result->cache_embedding) {
+    const std::string id = random_id();
+    out["route_id"] = id;
+    const std::lock_guard<std::mutex> lock(loaded_->pending_mutex);
+    loaded_->pending.emplace(id, Loaded::PendingRoute{router, result});
+    loaded_->pending_order.push_back(id);
+    while (loaded_->pending_order.size() > kMaxPendingRoutes) {
+      loaded_->pending.erase(loaded_->pending_order.front());
+      loaded_->pending_order.pop_front();
+    }
+  }
+  if (!result->cache_partition.empty() || result->cache_hit) metrics_.record_cache(result->cache_hit);
+  Reply reply = json_reply(out);
+  for (const auto& [name, value] : result->headers) reply.headers.emplace_back(name, value);
+  return reply;
+}
+
+// {"route_id", "response": a chat.completion} -> {"stored": true | false}
+Reply Service::store_answer(const nlohmann::json& request) const {
+  const std::string id = string_field(request, "route_id");
+  const auto response = request.find("response");
+  if (response == request.end() || !response->is_object()) throw InvalidInput("\"response\": expected a chat.completion object");
+  Loaded::PendingRoute route;
+  {
+    const std::lock_guard<std::mutex> lock(loaded_->pending_mutex);
+    const auto it = loaded_->pending.find(id);
+    if (it == loaded_->pending.end()) throw Error(ErrorCode::kNotFound, "no pending route '" + id + "' (stored, or too old)");
+    route = it->second;
+    loaded_->pending.erase(it);  // its id stays in pending_order until it ages out: erasing there is harmless
+  }
+  return json_reply({{"stored", route.router->store_answer(*route.result, response->dump())}});
+}
+
+Reply Service::health() const {
+  nlohmann::json models = nlohmann::json::array(), unified = nlohmann::json::array(), routers = nlohmann::json::array();
+  for (const auto& [name, m] : loaded_->models) models.push_back(name);
+  for (const auto& [name, u] : loaded_->unified) unified.push_back(name);
+  {
+    const std::lock_guard<std::mutex> lock(loaded_->routers_mutex);
+    for (const auto& [name, r] : loaded_->routers) routers.push_back(name);
+  }
+  return json_reply({{"ready", true}, {"models", models}, {"unified", unified}, {"routers", routers}});
+}
+
+}  // namespace semroute

@@ -1,0 +1,65 @@
+// What `semroute serve` answers, apart from HTTP: a request (method, path,
+// body) in, a status and a JSON body out. Loads what the config names once;
+// every call is thread-safe and never throws (errors are replies carrying
+// the stable error codes). The HTTP layer (http_server.h) only moves bytes.
+#pragma once
+
+#include <nlohmann/json.hpp>
+
+#include <atomic>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "server/metrics.h"
+#include "server/serve_config.h"
+
+namespace semroute {
+
+struct Reply {
+  int status = 200;
+  std::string body;  // JSON, or Prometheus text for /metrics
+  std::string content_type = "application/json";
+  std::vector<std::pair<std::string, std::string>> headers;
+};
+
+// A reply for a failure: {"error": {"code": "invalid_utf8", "message": …}}.
+Reply error_reply(int status, const std::string& code, const std::string& message);
+
+class Service {
+ public:
+  // Loads every model, engine, unified classifier and router (LoadError
+  // naming the config's field on failure).
+  explicit Service(ServeConfig config);
+  ~Service();
+
+  Reply handle(std::string_view method, std::string_view path, std::string_view body) const noexcept;
+
+  // Reads the router configs again; each keeps serving its old version until
+  // its new one loaded. Throws LoadError (the old routers stay) on failure.
+  void reload_routers();
+
+  const ServeConfig& config() const { return config_; }
+  Metrics& metrics() const { return metrics_; }
+
+ private:
+  struct Loaded;
+  Reply dispatch(std::string_view method, std::string_view path, std::string_view body) const;
+  Reply classify(const nlohmann::json& request) const;
+  Reply tokens(const nlohmann::json& request) const;
+  Reply embeddings(const nlohmann::json& request) const;
+  Reply similarity(const nlohmann::json& request) const;
+  Reply unified(const nlohmann::json& request) const;
+  Reply route(std::string_view path, std::string_view body) const;
+  Reply store_answer(const nlohmann::json& request) const;
+  Reply health() const;
+
+  ServeConfig config_;
+  std::unique_ptr<Loaded> loaded_;
+  mutable Metrics metrics_;
+};
+
+}  // namespace semroute

@@ -1,0 +1,245 @@
+// `semroute serve` without sockets: the service answers what the in-process
+// classes answer (same models, 1e-6), its errors carry the stable codes and
+// HTTP statuses, its queue is bounded, and router configs reload.
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+
+#include <thread>
+
+#include "classifiers/unified_classifier.h"
+#include "router/router.h"
+#include "server/service.h"
+#include "tasks/embedder.h"
+#include "tasks/sequence_classifier.h"
+#include "tasks/token_classifier.h"
+#include "test_util.h"
+
+namespace semroute {
+namespace {
+
+const std::filesystem::path kModels = test::repo_dir() / "models";
+
+std::string serve_yaml() {
+  const std::string m = kModels.string();
+  return "models:\n"
+         "  domain: " + m + "/domain\n"
+         "  batched: {path: " + m + "/domain, max_batch: 8, max_wait_us: 2000}\n"
+         "  pii: " + m + "/pii\n"
+         "  encoder: {path: " + m + "/multitask/base, task: embedding}\n"
+         "unified:\n  default: " + m + "/router.yaml\n"
+         "routers:\n  default: " + (test::repo_dir() / "examples/router/router.yaml").string() + "\n";
+}
+
+class Serve : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    dir_ = new test::TempDir();
+    test::write_file(*dir_ / "serve.yaml", serve_yaml());
+    service_ = new Service(ServeConfig::from_yaml(*dir_ / "serve.yaml"));
+  }
+  static void TearDownTestSuite() {
+    delete service_;
+    delete dir_;
+  }
+  static nlohmann::json post(const std::string& path, const nlohmann::json& body, int expected = 200) {
+    const Reply r = service_->handle("POST", path, body.dump());
+    EXPECT_EQ(r.status, expected) << path << ": " << r.body;
+    return nlohmann::json::parse(r.body);
+  }
+  static test::TempDir* dir_;
+  static Service* service_;
+};
+test::TempDir* Serve::dir_ = nullptr;
+Service* Serve::service_ = nullptr;
+
+const std::vector<std::string> kTexts = {"What is the derivative of x^2 + 3x?", "Call me at 212-555-0187, David Kim.",
+                                         "Ünïcödé — 日本語のテキスト", ""};
+
+TEST_F(Serve, ClassifyEqualsTheClassifier) {
+  const auto classifier = SequenceClassifier::load(kModels / "domain");
+  const std::vector<std::string_view> views(kTexts.begin(), kTexts.end());
+  const auto want = classifier->classify(views);
+  for (const char* model : {"domain", "batched"}) {
+    const auto got = post("/v1/classify", {{"model", model}, {"input", kTexts}})["results"];
+    ASSERT_EQ(got.size(), want.size());
+    for (size_t i = 0; i < want.size(); ++i) {
+      EXPECT_EQ(got[i]["label"], want[i].label);
+      for (size_t k = 0; k < classifier->labels().size(); ++k)
+        EXPECT_NEAR(got[i]["probabilities"][classifier->labels()[k]].get<double>(), want[i].probabilities[k], 1e-6);
+    }
+  }
+  const auto one = post("/v1/classify", {{"model", "domain"}, {"input", kTexts[0]}})["results"];
+  EXPECT_EQ(one.size(), 1u);
+  EXPECT_EQ(one[0]["label"], want[0].label);
+}
+
+TEST_F(Serve, TokensAndEmbeddingsEqualTheirClasses) {
+  const auto pii = TokenClassifier::load(kModels / "pii");
+  const auto want = pii->classify({kTexts[1]});
+  const auto got = post("/v1/tokens", {{"model", "pii"}, {"input", {kTexts[1]}}})["results"][0]["entities"];
+  ASSERT_EQ(got.size(), want[0].entities.size());
+  for (size_t i = 0; i < got.size(); ++i) {
+    EXPECT_EQ(got[i]["type"], want[0].entities[i].type);
+    EXPECT_EQ(got[i]["begin"], want[0].entities[i].begin);
+    EXPECT_NEAR(got[i]["score"].get<double>(), want[0].entities[i].score, 1e-6);
+  }
+  const auto embedder = Embedder::load(kModels / "multitask/base");
+  const std::vector<float> rows = embedder->embed_rows({"solve for x", "court ruling"});
+  const auto reply = post("/v1/embeddings", {{"model", "encoder"}, {"input", {"solve for x", "court ruling"}}});
+  EXPECT_EQ(reply["object"], "list");
+  ASSERT_EQ(reply["data"].size(), 2u);
+  const size_t dim = rows.size() / 2;
+  for (size_t r = 0; r < 2; ++r) {
+    const auto& e = reply["data"][r];
+    EXPECT_EQ(e["index"], r);
+    ASSERT_EQ(e["embedding"].size(), dim);
+    for (size_t k = 0; k < dim; ++k) EXPECT_NEAR(e["embedding"][k].get<double>(), rows[r * dim + k], 1e-6);
+  }
+  EXPECT_GT(reply["usage"]["prompt_tokens"].get<int>(), 0);
+  const auto short_ones = post("/v1/embeddings", {{"model", "encoder"}, {"input", "x"}, {"dimensions", 16}});
+  EXPECT_EQ(short_ones["data"][0]["embedding"].size(), 16u);
+  const double cosine = post("/v1/similarity", {{"model", "encoder"}, {"a", "solve for x"}, {"b", "solve for x"}})["similarity"];
+  EXPECT_NEAR(cosine, 1.0, 1e-5);
+}
+
+TEST_F(Serve, UnifiedAndRouteEqualTheirClasses) {
+  const auto unified = UnifiedClassifier::load(UnifiedConfig::from_yaml(kModels / "router.yaml"));
+  const auto want = unified->classify({kTexts[1]})[0].answers;
+  const auto got = post("/v1/unified", {{"model", "default"}, {"input", kTexts[1]}})["results"][0]["tasks"];
+  ASSERT_EQ(got.size(), want.size());
+  for (size_t i = 0; i < want.size(); ++i) {
+    EXPECT_EQ(got[i]["task"], want[i].task);
+    if (want[i].kind == TaskKind::kSequence) {
+      EXPECT_NEAR(got[i]["confidence"].get<double>(), want[i].classification.confidence, 1e-6);
+    }
+  }
+  const nlohmann::json request = {{"model", "auto"},
+                                  {"messages", {{{"role", "user"}, {"content", "What is the integral of sin(x) from 0 to pi?"}}}}};
+  const auto router = Router::load(test::repo_dir() / "examples/router/router.yaml");
+  const RouteResult expected = router->route_json(request.dump());
+  const Reply reply = service_->handle("POST", "/v1/route", request.dump());
+  ASSERT_EQ(reply.status, 200) << reply.body;
+  const auto route = nlohmann::json::parse(reply.body);
+  EXPECT_EQ(route["decision"], expected.decision);
+  EXPECT_EQ(route["request"], nlohmann::json::parse(expected.request.dump()));
+  bool decision_header = false;
+  for (const auto& [name, value] : reply.headers) decision_header |= name == "x-semroute-decision" && value == expected.decision;
+  EXPECT_TRUE(decision_header);
+  // The cache: the answer stored through the route id answers the next request.
+  ASSERT_TRUE(route.contains("route_id")) << route.dump();
+  const nlohmann::json answer = {{"id", "cached-1"}, {"object", "chat.completion"}, {"choices", nlohmann::json::array()}};
+  EXPECT_TRUE(post("/v1/route/answer", {{"route_id", route["route_id"]}, {"response", answer}})["stored"]);
+  const auto again = nlohmann::json::parse(service_->handle("POST", "/v1/route?router=default", request.dump()).body);
+  EXPECT_EQ(again["cache"], "hit");
+  post("/v1/route/answer", {{"route_id", route["route_id"]}, {"response", answer}}, 404);  // used once
+}
+
+TEST_F(Serve, ErrorsCarryTheStableCodes) {
+  const auto code = [](const Reply& r) { return nlohmann::json::parse(r.body)["error"]["code"].get<std::string>(); };
+  Reply r = service_->handle("POST", "/v1/classify", R"({"model": "nope", "input": "x"})");
+  EXPECT_EQ(r.status, 404);
+  EXPECT_EQ(code(r), "not_found");
+  r = service_->handle("POST", "/v1/classify", "{not json");
+  EXPECT_EQ(r.status, 400);
+  EXPECT_EQ(code(r), "invalid_argument");
+  r = service_->handle("POST", "/v1/classify", "{\"model\": \"domain\", \"input\": \"bad \xff\"}");
+  EXPECT_EQ(r.status, 400);  // invalid UTF-8 inside JSON is a JSON error
+  r = service_->handle("POST", "/v1/classify", R"({"model": "domain", "input": "bad \udc00"})");
+  EXPECT_EQ(r.status, 400);
+  r = service_->handle("POST", "/v1/classify", R"({"model": "domain", "input": 5})");
+  EXPECT_EQ(code(r), "invalid_argument");
+  r = service_->handle("POST", "/v1/tokens", R"({"model": "domain", "input": "x"})");
+  EXPECT_EQ(code(r), "invalid_argument");  // not a token model
+  r = service_->handle("POST", "/v1/classify", "[1, 2]");
+  EXPECT_EQ(r.status, 400);
+  r = service_->handle("DELETE", "/v1/classify", "");
+  EXPECT_EQ(r.status, 405);
+  r = service_->handle("GET", "/v1/nowhere", "");
+  EXPECT_EQ(r.status, 404);
+  r = service_->handle("POST", "/v1/route", R"({"messages": "not a list"})");
+  EXPECT_EQ(r.status, 400);
+  r = service_->handle("POST", "/v1/route?router=other", R"({"messages": []})");
+  EXPECT_EQ(code(r), "not_found");
+  nlohmann::json many = nlohmann::json::array();
+  for (int i = 0; i < 2000; ++i) many.push_back("x");
+  r = service_->handle("POST", "/v1/classify", nlohmann::json({{"model", "domain"}, {"input", many}}).dump());
+  EXPECT_EQ(code(r), "too_long");
+}
+
+TEST_F(Serve, HealthReadyAndMetrics) {
+  EXPECT_EQ(service_->handle("GET", "/health", "").status, 200);
+  const auto ready = nlohmann::json::parse(service_->handle("GET", "/ready", "").body);
+  EXPECT_TRUE(ready["ready"]);
+  EXPECT_EQ(ready["models"].size(), 4u);
+  service_->handle("POST", "/v1/classify", R"({"model": "domain", "input": "x"})");
+  const Reply metrics = service_->handle("GET", "/metrics", "");
+  EXPECT_NE(metrics.body.find("semroute_requests_total{endpoint=\"/v1/classify\",status=\"200\"}"), std::string::npos)
+      << metrics.body;
+  EXPECT_NE(metrics.body.find("semroute_request_seconds_bucket{endpoint=\"/v1/classify\",le=\"+Inf\"}"), std::string::npos);
+  EXPECT_NE(metrics.body.find("semroute_in_flight{model=\"domain\"} 0"), std::string::npos);
+}
+
+TEST(ServeQueue, AFullQueueAnswers429WithRetryAfter) {
+  test::TempDir dir;
+  test::write_file(dir / "serve.yaml", "limits: {max_queue: 1}\nmodels:\n  domain: {path: " +
+                                           (kModels / "domain").string() + ", max_batch: 4, max_wait_us: 200000}\n");
+  const Service service(ServeConfig::from_yaml(dir / "serve.yaml"));
+  // The first request waits 200 ms for company in the batcher, holding the one slot.
+  Reply first;
+  std::thread t([&] { first = service.handle("POST", "/v1/classify", R"({"model": "domain", "input": "a"})"); });
+  std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  const Reply second = service.handle("POST", "/v1/classify", R"({"model": "domain", "input": "b"})");
+  t.join();
+  EXPECT_EQ(first.status, 200);
+  EXPECT_EQ(second.status, 429);
+  bool retry_after = false;
+  for (const auto& [name, value] : second.headers) retry_after |= name == "Retry-After";
+  EXPECT_TRUE(retry_after);
+}
+
+TEST(ServeConfigFile, RefusesBadConfigsNamingTheField) {
+  test::TempDir dir;
+  const auto refused = [&](const std::string& yaml, const std::string& needle) {
+    test::write_file(dir / "serve.yaml", yaml);
+    test::expect_error([&] { ServeConfig::from_yaml(dir / "serve.yaml"); }, ErrorCode::kInvalidModel, needle);
+  };
+  const std::string model = "models:\n  domain: " + (kModels / "domain").string() + "\n";
+  refused("listen: 8080\n" + model, "listen: expected host:port");
+  refused("threads: .nan\n" + model, "threads: must be a finite number");
+  refused("limits: {max_queue: 0}\n" + model, "limits.max_queue: must be a finite number in [1");
+  refused("limits: {frobs: 1}\n" + model, "limits.frobs: unknown field");
+  refused("models:\n  ../etc: x\n", "'../etc': a name is");
+  refused("models:\n  d: {path: x, task: speak}\n", "models.d.task");
+  refused("socket_mode: rwx\n" + model, "socket_mode");
+  refused("{}\n", "nothing to serve");
+  test::write_file(dir / "ok.yaml", model);
+  const ServeConfig c = ServeConfig::from_yaml(dir / "ok.yaml");
+  EXPECT_EQ(c.listen, "127.0.0.1:8080");  // loopback unless told otherwise
+  test::write_file(dir / "missing-model.yaml", "models:\n  x: " + (dir / "nowhere").string() + "\n");
+  test::expect_error([&] { Service(ServeConfig::from_yaml(dir / "missing-model.yaml")); }, ErrorCode::kNotFound,
+                     "models.x");
+}
+
+TEST(ServeReload, RoutersReloadAndABadReloadKeepsTheOld) {
+  test::TempDir dir;
+  const auto router = [&](const std::string& model) {
+    test::write_file(dir / "router.yaml", "signals: {urgent: {kind: keywords, keywords: [urgent]}}\n"
+                                          "decisions: [{name: urgent, when: urgent, model: " + model + "}]\n");
+  };
+  router("fast-llm");
+  test::write_file(dir / "serve.yaml", "routers:\n  default: router.yaml\n");
+  Service service(ServeConfig::from_yaml(dir / "serve.yaml"));
+  const std::string request = R"({"model": "auto", "messages": [{"role": "user", "content": "urgent: help"}]})";
+  const auto model_of = [&] { return nlohmann::json::parse(service.handle("POST", "/v1/route", request).body)["model"]; };
+  EXPECT_EQ(model_of(), "fast-llm");
+  test::write_file(dir / "router.yaml", "decisions: [{name: x, when: \"nope.score > 1\"}]\n");
+  EXPECT_THROW(service.reload_routers(), Error);
+  EXPECT_EQ(model_of(), "fast-llm");  // the old config still serves
+  router("other-llm");
+  service.reload_routers();
+  EXPECT_EQ(model_of(), "other-llm");
+}
+
+}  // namespace
+}  // namespace semroute
