@@ -49,7 +49,10 @@ nlohmann::json windows_json(std::string_view text, const DocumentClassification&
 nlohmann::json task_answer_json(const TaskAnswer& a, const std::vector<std::string>& labels) {
   nlohmann::json j = {{"task", a.task}, {"path", path_name(a.path)}, {"reason", a.reason},
                       {"latency_ms", a.latency_ms}};
-  if (!a.error.empty()) j["error"] = a.error;
+  if (!a.error.empty()) {
+    j["error"] = a.error;
+    j["error_code"] = error_code_name(a.error_code);
+  }
   if (a.kind == TaskKind::kSequence && a.error.empty()) {
     nlohmann::json probs = nlohmann::json::object();
     for (size_t k = 0; k < labels.size(); ++k) probs[labels[k]] = a.classification.probabilities.at(k);

@@ -26,7 +26,7 @@ nlohmann::json token_result_json(std::string_view text, const TokenClassificatio
 // {text, content_tokens, windows[classification + token_begin, token_end, begin, end]}
 nlohmann::json windows_json(std::string_view text, const DocumentClassification& d,
                             const std::vector<std::string>& labels, Scoring scoring);
-// One unified-classifier task: {task, path, reason, latency_ms[, error]} and
+// One unified-classifier task: {task, path, reason, latency_ms[, error, error_code]} and
 // the sequence (label, confidence, probabilities, risk, flagged) or token
 // (entities, has_entities) answer.
 nlohmann::json task_answer_json(const TaskAnswer& a, const std::vector<std::string>& labels);

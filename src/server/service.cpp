@@ -248,11 +248,12 @@ void Service::reload_routers() {
   loaded_->routers.swap(fresh);  // requests holding an old router finish on it
 }
 
-Reply Service::handle(std::string_view method, std::string_view path, std::string_view body) const noexcept {
+Reply Service::handle(std::string_view method, std::string_view path, std::string_view body,
+                      std::string_view metadata_json) const noexcept {
   const auto start = std::chrono::steady_clock::now();
   Reply reply;
   try {
-    reply = dispatch(method, path, body);
+    reply = dispatch(method, path, body, metadata_json);
   } catch (const Error& e) {
     reply = error_reply(status_of(e.code()), error_code_name(e.code()), e.what());
   } catch (const std::bad_alloc&) {
@@ -266,7 +267,8 @@ Reply Service::handle(std::string_view method, std::string_view path, std::strin
   return reply;
 }
 
-Reply Service::dispatch(std::string_view method, std::string_view path, std::string_view body) const {
+Reply Service::dispatch(std::string_view method, std::string_view path, std::string_view body,
+                        std::string_view metadata_json) const {
   const std::string_view route = path.substr(0, path.find('?'));
   if (method == "GET") {
     if (route == "/health") return json_reply({{"status", "ok"}});
@@ -281,7 +283,7 @@ Reply Service::dispatch(std::string_view method, std::string_view path, std::str
     return error_reply(404, "not_found", "no endpoint GET " + std::string(route));
   }
   if (method != "POST") return error_reply(405, "method_not_allowed", "GET or POST");
-  if (route == "/v1/route") return this->route(path, body);
+  if (route == "/v1/route") return this->route(path, body, metadata_json);
   const nlohmann::json request = parse_body(body);
   if (route == "/v1/classify") return classify(request);
   if (route == "/v1/tokens") return tokens(request);
@@ -302,14 +304,16 @@ const ServedModel& model_named(const std::map<std::string, std::unique_ptr<Serve
   return *it->second;
 }
 
-// {"model", "results": answer(texts)} while the request holds a slot of the model's queue.
+// {"model", "labels" (in label order), "results": answer(texts)} while the
+// request holds a slot of the model's queue.
 template <class Answer>
-Reply answer_texts(const nlohmann::json& request, const ServedModel& m, size_t max_queue, Answer answer) {
+Reply answer_texts(const nlohmann::json& request, const ServedModel& m, const std::vector<std::string>& labels,
+                   size_t max_queue, Answer answer) {
   const std::string name = string_field(request, "model");
   const auto texts = texts_of(request);
   const QueueSlot slot(m, max_queue);
   if (slot.full()) return queue_full(name);
-  return json_reply({{"model", name}, {"results", answer(texts)}});
+  return json_reply({{"model", name}, {"labels", labels}, {"results", answer(texts)}});
 }
 
 }  // namespace
@@ -317,7 +321,8 @@ Reply answer_texts(const nlohmann::json& request, const ServedModel& m, size_t m
 Reply Service::classify(const nlohmann::json& request) const {
   const ServedModel& m = model_named(loaded_->models, request);
   if (!m.sequence) throw InvalidInput("model '" + string_field(request, "model") + "' is not a sequence classifier");
-  return answer_texts(request, m, config_.limits.max_queue, [&](const std::vector<std::string_view>& texts) {
+  return answer_texts(request, m, m.sequence->labels(), config_.limits.max_queue,
+                      [&](const std::vector<std::string_view>& texts) {
     const auto results = m.classify(texts);
     nlohmann::json out = nlohmann::json::array();
     for (size_t i = 0; i < results.size(); ++i)
@@ -329,7 +334,8 @@ Reply Service::classify(const nlohmann::json& request) const {
 Reply Service::tokens(const nlohmann::json& request) const {
   const ServedModel& m = model_named(loaded_->models, request);
   if (!m.token) throw InvalidInput("model '" + string_field(request, "model") + "' is not a token classifier");
-  return answer_texts(request, m, config_.limits.max_queue, [&](const std::vector<std::string_view>& texts) {
+  return answer_texts(request, m, m.token->labels(), config_.limits.max_queue,
+                      [&](const std::vector<std::string_view>& texts) {
     const auto results = m.find_entities(texts);
     nlohmann::json out = nlohmann::json::array();
     for (size_t i = 0; i < results.size(); ++i) out.push_back(token_result_json(texts[i], results[i]));
@@ -418,11 +424,19 @@ Reply Service::unified(const nlohmann::json& request) const {
 // An OpenAI chat request in (the body as the gateway received it); the
 // decision, the rewritten request and the headers out. A route whose answer
 // may be cached carries a "route_id" for /v1/route/answer.
-Reply Service::route(std::string_view path, std::string_view body) const {
+Reply Service::route(std::string_view path, std::string_view body, std::string_view metadata_json) const {
   const auto router = loaded_->router(query_value(path, "router"));
+  std::map<std::string, std::string> metadata;
+  if (!metadata_json.empty()) {
+    const nlohmann::json meta = parse_body(metadata_json);
+    for (const auto& [key, value] : meta.items()) {
+      if (!value.is_string()) throw InvalidInput("x-semroute-metadata: every value must be a string");
+      metadata.emplace(key, value.get<std::string>());
+    }
+  }
   std::shared_ptr<RouteResult> result;
   try {
-    result = std::make_shared<RouteResult>(router->route_json(body));
+    result = std::make_shared<RouteResult>(router->route_json(body, metadata));
   } catch (const Error& e) {  // the config loaded at start: a parse failure now is the request's
     if (e.code() != ErrorCode::kInvalidModel) throw;
     throw InvalidInput(e.what());

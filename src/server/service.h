@@ -36,7 +36,10 @@ class Service {
   explicit Service(ServeConfig config);
   ~Service();
 
-  Reply handle(std::string_view method, std::string_view path, std::string_view body) const noexcept;
+  // metadata_json: the x-semroute-metadata header (a JSON object of strings
+  // the router's conditions see as meta.<key>), or empty.
+  Reply handle(std::string_view method, std::string_view path, std::string_view body,
+               std::string_view metadata_json = {}) const noexcept;
 
   // Reads the router configs again; each keeps serving its old version until
   // its new one loaded. Throws LoadError (the old routers stay) on failure.
@@ -47,13 +50,14 @@ class Service {
 
  private:
   struct Loaded;
-  Reply dispatch(std::string_view method, std::string_view path, std::string_view body) const;
+  Reply dispatch(std::string_view method, std::string_view path, std::string_view body,
+                 std::string_view metadata_json) const;
   Reply classify(const nlohmann::json& request) const;
   Reply tokens(const nlohmann::json& request) const;
   Reply embeddings(const nlohmann::json& request) const;
   Reply similarity(const nlohmann::json& request) const;
   Reply unified(const nlohmann::json& request) const;
-  Reply route(std::string_view path, std::string_view body) const;
+  Reply route(std::string_view path, std::string_view body, std::string_view metadata_json) const;
   Reply store_answer(const nlohmann::json& request) const;
   Reply health() const;
 
