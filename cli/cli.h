@@ -78,6 +78,7 @@ int run_unified(const Args& args);
 int run_train(const std::vector<std::string>& argv);
 int run_calibrate(const std::vector<std::string>& argv);
 int run_trim_vocab(const std::vector<std::string>& argv);
+int run_serve(const std::vector<std::string>& argv);
 int run_compress(const std::vector<std::string>& argv);
 int run_check_answer(const std::vector<std::string>& argv);
 

@@ -85,6 +85,9 @@ commands:
       alarm threshold on validation (train runs this at its end).
   trim-vocab --tokenizer FILE --data A.jsonl[,B.jsonl] --size N --out FILE
       Cut a BPE tokenizer.json down to the N tokens the texts use most.
+  serve CONFIG.yaml [--listen HOST:PORT] [--unix-socket PATH]
+      The models, unified classifiers and routers of CONFIG.yaml over HTTP
+      (a sidecar; docs/serve.md). SIGTERM drains, SIGHUP reloads routers.
   version
       Print the library version.
 
@@ -122,6 +125,7 @@ extern "C" __attribute__((visibility("default"))) int semroute_cli_main(int argc
     if (command == "train") return cli::run_train(rest);
     if (command == "calibrate") return cli::run_calibrate(rest);
     if (command == "trim-vocab") return cli::run_trim_vocab(rest);
+    if (command == "serve") return cli::run_serve(rest);
     if (command == "compress") return cli::run_compress(rest);
     if (command == "check-answer") return cli::run_check_answer(rest);
     const cli::Args args = cli::parse_args(argc, argv, 2);

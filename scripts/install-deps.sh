@@ -15,10 +15,12 @@ build_packages=(
   libpcre2-dev libutf8proc-dev
   libssl-dev                     # SHA-256 of model files: the router drop-in's embedding descriptors
   libhiredis-dev                 # the semantic cache shared by router replicas
+  libmicrohttpd-dev              # semroute serve: HTTP/1.1 (chosen by measurement, docs/serve.md)
   libgtest-dev libgmock-dev libbenchmark-dev  # the configure step finds them (tests, benchmarks)
 )
 test_packages=(
   golang-go                      # bindings/go and the router drop-in's Go tests
+  wrk                            # semroute serve's load test
   redis-server                   # the shared cache's tests start their own server
   clang libclang-rt-14-dev       # scripts/fuzz.sh: libFuzzer with ASan + UBSan
   python3-venv python3-pip python3-setuptools python3-wheel python3-numpy python3-pytest  # bindings/python
