@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"strings"
 	"time"
+	"unicode/utf8"
 )
 
 // Client talks to a `semroute serve` sidecar over HTTP, on TCP or a Unix
@@ -161,7 +162,14 @@ type wireEntity struct {
 
 func (w wireEntity) entity() Entity { return Entity(w) }
 
+// texts posts {"model", "input": texts}; invalid UTF-8 is refused here, as
+// in process (JSON would carry it as U+FFFD).
 func (m *RemoteModel) texts(ctx context.Context, path string, texts []string, out any) error {
+	for i, text := range texts {
+		if !utf8.ValidString(text) {
+			return &Error{Code: CodeInvalidUTF8, Message: fmt.Sprintf("text %d is not valid UTF-8", i)}
+		}
+	}
 	return m.c.call(ctx, http.MethodPost, path, map[string]any{"model": m.name, "input": texts}, out, nil)
 }
 
@@ -280,6 +288,9 @@ func (m *RemoteModel) EmbedBatch(ctx context.Context, texts []string) ([][]float
 
 // Similarity is the cosine similarity of two texts' embeddings.
 func (m *RemoteModel) Similarity(a, b string) (float32, error) {
+	if !utf8.ValidString(a) || !utf8.ValidString(b) {
+		return 0, &Error{Code: CodeInvalidUTF8, Message: "a text is not valid UTF-8"}
+	}
 	var out struct {
 		Similarity float32 `json:"similarity"`
 	}

@@ -33,7 +33,12 @@ func exampleRequest(t *testing.T, name string) []byte {
 }
 
 func TestRouterRoutesTheExampleRequests(t *testing.T) {
-	r := loadExampleRouter(t)
+	checkRoutesTheExampleRequests(t, loadExampleRouter(t))
+}
+
+// checkRoutesTheExampleRequests: the example config's decisions, rewrites,
+// headers and lazy signals, in process or through a sidecar.
+func checkRoutesTheExampleRequests(t *testing.T, r RequestRouter) {
 	route, err := r.Route(exampleRequest(t, "math.json"), map[string]string{"role": "admin"})
 	if err != nil {
 		t.Fatal(err)
@@ -123,8 +128,10 @@ func TestRouterConcurrentRoutes(t *testing.T) {
 	wg.Wait()
 }
 
-func TestRouterCachesAnswers(t *testing.T) {
-	r := loadExampleRouter(t)
+func TestRouterCachesAnswers(t *testing.T) { checkCachesAnswers(t, loadExampleRouter(t)) }
+
+// checkCachesAnswers: an answer stored after a miss answers the same prompt.
+func checkCachesAnswers(t *testing.T, r RequestRouter) {
 	request := exampleRequest(t, "math.json")
 	first, err := r.Route(request, nil)
 	if err != nil {

@@ -26,7 +26,9 @@ func TestMain(m *testing.M) {
 		fmt.Fprintln(os.Stderr, "SEMROUTE_TEST_MODELS is not set: run scripts/test-go.sh, which makes the test models")
 		os.Exit(1)
 	}
-	os.Exit(m.Run())
+	code := m.Run()
+	stopSidecar()
+	os.Exit(code)
 }
 
 func load(t testing.TB, name string, opts *Options) *Model {
@@ -53,6 +55,17 @@ func readJSON(t *testing.T, name string, v interface{}) {
 func near(a, b float64) bool { return math.Abs(a-b) <= 1e-5 }
 
 func TestClassifyEqualsTheCLI(t *testing.T) {
+	m := load(t, "intent", nil)
+	info := m.Info()
+	if info.Task != TaskSequenceClassification || info.ModelType != "modernbert" || len(info.Labels) != 4 {
+		t.Fatalf("Info = %+v", info)
+	}
+	checkClassifyEqualsTheCLI(t, m, info.Labels)
+}
+
+// checkClassifyEqualsTheCLI: the answers of m (in process or a sidecar's)
+// for intent.json's texts are the CLI's.
+func checkClassifyEqualsTheCLI(t *testing.T, m SequenceClassifier, labels []string) {
 	var want struct {
 		Results []struct {
 			Text          string             `json:"text"`
@@ -63,11 +76,6 @@ func TestClassifyEqualsTheCLI(t *testing.T) {
 		} `json:"results"`
 	}
 	readJSON(t, "intent.json", &want)
-	m := load(t, "intent", nil)
-	info := m.Info()
-	if info.Task != TaskSequenceClassification || info.ModelType != "modernbert" || len(info.Labels) != 4 {
-		t.Fatalf("Info = %+v", info)
-	}
 	var texts []string
 	for _, r := range want.Results {
 		texts = append(texts, r.Text)
@@ -81,7 +89,7 @@ func TestClassifyEqualsTheCLI(t *testing.T) {
 		if g.Label != w.Label || g.ClassID != w.ClassID || !near(float64(g.Confidence), w.Confidence) {
 			t.Errorf("%q: got %+v, want %+v", w.Text, g, w)
 		}
-		for k, label := range info.Labels {
+		for k, label := range labels {
 			if !near(float64(g.Probabilities[k]), w.Probabilities[label]) {
 				t.Errorf("%q: P(%s) = %v, want %v", w.Text, label, g.Probabilities[k], w.Probabilities[label])
 			}
@@ -93,7 +101,9 @@ func TestClassifyEqualsTheCLI(t *testing.T) {
 	}
 }
 
-func TestClassifyTokensEqualsTheCLI(t *testing.T) {
+func TestClassifyTokensEqualsTheCLI(t *testing.T) { checkTokensEqualTheCLI(t, load(t, "pii", nil)) }
+
+func checkTokensEqualTheCLI(t *testing.T, m TokenClassifier) {
 	var want struct {
 		Results []struct {
 			Text     string `json:"text"`
@@ -113,7 +123,6 @@ func TestClassifyTokensEqualsTheCLI(t *testing.T) {
 		} `json:"results"`
 	}
 	readJSON(t, "pii.json", &want)
-	m := load(t, "pii", nil)
 	for _, w := range want.Results {
 		got, err := m.ClassifyTokens(w.Text)
 		if err != nil {
@@ -142,6 +151,21 @@ func TestClassifyTokensEqualsTheCLI(t *testing.T) {
 }
 
 func TestEmbeddingsEqualTheCLI(t *testing.T) {
+	m := load(t, "intent", &Options{Task: TaskEmbedding})
+	texts := checkEmbeddingsEqualTheCLI(t, m)
+	matches, err := m.TopK(context.Background(), texts[0], texts, 2)
+	if err != nil || len(matches) != 2 || matches[0].Index != 0 || !near(float64(matches[0].Score), 1) {
+		t.Errorf("TopK = %+v, %v", matches, err)
+	}
+	small := load(t, "intent", &Options{Task: TaskEmbedding, Dimension: 8})
+	if e, err := small.Embed(texts[0]); err != nil || len(e) != 8 {
+		t.Errorf("Matryoshka embedding: %d values, %v", len(e), err)
+	}
+}
+
+// checkEmbeddingsEqualTheCLI compares embed.json's embeddings and their
+// cosine with m's, and returns the texts.
+func checkEmbeddingsEqualTheCLI(t *testing.T, m TextEmbedder) []string {
 	var want struct {
 		Dimension  int         `json:"dimension"`
 		Embeddings [][]float64 `json:"embeddings"`
@@ -149,15 +173,14 @@ func TestEmbeddingsEqualTheCLI(t *testing.T) {
 	}
 	readJSON(t, "embed.json", &want)
 	texts := readLines(t, "embed.txt")
-	m := load(t, "intent", &Options{Task: TaskEmbedding})
-	if m.Info().EmbeddingDim != want.Dimension {
-		t.Fatalf("dimension %d, want %d", m.Info().EmbeddingDim, want.Dimension)
-	}
 	got, err := m.EmbedBatch(context.Background(), texts)
 	if err != nil {
 		t.Fatal(err)
 	}
 	for i := range texts {
+		if len(got[i]) != want.Dimension {
+			t.Fatalf("text %d: dimension %d, want %d", i, len(got[i]), want.Dimension)
+		}
 		for j, v := range want.Embeddings[i] {
 			if !near(float64(got[i][j]), v) {
 				t.Fatalf("text %d dim %d: %v, want %v", i, j, got[i][j], v)
@@ -168,14 +191,7 @@ func TestEmbeddingsEqualTheCLI(t *testing.T) {
 	if err != nil || !near(float64(sim), want.Cosine[0][1]) {
 		t.Errorf("Similarity = %v, %v; want %v", sim, err, want.Cosine[0][1])
 	}
-	matches, err := m.TopK(context.Background(), texts[0], texts, 2)
-	if err != nil || len(matches) != 2 || matches[0].Index != 0 || !near(float64(matches[0].Score), 1) {
-		t.Errorf("TopK = %+v, %v", matches, err)
-	}
-	small := load(t, "intent", &Options{Task: TaskEmbedding, Dimension: 8})
-	if e, err := small.Embed(texts[0]); err != nil || len(e) != 8 {
-		t.Errorf("Matryoshka embedding: %d values, %v", len(e), err)
-	}
+	return texts
 }
 
 func readLines(t *testing.T, name string) []string {
@@ -205,19 +221,7 @@ func TestTokenize(t *testing.T) {
 
 func TestBadInputIsAnError(t *testing.T) {
 	m := load(t, "intent", nil)
-	if _, err := m.Classify("bad \xff utf-8"); !errors.Is(err, ErrInvalidUTF8) {
-		t.Errorf("invalid UTF-8: %v", err)
-	}
-	var e *Error
-	if _, err := m.Classify("\xc3"); !errors.As(err, &e) || e.Code != CodeInvalidUTF8 || e.Message == "" {
-		t.Errorf("errors.As: %v", err)
-	}
-	if _, err := m.Classify(""); err != nil {
-		t.Errorf("empty text: %v", err)
-	}
-	if _, err := m.Classify("nul\x00inside"); err != nil {
-		t.Errorf("NUL inside: %v", err)
-	}
+	checkBadTextsAreErrors(t, m)
 	if _, err := m.Embed("x"); !errors.Is(err, ErrInvalidArgument) {
 		t.Errorf("embedding with a classifier: %v", err)
 	}
@@ -257,7 +261,7 @@ func TestOneModelManyGoroutines(t *testing.T) {
 
 // classifyConcurrently has 16 goroutines classify texts[(g+i) % len] `calls`
 // times each and reports every answer that is not `same` as want.
-func classifyConcurrently(t *testing.T, m *Model, texts []string, want []Classification, calls int,
+func classifyConcurrently(t *testing.T, m SequenceClassifier, texts []string, want []Classification, calls int,
 	same func(got, want Classification) bool) {
 	t.Helper()
 	var wg sync.WaitGroup
@@ -650,5 +654,23 @@ func TestEmbedWithInput(t *testing.T) {
 	}
 	if in := got[1].Input; !in.Truncated || in.ProcessedTokens != 8 || in.InputTokens <= 8 {
 		t.Errorf("long text: %+v", in)
+	}
+}
+
+// checkBadTextsAreErrors: invalid UTF-8 is CodeInvalidUTF8 with a message;
+// empty texts and NULs inside are answered.
+func checkBadTextsAreErrors(t *testing.T, m SequenceClassifier) {
+	if _, err := m.Classify("bad \xff utf-8"); !errors.Is(err, ErrInvalidUTF8) {
+		t.Errorf("invalid UTF-8: %v", err)
+	}
+	var e *Error
+	if _, err := m.Classify("\xc3"); !errors.As(err, &e) || e.Code != CodeInvalidUTF8 || e.Message == "" {
+		t.Errorf("errors.As: %v", err)
+	}
+	if _, err := m.Classify(""); err != nil {
+		t.Errorf("empty text: %v", err)
+	}
+	if _, err := m.Classify("nul\x00inside"); err != nil {
+		t.Errorf("NUL inside: %v", err)
 	}
 }
