@@ -8,6 +8,7 @@
 #include "core/file_input.h"
 #include "hallucination/answer_stream.h"
 #include "semroute/error.h"
+#include "server/answer_json.h"
 #include "tokenizers/tokenizer.h"
 
 namespace semroute::cli {
@@ -121,19 +122,9 @@ int run_compress(const std::vector<std::string>& argv) {
   const CompressedText c = compressor.compress(text);
   const double ms = std::chrono::duration<double, std::milli>(Clock::now() - start).count();
   if (args.json) {
-    nlohmann::json ranges = nlohmann::json::array();
-    for (const Span& r : c.kept) ranges.push_back({r.begin, r.end});
-    std::printf("%s\n", nlohmann::json{{"text", c.text},
-                                       {"compressed", c.compressed},
-                                       {"tokens", c.tokens},
-                                       {"bytes", text.size()},
-                                       {"language", c.language},
-                                       {"units", c.units},
-                                       {"units_kept", c.units_kept},
-                                       {"ranges", ranges},
-                                       {"milliseconds", ms}}
-                            .dump()
-                            .c_str());
+    nlohmann::json out = compressed_json(c, text.size());
+    out["milliseconds"] = ms;
+    std::printf("%s\n", out.dump().c_str());
   } else {
     std::printf("%s\n", c.text.c_str());
     std::fprintf(stderr, "%s %zu bytes to %zu tokens (%zu bytes) in %.2f ms: %zu of %zu units kept%s%s\n",

@@ -7,6 +7,7 @@
 #include "classifiers/intent_index.h"
 #include "classifiers/unified_classifier.h"
 #include "classifiers/yaml_input.h"
+#include "router/compression_config.h"
 #include "compression/prompt_compressor.h"
 #include "core/device.h"
 #include "hallucination/hallucination_detector.h"
@@ -318,28 +319,6 @@ RouterCache parse_cache(const YamlFields& f, const YAML::Node& node, ModelCache&
   return out;
 }
 
-std::shared_ptr<const PromptCompressor> parse_compression(const YamlFields& f, const YAML::Node& node) {
-  if (!node.IsMap()) f.fail("compression", "expected a map");
-  f.only(node, "compression", {"max_tokens", "tokenizer", "head_ratio", "tail_ratio", "drop_stop_words", "languages"});
-  CompressOptions o;
-  if (node["max_tokens"]) {
-    const auto n = f.scalar<int64_t>(node["max_tokens"], "compression.max_tokens", "a number of tokens");
-    if (n < 1 || n > 1000000) f.fail("compression.max_tokens", "must lie in [1, 1000000]");
-    o.max_tokens = static_cast<size_t>(n);
-  }
-  if (node["head_ratio"]) o.head_ratio = f.number(node["head_ratio"], "compression.head_ratio", 0, 1);
-  if (node["tail_ratio"]) o.tail_ratio = f.number(node["tail_ratio"], "compression.tail_ratio", 0, 1);
-  if (node["drop_stop_words"]) o.drop_stop_words = flag(f, node, "drop_stop_words", "compression");
-  if (node["languages"]) o.languages = f.strings(node["languages"], "compression.languages");
-  std::shared_ptr<const Tokenizer> tokenizer;
-  if (node["tokenizer"]) tokenizer = load_tokenizer(f.path(node["tokenizer"], "compression.tokenizer"));
-  try {
-    return std::make_shared<const PromptCompressor>(std::move(o), std::move(tokenizer));
-  } catch (const InvalidInput& e) {
-    f.fail("compression", e.what());
-  }
-}
-
 std::shared_ptr<const HallucinationDetector> parse_hallucination(const YamlFields& f, const YAML::Node& node,
                                                                  const TaskOptions& options, int& stop_severity) {
   if (!node.IsMap()) f.fail("hallucination", "expected a map");
@@ -397,7 +376,7 @@ std::shared_ptr<const Router> parse_router(const YamlFields& f, const YAML::Node
   }
   ModelCache models(options);
   RouterParts parts;
-  if (root["compression"]) parts.compressor = parse_compression(f, root["compression"]);
+  if (root["compression"]) parts.compressor = parse_compression(f, root["compression"], "compression");
   if (root["hallucination"]) parts.detector = parse_hallucination(f, root["hallucination"], options, parts.stop_severity);
   SignalSet signals;
   if (root["signals"]) {

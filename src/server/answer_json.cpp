@@ -70,4 +70,12 @@ nlohmann::json task_answer_json(const TaskAnswer& a, const std::vector<std::stri
   return j;
 }
 
+nlohmann::json compressed_json(const CompressedText& c, size_t original_bytes) {
+  nlohmann::json ranges = nlohmann::json::array();
+  for (const Span& r : c.kept) ranges.push_back({r.begin, r.end});
+  return {{"text", c.text},         {"compressed", c.compressed}, {"tokens", c.tokens},
+          {"bytes", original_bytes}, {"language", c.language},     {"units", c.units},
+          {"units_kept", c.units_kept}, {"ranges", ranges}};
+}
+
 }  // namespace semroute

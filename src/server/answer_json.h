@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "classifiers/unified_classifier.h"
+#include "compression/prompt_compressor.h"
 #include "tasks/sequence_classifier.h"
 #include "tasks/token_classifier.h"
 
@@ -30,5 +31,7 @@ nlohmann::json windows_json(std::string_view text, const DocumentClassification&
 // the sequence (label, confidence, probabilities, risk, flagged) or token
 // (entities, has_entities) answer.
 nlohmann::json task_answer_json(const TaskAnswer& a, const std::vector<std::string>& labels);
+// {text, compressed, tokens, bytes, language, units, units_kept, ranges[[begin, end]]}
+nlohmann::json compressed_json(const CompressedText& c, size_t original_bytes);
 
 }  // namespace semroute

@@ -3,6 +3,7 @@
 #include <yaml-cpp/yaml.h>
 
 #include "classifiers/yaml_input.h"
+#include "router/compression_config.h"
 #include "semroute/error.h"
 #include "tasks/text_batch.h"
 
@@ -91,7 +92,7 @@ void parse_limits(const YamlFields& f, const YAML::Node& node, ServeLimits& l) {
 ServeConfig parse(const YamlFields& f, const YAML::Node& root, const std::filesystem::path& file) {
   if (!root.IsMap()) f.fail("(top level)", "expected a map");
   f.only(root, "", {"listen", "unix_socket", "socket_mode", "auth_token_env", "threads", "limits", "models",
-                    "unified", "routers"});
+                    "unified", "routers", "compressors"});
   ServeConfig c;
   c.file = file;
   if (root["listen"]) c.listen = f.scalar<std::string>(root["listen"], "listen", "host:port");
@@ -112,8 +113,10 @@ ServeConfig parse(const YamlFields& f, const YAML::Node& root, const std::filesy
   const auto path = [&](const std::string& field, const YAML::Node& n) { return f.path(n, field); };
   c.unified = named<std::filesystem::path>(f, root, "unified", path);
   c.routers = named<std::filesystem::path>(f, root, "routers", path);
-  if (c.models.empty() && c.unified.empty() && c.routers.empty())
-    f.fail("(top level)", "nothing to serve: give models, unified or routers");
+  c.compressors = named<std::shared_ptr<const PromptCompressor>>(
+      f, root, "compressors", [&](const std::string& field, const YAML::Node& n) { return parse_compression(f, n, field); });
+  if (c.models.empty() && c.unified.empty() && c.routers.empty() && c.compressors.empty())
+    f.fail("(top level)", "nothing to serve: give models, unified, routers or compressors");
   return c;
 }
 

@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "compression/prompt_compressor.h"
 #include "tasks/batcher.h"
 #include "tasks/task_model.h"
 
@@ -45,6 +46,8 @@ struct ServeConfig {
   // encoder pass, fine-tuned models, or both.
   std::map<std::string, std::filesystem::path> unified;
   std::map<std::string, std::filesystem::path> routers;  // router YAMLs (reloaded on SIGHUP)
+  // Prompt compressors ({max_tokens, tokenizer, …} as a router's `compression:`).
+  std::map<std::string, std::shared_ptr<const PromptCompressor>> compressors;
 
   // Throws LoadError naming the field of the first problem.
   static ServeConfig from_yaml(const std::filesystem::path& file);

@@ -291,6 +291,7 @@ Reply Service::dispatch(std::string_view method, std::string_view path, std::str
   if (route == "/v1/similarity") return similarity(request);
   if (route == "/v1/unified") return unified(request);
   if (route == "/v1/route/answer") return store_answer(request);
+  if (route == "/v1/compress") return compress(request);
   return error_reply(404, "not_found", "no endpoint POST " + std::string(route));
 }
 
@@ -475,15 +476,29 @@ Reply Service::store_answer(const nlohmann::json& request) const {
   return json_reply({{"stored", route.router->store_answer(*route.result, response->dump())}});
 }
 
+// {"model": a compressor's name, "input": text} -> `semroute compress --json`'s keys.
+Reply Service::compress(const nlohmann::json& request) const {
+  const std::string name = string_field(request, "model");
+  const auto it = config_.compressors.find(name);
+  if (it == config_.compressors.end()) throw Error(ErrorCode::kNotFound, "no compressor '" + name + "'");
+  const std::string text = string_field(request, "input");
+  nlohmann::json out = compressed_json(it->second->compress(text), text.size());
+  out["model"] = name;
+  return json_reply(out);
+}
+
 Reply Service::health() const {
-  nlohmann::json models = nlohmann::json::array(), unified = nlohmann::json::array(), routers = nlohmann::json::array();
+  nlohmann::json models = nlohmann::json::array(), unified = nlohmann::json::array(), routers = nlohmann::json::array(),
+                 compressors = nlohmann::json::array();
+  for (const auto& [name, c] : config_.compressors) compressors.push_back(name);
   for (const auto& [name, m] : loaded_->models) models.push_back(name);
   for (const auto& [name, u] : loaded_->unified) unified.push_back(name);
   {
     const std::lock_guard<std::mutex> lock(loaded_->routers_mutex);
     for (const auto& [name, r] : loaded_->routers) routers.push_back(name);
   }
-  return json_reply({{"ready", true}, {"models", models}, {"unified", unified}, {"routers", routers}});
+  return json_reply({{"ready", true}, {"models", models}, {"unified", unified}, {"routers", routers},
+                     {"compressors", compressors}});
 }
 
 }  // namespace semroute

@@ -59,6 +59,7 @@ class Service {
   Reply unified(const nlohmann::json& request) const;
   Reply route(std::string_view path, std::string_view body, std::string_view metadata_json) const;
   Reply store_answer(const nlohmann::json& request) const;
+  Reply compress(const nlohmann::json& request) const;
   Reply health() const;
 
   ServeConfig config_;

@@ -118,6 +118,14 @@ def endpoints_equal_the_cli(server):
         check(status == 200 and got["decision"] == want["decision"] and got["request"] == want["request"],
               f"route {name}")
         check(headers.get("x-semroute-decision") == want["decision"], f"route {name}: the decision header")
+    text = "Please read the report.\n" + "".join(f"Nothing new happened in week {i % 9}.\n" for i in range(200)) + \
+        "The Lisbon office closed after the audit of 2024.\nWhat changed?\n"
+    long_path = os.path.join(os.path.dirname(server.config), "long.txt")
+    with open(long_path, "w") as f:
+        f.write(text)
+    want = cli_json("compress", long_path, "--max-tokens", "40", "--tokenizer", f"{MODELS}/domain")
+    got = server.post("/v1/compress", {"model": "short", "input": text})
+    check(all(got[k] == want[k] for k in ("text", "tokens", "ranges", "compressed", "language")), "compress")
 
 
 def hostile_requests(server):
@@ -281,7 +289,8 @@ def main():
     config = (f"listen: 127.0.0.1:0\nunix_socket: {workdir}/serve.sock\nlimits: {{max_connections: 128}}\n"
               f"models:\n  domain: {{path: {MODELS}/domain, max_batch: 8, max_wait_us: 1000}}\n"
               f"  pii: {MODELS}/pii\n  encoder: {{path: {MODELS}/multitask/base, task: embedding}}\n"
-              f"unified:\n  default: {MODELS}/router.yaml\nrouters:\n  default: {REPO}/examples/router/router.yaml\n")
+              f"unified:\n  default: {MODELS}/router.yaml\nrouters:\n  default: {REPO}/examples/router/router.yaml\n"
+              f"compressors:\n  short: {{max_tokens: 40, tokenizer: {MODELS}/domain}}\n")
     server = Server(config, workdir)
     try:
         for step in (endpoints_equal_the_cli, hostile_requests, slow_and_many_connections, wrk_load):

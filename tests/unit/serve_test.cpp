@@ -9,6 +9,7 @@
 
 #include "classifiers/unified_classifier.h"
 #include "router/router.h"
+#include "tokenizers/tokenizer.h"
 #include "server/service.h"
 #include "tasks/embedder.h"
 #include "tasks/sequence_classifier.h"
@@ -28,7 +29,8 @@ std::string serve_yaml() {
          "  pii: " + m + "/pii\n"
          "  encoder: {path: " + m + "/multitask/base, task: embedding}\n"
          "unified:\n  default: " + m + "/router.yaml\n"
-         "routers:\n  default: " + (test::repo_dir() / "examples/router/router.yaml").string() + "\n";
+         "routers:\n  default: " + (test::repo_dir() / "examples/router/router.yaml").string() + "\n"
+         "compressors:\n  short: {max_tokens: 20, tokenizer: " + m + "/domain}\n";
 }
 
 class Serve : public ::testing::Test {
@@ -133,6 +135,22 @@ TEST_F(Serve, UnifiedAndRouteEqualTheirClasses) {
   const auto again = nlohmann::json::parse(service_->handle("POST", "/v1/route?router=default", request.dump()).body);
   EXPECT_EQ(again["cache"], "hit");
   post("/v1/route/answer", {{"route_id", route["route_id"]}, {"response", answer}}, 404);  // used once
+}
+
+TEST_F(Serve, CompressEqualsTheCompressor) {
+  std::string text = "Please read the report. ";
+  for (int i = 0; i < 60; ++i) text += "Nothing new happened in week " + std::to_string(i % 9) + ". ";
+  text += "The Lisbon office closed. What changed?";
+  CompressOptions options;
+  options.max_tokens = 20;
+  const PromptCompressor compressor(options, load_tokenizer(kModels / "domain"));
+  const CompressedText want = compressor.compress(text);
+  const auto got = post("/v1/compress", {{"model", "short"}, {"input", text}});
+  EXPECT_EQ(got["text"], want.text);
+  EXPECT_EQ(got["tokens"], want.tokens);
+  EXPECT_TRUE(got["compressed"]);
+  EXPECT_EQ(got["ranges"].size(), want.kept.size());
+  post("/v1/compress", {{"model", "nope"}, {"input", "x"}}, 404);
 }
 
 TEST_F(Serve, ErrorsCarryTheStableCodes) {
