@@ -13,6 +13,6 @@ cmake -S . -B build-tsan "${generator[@]}" -DCMAKE_BUILD_TYPE=Debug "-DCMAKE_CXX
 cmake --build build-tsan --target semroute_unit_tests capi_stress --parallel "$(nproc)"
 export OMP_NUM_THREADS=1 SEMROUTE_NUM_THREADS=1
 export TSAN_OPTIONS=${TSAN_OPTIONS:-halt_on_error=1:second_deadlock_stack=1}
-build-tsan/tests/semroute_unit_tests --gtest_filter='*Thread*:*Concurren*:CApi*:Batch*:RouterBudgets*'
+build-tsan/tests/semroute_unit_tests --gtest_filter='*Thread*:*Concurren*:CApi*:Batch*:RouterBudgets*:Serve*'
 # Every kind of handle shared by many threads, through the C API.
 build-tsan/tests/stress/capi_stress models concurrency 16 6
