@@ -5,8 +5,10 @@
 // GCC 12's AVX-512 headers fill "undefined" vectors by self-initialization
 // (__Y = __Y), which its own uninitialized-use warnings then report at every
 // inlined call (GCC bug 105593, fixed in GCC 13): silenced for this file.
+#if defined(__GNUC__) && !defined(__clang__)
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
 #pragma GCC diagnostic ignored "-Wuninitialized"
+#endif
 #include <immintrin.h>
 
 namespace semroute {
