@@ -78,13 +78,12 @@ std::map<std::string, Value> named(const YamlFields& f, const YAML::Node& root, 
 void parse_limits(const YamlFields& f, const YAML::Node& node, ServeLimits& l) {
   if (!node) return;
   if (!node.IsMap()) f.fail("limits", "expected a map");
-  f.only(node, "limits", {"max_body_bytes", "max_queue", "request_timeout_ms", "max_connections", "header_timeout_ms"});
+  f.only(node, "limits", {"max_body_bytes", "max_queue", "max_connections", "header_timeout_ms"});
   const auto count = [&](const char* key, double low, double high) {
     return f.number(node[key], std::string("limits.") + key, low, high);
   };
   if (node["max_body_bytes"]) l.max_body_bytes = static_cast<size_t>(count("max_body_bytes", 1024, 256.0 * (1 << 20)));
   if (node["max_queue"]) l.max_queue = static_cast<size_t>(count("max_queue", 1, 1e6));
-  if (node["request_timeout_ms"]) l.request_timeout_ms = static_cast<int64_t>(count("request_timeout_ms", 1, 3.6e6));
   if (node["max_connections"]) l.max_connections = static_cast<size_t>(count("max_connections", 1, 1e6));
   if (node["header_timeout_ms"]) l.header_timeout_ms = static_cast<int64_t>(count("header_timeout_ms", 1, 3.6e6));
 }

@@ -28,7 +28,6 @@ struct ServedModelConfig {
 struct ServeLimits {
   size_t max_body_bytes = size_t{1} << 20;  // refused (413) before the body is read
   size_t max_queue = 64;                    // requests waiting per model: 429 beyond
-  int64_t request_timeout_ms = 10'000;      // a request's deadline (503 past it)
   size_t max_connections = 1024;            // accepted at once; more wait in the listen backlog
   int64_t header_timeout_ms = 5'000;        // headers must arrive within it (slow clients are dropped)
 };
