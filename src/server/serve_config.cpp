@@ -90,7 +90,7 @@ void parse_limits(const YamlFields& f, const YAML::Node& node, ServeLimits& l) {
 
 ServeConfig parse(const YamlFields& f, const YAML::Node& root, const std::filesystem::path& file) {
   if (!root.IsMap()) f.fail("(top level)", "expected a map");
-  f.only(root, "", {"listen", "unix_socket", "socket_mode", "auth_token_env", "threads", "limits", "models",
+  f.only(root, "", {"listen", "unix_socket", "socket_mode", "auth_token_env", "limits", "models",
                     "unified", "routers", "compressors"});
   ServeConfig c;
   c.file = file;
@@ -105,7 +105,6 @@ ServeConfig parse(const YamlFields& f, const YAML::Node& root, const std::filesy
     c.socket_mode = static_cast<unsigned>(std::stoul(mode, nullptr, 8));
   }
   if (root["auth_token_env"]) c.auth_token_env = f.scalar<std::string>(root["auth_token_env"], "auth_token_env", "a name");
-  if (root["threads"]) c.threads = static_cast<size_t>(f.number(root["threads"], "threads", 1, 1024));
   parse_limits(f, root["limits"], c.limits);
   c.models = named<ServedModelConfig>(f, root, "models",
                                       [&](const std::string& field, const YAML::Node& n) { return parse_model(f, field, n); });

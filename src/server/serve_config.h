@@ -38,7 +38,6 @@ struct ServeConfig {
   std::filesystem::path unix_socket;
   unsigned socket_mode = 0600;    // permissions of the Unix socket
   std::string auth_token_env;     // a bearer token from this environment variable; "" = none
-  size_t threads = 8;             // HTTP worker threads
   ServeLimits limits;
   std::map<std::string, ServedModelConfig> models;
   // Unified classifier YAMLs: the multi-task engine's adapters sharing one

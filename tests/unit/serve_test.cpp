@@ -224,7 +224,8 @@ TEST(ServeConfigFile, RefusesBadConfigsNamingTheField) {
   };
   const std::string model = "models:\n  domain: " + (kModels / "domain").string() + "\n";
   refused("listen: 8080\n" + model, "listen: expected host:port");
-  refused("threads: .nan\n" + model, "threads: must be a finite number");
+  refused("limits: {max_body_bytes: .nan}\n" + model, "limits.max_body_bytes: must be a finite number");
+  refused("threads: 8\n" + model, "threads: unknown field");  // a thread per connection: no pool to size
   refused("limits: {max_queue: 0}\n" + model, "limits.max_queue: must be a finite number in [1");
   refused("limits: {frobs: 1}\n" + model, "limits.frobs: unknown field");
   refused("models:\n  ../etc: x\n", "'../etc': a name is");
