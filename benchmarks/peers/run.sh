@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # semroute against ONNX Runtime on the same random-weight ModernBERT sequence
 # classifier: batch 1, fp32 and int8, one interleaved run. On demand, never
-# in CI. See README.md.
+# in CI. See docs/speed.md.
 #
 #   benchmarks/peers/run.sh [--preset modernbert-base] [--lengths 16,64,256,512] [--rounds 2]
 #                           [--reps 20] [--threads 2] [--avx2] [--per-channel] [--check-length 300]

@@ -6,6 +6,7 @@
 #include <cmath>
 #include <deque>
 #include <map>
+#include <optional>
 #include <random>
 
 #include "classifiers/unified_classifier.h"
@@ -100,17 +101,14 @@ std::string query_value(std::string_view path, std::string_view key) {
 }
 
 // What a directory holds, when the config does not say: config.json's
-// "architectures" (…ForSequenceClassification, …ForTokenClassification).
-bool is_token_model(const std::filesystem::path& dir) {
-  for (const auto& a : read_model_config(dir).get_strings("architectures"))
-    if (a.find("ForTokenClassification") != std::string::npos) return true;
-  return false;
-}
-
-bool is_sequence_model(const std::filesystem::path& dir) {
-  for (const auto& a : read_model_config(dir).get_strings("architectures"))
-    if (a.find("ForSequenceClassification") != std::string::npos) return true;
-  return false;
+// "architectures" (…ForSequenceClassification, …ForTokenClassification);
+// nothing for an embedding model.
+std::optional<TaskKind> kind_of_model(const std::filesystem::path& dir) {
+  for (const auto& a : read_model_config(dir).get_strings("architectures")) {
+    if (a.find("ForTokenClassification") != std::string::npos) return TaskKind::kToken;
+    if (a.find("ForSequenceClassification") != std::string::npos) return TaskKind::kSequence;
+  }
+  return std::nullopt;
 }
 
 std::string random_id() {
@@ -175,9 +173,10 @@ namespace {
 std::unique_ptr<ServedModel> load_model(const std::string& name, const ServedModelConfig& c) {
   auto m = std::make_unique<ServedModel>();
   try {
-    if (c.embedding || (!c.kind && !is_sequence_model(c.path) && !is_token_model(c.path))) {
+    const std::optional<TaskKind> kind = c.embedding ? std::nullopt : c.kind ? c.kind : kind_of_model(c.path);
+    if (!kind) {
       m->embedder = Embedder::load(c.path, EmbedderOptions(c.options));
-    } else if (c.kind == TaskKind::kToken || (!c.kind && is_token_model(c.path))) {
+    } else if (*kind == TaskKind::kToken) {
       m->token = TokenClassifier::load(c.path, c.options);
       if (c.batching.enabled())
         m->token_batcher = std::make_unique<Batcher<TokenClassification>>(
