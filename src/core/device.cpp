@@ -14,11 +14,18 @@ c10::Device parse_device(const std::string& name) {
   if (name == "cpu") return c10::Device(c10::kCPU);
   if (name.rfind("cuda", 0) == 0) {
     if (!cuda_available()) throw Unsupported("device '" + name + "' requested, but this libtorch has no CUDA");
+    c10::Device device(c10::kCUDA);
     try {
-      return c10::Device(name);
+      device = c10::Device(name);
     } catch (const std::exception&) {
       throw InvalidInput("invalid device '" + name + "' (use cpu, cuda or cuda:N)");
     }
+    // Checked here: CUDA's own error comes at the first copy, mid-load.
+    const size_t devices = at::getNumGPUs();
+    if (device.has_index() && static_cast<size_t>(device.index()) >= devices)
+      throw InvalidInput("device '" + name + "' requested, but this machine has " + std::to_string(devices) +
+                         " CUDA device" + (devices == 1 ? "" : "s"));
+    return device;
   }
   throw InvalidInput("unknown device '" + name + "' (use cpu, cuda, cuda:N or auto)");
 }

@@ -2,8 +2,10 @@
 
 #include <c10/core/Allocator.h>
 #include <c10/core/CPUAllocator.h>
+#include <torch/csrc/api/include/torch/version.h>
 
 #include <cstdlib>
+#include <cstring>
 #include <mutex>
 #include <string>
 #include <vector>
@@ -35,10 +37,25 @@ class TensorCache final : public c10::Allocator {
  public:
   explicit TensorCache(size_t cap) : cap_(cap), idle_(64 * 4) {}
 
+#if TORCH_VERSION_MAJOR >= 2  // allocate() lost its const; copy_data() is new
+  c10::DataPtr allocate(size_t bytes) override { return allocate_block(bytes); }
+  void copy_data(void* dest, const void* src, std::size_t count) const override { std::memcpy(dest, src, count); }
+#else
+  c10::DataPtr allocate(size_t bytes) const override { return allocate_block(bytes); }
+#endif
+
+  c10::DeleterFnPtr raw_deleter() const override { return &give_back; }
+
+  TensorCacheStats stats() const {
+    const std::lock_guard<std::mutex> lock(mutex_);
+    return {idle_bytes_, reused_, fresh_, true};
+  }
+
+ private:
   // Every block carries its size class in a header in front of the data
   // (-1: a small block, freed at once), so that one deleter serves all and
   // data and context are the same pointer, as libtorch's raw_allocate needs.
-  c10::DataPtr allocate(size_t bytes) const override {
+  c10::DataPtr allocate_block(size_t bytes) const {
     const int cls = bytes < kSmallest ? -1 : size_class(bytes);
     void* block = cls < 0 ? nullptr : take(cls);
     if (block == nullptr) {
@@ -51,14 +68,6 @@ class TensorCache final : public c10::Allocator {
     return {data, data, &give_back, c10::Device(c10::DeviceType::CPU)};
   }
 
-  c10::DeleterFnPtr raw_deleter() const override { return &give_back; }
-
-  TensorCacheStats stats() const {
-    const std::lock_guard<std::mutex> lock(mutex_);
-    return {idle_bytes_, reused_, fresh_, true};
-  }
-
- private:
   void* take(int cls) const {
     const std::lock_guard<std::mutex> lock(mutex_);
     auto& list = idle_[static_cast<size_t>(cls)];

@@ -17,6 +17,7 @@
 
 #include <algorithm>
 #include <limits>
+#include <optional>
 #include <vector>
 
 namespace semroute {
@@ -60,7 +61,9 @@ at::Tensor attend_block(const at::Tensor& q, const at::Tensor& k, const at::Tens
 #ifdef SEMROUTE_HAVE_SDPA
   // libtorch >= 2: fused (flash / memory-efficient) kernels where available.
   if (softcap <= 0 && (q.is_cuda() || !masked.defined())) {
-    const at::Tensor allowed = masked.defined() ? masked.logical_not() : at::Tensor();
+    // No mask is nullopt: an undefined tensor would count as one.
+    const std::optional<at::Tensor> allowed =
+        masked.defined() ? std::optional<at::Tensor>(masked.logical_not()) : std::nullopt;
     return at::scaled_dot_product_attention(q, k, v, allowed, 0.0, false, scale);
   }
 #endif

@@ -8,7 +8,9 @@
 #include "models/attention_cpu.h"
 
 #include <ATen/Parallel.h>
+#include <ATen/ops/addmm.h>
 #include <ATen/ops/empty.h>
+#include <ATen/ops/from_blob.h>
 
 #include <dnnl.h>
 
@@ -16,6 +18,7 @@
 #include <cmath>
 #include <cstdint>
 #include <cstring>
+#include <string>
 #include <vector>
 
 #include "kernels/bf16_gemm.h"
@@ -80,10 +83,22 @@ struct TokenMajor {
   const float* row(int64_t token, int64_t head) const { return base + token * token_stride + head * head_stride; }
 };
 
+// C[m, n] = alpha · A[m, k] · op(B) through oneDNN; where it answers
+// "unimplemented" (oneDNN 2.6 does on some AMX machines whose OS has not
+// enabled AMX for the process), through libtorch's BLAS on views of the same
+// memory.
 void sgemm(char trans_b, int64_t m, int64_t n, int64_t k, float alpha, const float* a, int64_t lda, const float* b,
            int64_t ldb, float* c, int64_t ldc) {
-  if (dnnl_sgemm('N', trans_b, m, n, k, alpha, a, lda, b, ldb, 0.0f, c, ldc) != dnnl_success)
-    throw InternalError("oneDNN sgemm failed in attention");
+  const dnnl_status_t status = dnnl_sgemm('N', trans_b, m, n, k, alpha, a, lda, b, ldb, 0.0f, c, ldc);
+  if (status == dnnl_success) return;
+  if (status != dnnl_unimplemented)
+    throw InternalError("oneDNN sgemm failed in attention (status " + std::to_string(static_cast<int>(status)) + ")");
+  const auto view = [](const float* data, int64_t rows, int64_t cols, int64_t ld) {
+    return at::from_blob(const_cast<float*>(data), {rows, cols}, {ld, 1}, at::kFloat);
+  };
+  const at::Tensor op_b = trans_b == 'T' ? view(b, n, k, ldb).t() : view(b, k, n, ldb);
+  at::Tensor out = view(c, m, n, ldc);
+  at::addmm_out(out, out, view(a, m, k, lda), op_b, /*beta=*/0, alpha);
 }
 
 // Sequence i holds tokens [offsets[i], offsets[i] + lengths[i]).

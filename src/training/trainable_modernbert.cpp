@@ -1,5 +1,6 @@
 #include "training/trainable_modernbert.h"
 
+#include <c10/core/GradMode.h>
 #include <ATen/CPUGeneratorImpl.h>
 #include <ATen/ATen.h>
 
@@ -103,7 +104,7 @@ std::vector<std::string> TrainableModernBert::load(const std::filesystem::path& 
     names[encoder ? "model." + name : name] = name;
   }
   std::vector<std::string> fresh, problems;
-  at::NoGradGuard no_grad;
+  c10::NoGradGuard no_grad;
   for (auto& [name, tensor] : weights_) {
     const auto it = names.find(name);
     const bool encoder = starts_with(name, "model.");
@@ -246,7 +247,7 @@ std::vector<at::Tensor> TrainableModernBert::snapshot() const {
 }
 
 void TrainableModernBert::restore(const std::vector<at::Tensor>& snapshot) {
-  at::NoGradGuard no_grad;
+  c10::NoGradGuard no_grad;
   const auto [no_decay, decay] = trainable();
   size_t i = 0;
   for (const auto* group : {&no_decay, &decay})

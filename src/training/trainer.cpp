@@ -1,5 +1,6 @@
 #include "training/trainer.h"
 
+#include <c10/core/GradMode.h>
 #include <ATen/ATen.h>
 #include <ATen/CPUGeneratorImpl.h>
 #include <torch/optim/adamw.h>
@@ -150,7 +151,7 @@ TrainReport TrainReport::from_json(const nlohmann::json& j) {
 Metrics evaluate(const TrainableModernBert& model, const std::vector<Encoded>& examples,
                  const std::vector<std::string>& labels, int64_t batch_size, int32_t pad_id, int32_t mask_id,
                  std::vector<int64_t>* classes) {
-  at::NoGradGuard no_grad;
+  c10::NoGradGuard no_grad;
   const Objective kind = model.kind();
   auto gen = at::make_generator<at::CPUGeneratorImpl>(12345);  // the same masks every epoch
   std::vector<int64_t> gold, predicted;
@@ -194,7 +195,7 @@ Metrics evaluate(const TrainableModernBert& model, const std::vector<Encoded>& e
 at::Tensor sequence_logits(const TrainableModernBert& model, const std::vector<Encoded>& examples, int64_t batch_size,
                            int32_t pad_id) {
   if (model.kind() != Objective::kSequence) throw InvalidInput("logits per example are for sequence tasks");
-  at::NoGradGuard no_grad;
+  c10::NoGradGuard no_grad;
   std::vector<at::Tensor> rows_logits(examples.size());
   for (const auto& rows : ordered_batches(examples, batch_size)) {
     const Batch batch = make_batch(examples, rows, Objective::kSequence, pad_id);

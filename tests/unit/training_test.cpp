@@ -2,6 +2,7 @@
 // outputs, training that lowers the loss, checkpoints and adapters that our
 // loaders read back to the same answers, BIO targets, metrics, the baseline
 // and vocabulary trimming.
+#include <c10/core/GradMode.h>
 #include <ATen/ATen.h>
 #include <gtest/gtest.h>
 
@@ -46,7 +47,7 @@ TEST(TrainableModernBert, MatchesHuggingFaceLogits) {
     SCOPED_TRACE(name);
     const TrainableModernBert model = fixture_model(name, kind);
     for (const auto& c : test::load_reference(data_dir() / name / "reference.json")) {
-      at::NoGradGuard no_grad;
+      c10::NoGradGuard no_grad;
       const at::Tensor logits = model.logits(c.inputs.input_ids, c.inputs.attention_mask, false);
       test::expect_matches(c, "logits", logits);
     }
@@ -110,7 +111,7 @@ TEST(Trainer, LowersTheLossAndSavesWhatTheClassifierReadsBack) {
   double worst = 0;
   for (size_t i = 0; i < examples.size(); ++i) {
     const at::Tensor ids = at::tensor(encoded[i].ids).unsqueeze(0);
-    at::NoGradGuard no_grad;
+    c10::NoGradGuard no_grad;
     const at::Tensor p = at::softmax(model.logits(ids, at::ones_like(ids), false), -1)[0];
     for (size_t c = 0; c < labels.size(); ++c)
       worst = std::max(worst, std::abs(p[static_cast<int64_t>(c)].item<double>() - answers[i].probabilities[c]));
@@ -227,7 +228,7 @@ TEST(Trainer, SavesAPeftAdapterOurLoaderReadsMergedAndUnmerged) {
                         model.weights().at("model.layers.1.attn.Wqkv.weight").detach()));
 
   std::vector<std::string_view> texts = {examples[0].text, examples[1].text};
-  at::NoGradGuard no_grad;
+  c10::NoGradGuard no_grad;
   for (const bool merged : {true, false}) {
     SCOPED_TRACE(merged ? "merged" : "unmerged");
     TaskOptions options;
