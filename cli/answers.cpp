@@ -29,27 +29,9 @@ const char* kCheckUsage =
     "  Reads an LLM answer (stdin by default) as it arrives, an OpenAI SSE stream or plain text, and judges each\n"
     "  sentence against the context as soon as it is complete. Exit code 3 when a sentence has unsupported spans.";
 
-nlohmann::json sentence_json(const StreamEvent& e) {
-  nlohmann::json spans = nlohmann::json::array();
-  for (const auto& s : e.check.spans) {
-    nlohmann::json span{{"begin", s.begin}, {"end", s.end}, {"text", s.text}, {"score", s.score},
-                        {"severity", severity_name(s.severity)}};
-    if (!s.nli.label.empty())
-      span["nli"] = {{"label", s.nli.label},
-                     {"entailment", s.nli.entailment},
-                     {"neutral", s.nli.neutral},
-                     {"contradiction", s.nli.contradiction}};
-    spans.push_back(std::move(span));
-  }
-  return {{"event", stream_event_name(e.kind)},     {"begin", e.check.begin},
-          {"end", e.check.end},                     {"text", e.check.text},
-          {"max_score", e.check.max_score},         {"latency_ms", e.check.latency.count() / 1000.0},
-          {"spans", std::move(spans)}};
-}
-
 void print_sentence(const StreamEvent& e, bool json) {
   if (json) {
-    std::printf("%s\n", sentence_json(e).dump().c_str());
+    std::printf("%s\n", stream_event_json(e).dump().c_str());
   } else {
     std::printf("%-5s [%llu, %llu) %.3f %6.2f ms  %s\n", stream_event_name(e.kind),
                 static_cast<unsigned long long>(e.check.begin), static_cast<unsigned long long>(e.check.end),
@@ -65,19 +47,6 @@ void print_sentence(const StreamEvent& e, bool json) {
     }
   }
   std::fflush(stdout);
-}
-
-DetectorTemplate parse_template(const std::string& name) {
-  if (name == "lettucedetect") return DetectorTemplate::kLettuceDetect;
-  if (name == "halugate") return DetectorTemplate::kHaluGate;
-  throw InvalidInput("--template must be lettucedetect or halugate");
-}
-
-int parse_severity(const std::string& name) {
-  if (name.empty() || name == "never") return 0;
-  for (int s = 1; s <= 4; ++s)
-    if (name == severity_name(s) || name == std::to_string(s)) return s;
-  throw InvalidInput("--stop-at must be never, 1-4 or low-medium, medium, high, critical");
 }
 
 // SSE when the stream's first bytes are an SSE field or comment.
@@ -140,7 +109,7 @@ int run_check_answer(const std::vector<std::string>& argv) {
                                       "windows", "max-length", "dtype", "device"});
   if (args.positional.empty() || args.positional.size() > 2 || !args.has("context")) throw InvalidInput(kCheckUsage);
   DetectorOptions options;
-  options.input_template = parse_template(args.get("template", "lettucedetect"));
+  options.input_template = detector_template_named(args.get("template", "lettucedetect"));
   options.threshold = args.number("threshold", options.threshold);
   options.context_windows = static_cast<size_t>(args.integer("windows", static_cast<int64_t>(options.context_windows)));
   PipelineOptions pipeline;
@@ -149,7 +118,7 @@ int run_check_answer(const std::vector<std::string>& argv) {
   const auto detector = HallucinationDetector::load(args.positional[0], args.get("nli"), options, pipeline);
   const std::string context = read_file(args.get("context"), Tokenizer::kMaxInputBytes);
   StreamOptions stream_options;
-  stream_options.stop_severity = parse_severity(args.get("stop-at"));
+  stream_options.stop_severity = severity_named(args.get("stop-at"));
   const std::string format = args.get("format", "auto");
   if (format != "auto" && format != "sse" && format != "text") throw InvalidInput("--format must be auto, sse or text");
   const auto truth = detector->pin(context, args.get("question"));

@@ -211,6 +211,16 @@ func (d *HallucinationDetector) OpenStream(groundTruth, question string, opts *S
 	return s, err
 }
 
+// OpenAnswerStream is OpenStream behind the AnswerStream interface (what
+// AnswerChecker asks for, so the sidecar's detector can stand in).
+func (d *HallucinationDetector) OpenAnswerStream(groundTruth, question string, opts *StreamOptions) (AnswerStream, error) {
+	s, err := d.OpenStream(groundTruth, question, opts)
+	if err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
 // Stream checks one answer as it arrives. One goroutine at a time may feed
 // it; Close is safe from any.
 type Stream struct {

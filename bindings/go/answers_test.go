@@ -110,14 +110,20 @@ func sameChecks(t *testing.T, got []SentenceCheck, want []cliSentence) {
 }
 
 func TestHallucinationDetectorEqualsTheCLI(t *testing.T) {
-	want := readSentences(t)
-	groundTruth, _ := os.ReadFile(filepath.Join(modelsDir, "context.txt"))
-	answer, _ := os.ReadFile(filepath.Join(modelsDir, "answer.txt"))
 	d, err := LoadHallucinationDetector(filepath.Join(modelsDir, "halluc"), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer d.Close()
+	checkDetectorEqualsTheCLI(t, d)
+}
+
+// The CLI's judgement of the test answer, whole and streamed as SSE a few
+// bytes at a time from several goroutines' own streams; bad streams fail.
+func checkDetectorEqualsTheCLI(t *testing.T, d AnswerChecker) {
+	want := readSentences(t)
+	groundTruth, _ := os.ReadFile(filepath.Join(modelsDir, "context.txt"))
+	answer, _ := os.ReadFile(filepath.Join(modelsDir, "answer.txt"))
 	got, err := d.Detect(context.Background(), string(groundTruth), "Tell me about the tower.", string(answer))
 	if err != nil {
 		t.Fatal(err)
@@ -141,7 +147,7 @@ func TestHallucinationDetectorEqualsTheCLI(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			s, err := d.OpenStream(string(groundTruth), "Tell me about the tower.", &StreamOptions{SSE: true})
+			s, err := d.OpenAnswerStream(string(groundTruth), "Tell me about the tower.", &StreamOptions{SSE: true})
 			if err != nil {
 				t.Error(err)
 				return
@@ -171,7 +177,7 @@ func TestHallucinationDetectorEqualsTheCLI(t *testing.T) {
 	}
 	wg.Wait()
 
-	s, err := d.OpenStream("context", "", &StreamOptions{SSE: true})
+	s, err := d.OpenAnswerStream("context", "", &StreamOptions{SSE: true})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -71,13 +71,16 @@ func (c *Client) Unified(name string) *RemoteUnified { return &RemoteUnified{c: 
 // Router is the served router named name ("" when the sidecar serves one).
 func (c *Client) Router(name string) *RemoteRouter { return &RemoteRouter{c: c, name: name} }
 
+// Detector is the served hallucination detector named name (detectors.<name>).
+func (c *Client) Detector(name string) *RemoteDetector { return &RemoteDetector{c: c, name: name} }
+
 // Ready reports whether the sidecar has loaded everything (GET /ready).
 func (c *Client) Ready(ctx context.Context) error {
 	return c.call(ctx, http.MethodGet, "/ready", nil, &struct{}{}, nil)
 }
 
 // call sends body (JSON-encoded unless raw bytes) with the extra request
-// headers and decodes the answer into out.
+// headers and decodes the answer into out (a *[]byte receives it raw).
 func (c *Client) call(ctx context.Context, method, path string, body any, out any, headers map[string]string) error {
 	var reader io.Reader
 	switch b := body.(type) {
@@ -111,8 +114,12 @@ func (c *Client) call(ctx context.Context, method, path string, body any, out an
 	if err != nil {
 		return fmt.Errorf("semroute sidecar: %w", err)
 	}
-	if resp.StatusCode != http.StatusOK {
+	if resp.StatusCode/100 != 2 {
 		return serverError(resp.StatusCode, data)
+	}
+	if raw, ok := out.(*[]byte); ok {
+		*raw = data
+		return nil
 	}
 	return json.Unmarshal(data, out)
 }

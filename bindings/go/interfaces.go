@@ -3,8 +3,9 @@ package semroute
 import "context"
 
 // The interfaces a router programs against: satisfied in process by *Model,
-// *Unified and *Router (cgo), and by the sidecar client's *RemoteModel,
-// *RemoteUnified and *RemoteRouter (net/http, no cgo). Choosing embedded or
+// *Unified, *Router and *HallucinationDetector (cgo), and by the sidecar
+// client's *RemoteModel, *RemoteUnified, *RemoteRouter and *RemoteDetector
+// (net/http, no cgo). Choosing embedded or
 // sidecar is then configuration, not a rewrite of call sites.
 
 // SequenceClassifier labels texts (domain, jailbreak, intent).
@@ -37,6 +38,21 @@ type RequestRouter interface {
 	StoreAnswer(route *Route, answer []byte) (bool, error)
 }
 
+// AnswerChecker judges an LLM's answer against its context (hallucination
+// detection), whole or while it streams.
+type AnswerChecker interface {
+	Detect(ctx context.Context, groundTruth, question, answer string) ([]SentenceCheck, error)
+	OpenAnswerStream(groundTruth, question string, opts *StreamOptions) (AnswerStream, error)
+}
+
+// AnswerStream is one answer checked as it arrives: each Feed returns the
+// sentences its chunk completes; Finish judges the last one.
+type AnswerStream interface {
+	Feed(chunk []byte) ([]SentenceCheck, error)
+	Finish() ([]SentenceCheck, error)
+	Close() error
+}
+
 // The in-process handles (the cgo build; the stubs without cgo say the same).
 var (
 	_ SequenceClassifier  = (*Model)(nil)
@@ -44,4 +60,6 @@ var (
 	_ TextEmbedder        = (*Model)(nil)
 	_ MultiTaskClassifier = (*Unified)(nil)
 	_ RequestRouter       = (*Router)(nil)
+	_ AnswerChecker       = (*HallucinationDetector)(nil)
+	_ AnswerStream        = (*Stream)(nil)
 )

@@ -124,6 +124,10 @@ func (d *HallucinationDetector) OpenStream(groundTruth, question string, opts *S
 	return nil, ErrUnavailable
 }
 
+func (d *HallucinationDetector) OpenAnswerStream(groundTruth, question string, opts *StreamOptions) (AnswerStream, error) {
+	return nil, ErrUnavailable
+}
+
 // Stream is unavailable without cgo.
 type Stream struct{}
 

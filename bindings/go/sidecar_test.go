@@ -51,8 +51,9 @@ func startSidecar(cli string) (*Client, *Client, error) {
 	}
 	socket := filepath.Join(dir, "serve.sock")
 	config := fmt.Sprintf("listen: 127.0.0.1:0\nunix_socket: %s\nmodels:\n  intent: %s\n  pii: %s\n"+
-		"  embed: {path: %s, task: embedding}\nrouters:\n  default: %s\n", socket,
-		filepath.Join(modelsDir, "intent"), filepath.Join(modelsDir, "pii"), filepath.Join(modelsDir, "intent"), router)
+		"  embed: {path: %s, task: embedding}\nrouters:\n  default: %s\ndetectors:\n  halluc: %s\n", socket,
+		filepath.Join(modelsDir, "intent"), filepath.Join(modelsDir, "pii"), filepath.Join(modelsDir, "intent"), router,
+		filepath.Join(modelsDir, "halluc"))
 	path := filepath.Join(dir, "serve.yaml")
 	if err := os.WriteFile(path, []byte(config), 0o600); err != nil {
 		return nil, nil, err
@@ -115,6 +116,12 @@ func TestSidecarRoutesAndCaches(t *testing.T) {
 		checkRoutesTheExampleRequests(t, c.Router(""))
 	}
 	checkCachesAnswers(t, sidecarClients(t)[0].Router("default"))
+}
+
+func TestSidecarDetectorEqualsTheCLI(t *testing.T) {
+	for _, c := range sidecarClients(t) {
+		checkDetectorEqualsTheCLI(t, c.Detector("halluc"))
+	}
 }
 
 func TestSidecarManyGoroutines(t *testing.T) {

@@ -81,6 +81,20 @@ const char* severity_name(int severity) {
   return names[std::clamp(severity, 0, 4)];
 }
 
+int severity_named(std::string_view name) {
+  if (name.empty() || name == "never") return 0;
+  for (int s = 1; s <= 4; ++s)
+    if (name == severity_name(s) || name == std::to_string(s)) return s;
+  throw InvalidInput("stop at must be never, 1-4 or low-medium, medium, high, critical (got '" + std::string(name) +
+                     "')");
+}
+
+DetectorTemplate detector_template_named(std::string_view name) {
+  if (name == "lettucedetect") return DetectorTemplate::kLettuceDetect;
+  if (name == "halugate") return DetectorTemplate::kHaluGate;
+  throw InvalidInput("the template must be lettucedetect or halugate (got '" + std::string(name) + "')");
+}
+
 std::pair<std::string, std::string> detector_input(DetectorTemplate input_template, std::string_view window,
                                                    std::string_view question, std::string_view answer_part) {
   std::string first;

@@ -99,6 +99,11 @@ struct SentenceCheck {
 
 // Severity's name: low, low-medium, medium, high, critical.
 const char* severity_name(int severity);
+// The severity a name or number 1-4 gives; "never" or "" is 0 (no stop).
+// Throws InvalidInput.
+int severity_named(std::string_view name);
+// "lettucedetect" or "halugate". Throws InvalidInput.
+DetectorTemplate detector_template_named(std::string_view name);
 
 // The ground truth pinned for one request: the context cut into windows of
 // whole tokens (tokenized once), and each window's words for matching

@@ -78,4 +78,22 @@ nlohmann::json compressed_json(const CompressedText& c, size_t original_bytes) {
           {"units_kept", c.units_kept}, {"ranges", ranges}};
 }
 
+nlohmann::json stream_event_json(const StreamEvent& e) {
+  nlohmann::json spans = nlohmann::json::array();
+  for (const auto& s : e.check.spans) {
+    nlohmann::json span{{"begin", s.begin}, {"end", s.end}, {"text", s.text}, {"score", s.score},
+                        {"severity", severity_name(s.severity)}};
+    if (!s.nli.label.empty())
+      span["nli"] = {{"label", s.nli.label},
+                     {"entailment", s.nli.entailment},
+                     {"neutral", s.nli.neutral},
+                     {"contradiction", s.nli.contradiction}};
+    spans.push_back(std::move(span));
+  }
+  return {{"event", stream_event_name(e.kind)},     {"begin", e.check.begin},
+          {"end", e.check.end},                     {"text", e.check.text},
+          {"max_score", e.check.max_score},         {"latency_ms", e.check.latency.count() / 1000.0},
+          {"spans", std::move(spans)}};
+}
+
 }  // namespace semroute

@@ -10,6 +10,7 @@
 
 #include "classifiers/unified_classifier.h"
 #include "compression/prompt_compressor.h"
+#include "hallucination/answer_stream.h"
 #include "tasks/sequence_classifier.h"
 #include "tasks/token_classifier.h"
 
@@ -31,6 +32,9 @@ nlohmann::json windows_json(std::string_view text, const DocumentClassification&
 // the sequence (label, confidence, probabilities, risk, flagged) or token
 // (entities, has_entities) answer.
 nlohmann::json task_answer_json(const TaskAnswer& a, const std::vector<std::string>& labels);
+// One judged sentence of an answer: {event (ok, warn, stop), begin, end,
+// text, max_score, latency_ms, spans[{begin, end, text, score, severity[, nli]}]}.
+nlohmann::json stream_event_json(const StreamEvent& e);
 // {text, compressed, tokens, bytes, language, units, units_kept, ranges[[begin, end]]}
 nlohmann::json compressed_json(const CompressedText& c, size_t original_bytes);
 

@@ -60,6 +60,27 @@ ServedModelConfig parse_model(const YamlFields& f, const std::string& field, con
   return m;
 }
 
+ServedDetectorConfig parse_detector(const YamlFields& f, const std::string& field, const YAML::Node& node) {
+  if (node.IsScalar()) return ServedDetectorConfig{f.path(node, field), {}, {}, {}};
+  if (!node.IsMap()) f.fail(field, "expected a path or a map");
+  f.only(node, field, {"path", "nli", "template", "threshold", "windows", "device", "dtype", "max_length", "tokenizer"});
+  if (!node["path"]) f.fail(field + ".path", "missing (a token classifier directory)");
+  ServedDetectorConfig d;
+  d.path = f.path(node["path"], field + ".path");
+  if (node["nli"]) d.nli = f.path(node["nli"], field + ".nli");
+  if (node["template"]) {
+    try {
+      d.options.input_template = detector_template_named(f.scalar<std::string>(node["template"], field + ".template", "a name"));
+    } catch (const InvalidInput& e) {
+      f.fail(field + ".template", e.what());
+    }
+  }
+  if (node["threshold"]) d.options.threshold = f.number(node["threshold"], field + ".threshold", 0, 1);
+  if (node["windows"]) d.options.context_windows = static_cast<size_t>(f.number(node["windows"], field + ".windows", 0, 1024));
+  parse_pipeline(f, node, field, d.pipeline);
+  return d;
+}
+
 // {name: value} sections, each value read by `parse`.
 template <class Value, class Parse>
 std::map<std::string, Value> named(const YamlFields& f, const YAML::Node& root, const char* section, Parse parse) {
@@ -78,7 +99,8 @@ std::map<std::string, Value> named(const YamlFields& f, const YAML::Node& root, 
 void parse_limits(const YamlFields& f, const YAML::Node& node, ServeLimits& l) {
   if (!node) return;
   if (!node.IsMap()) f.fail("limits", "expected a map");
-  f.only(node, "limits", {"max_body_bytes", "max_queue", "max_connections", "header_timeout_ms"});
+  f.only(node, "limits",
+         {"max_body_bytes", "max_queue", "max_connections", "header_timeout_ms", "max_streams", "stream_idle_ms"});
   const auto count = [&](const char* key, double low, double high) {
     return f.number(node[key], std::string("limits.") + key, low, high);
   };
@@ -86,12 +108,14 @@ void parse_limits(const YamlFields& f, const YAML::Node& node, ServeLimits& l) {
   if (node["max_queue"]) l.max_queue = static_cast<size_t>(count("max_queue", 1, 1e6));
   if (node["max_connections"]) l.max_connections = static_cast<size_t>(count("max_connections", 1, 1e6));
   if (node["header_timeout_ms"]) l.header_timeout_ms = static_cast<int64_t>(count("header_timeout_ms", 1, 3.6e6));
+  if (node["max_streams"]) l.max_streams = static_cast<size_t>(count("max_streams", 1, 1e6));
+  if (node["stream_idle_ms"]) l.stream_idle_ms = static_cast<int64_t>(count("stream_idle_ms", 1, 3.6e6));
 }
 
 ServeConfig parse(const YamlFields& f, const YAML::Node& root, const std::filesystem::path& file) {
   if (!root.IsMap()) f.fail("(top level)", "expected a map");
   f.only(root, "", {"listen", "unix_socket", "socket_mode", "auth_token_env", "limits", "models",
-                    "unified", "routers", "compressors"});
+                    "unified", "routers", "compressors", "detectors"});
   ServeConfig c;
   c.file = file;
   if (root["listen"]) c.listen = f.scalar<std::string>(root["listen"], "listen", "host:port");
@@ -113,8 +137,10 @@ ServeConfig parse(const YamlFields& f, const YAML::Node& root, const std::filesy
   c.routers = named<std::filesystem::path>(f, root, "routers", path);
   c.compressors = named<std::shared_ptr<const PromptCompressor>>(
       f, root, "compressors", [&](const std::string& field, const YAML::Node& n) { return parse_compression(f, n, field); });
-  if (c.models.empty() && c.unified.empty() && c.routers.empty() && c.compressors.empty())
-    f.fail("(top level)", "nothing to serve: give models, unified, routers or compressors");
+  c.detectors = named<ServedDetectorConfig>(
+      f, root, "detectors", [&](const std::string& field, const YAML::Node& n) { return parse_detector(f, field, n); });
+  if (c.models.empty() && c.unified.empty() && c.routers.empty() && c.compressors.empty() && c.detectors.empty())
+    f.fail("(top level)", "nothing to serve: give models, unified, routers, compressors or detectors");
   return c;
 }
 

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "compression/prompt_compressor.h"
+#include "hallucination/hallucination_detector.h"
 #include "tasks/batcher.h"
 #include "tasks/task_model.h"
 
@@ -25,11 +26,22 @@ struct ServedModelConfig {
   BatchingOptions batching;      // dynamic batching of concurrent requests
 };
 
+// A hallucination detector served under a name (/v1/check-answer): a token
+// classifier directory, an optional NLI model, and how it judges.
+struct ServedDetectorConfig {
+  std::filesystem::path path;
+  std::filesystem::path nli;     // "" = none
+  DetectorOptions options;       // template, threshold, windows
+  PipelineOptions pipeline;      // device, dtype, max_length, tokenizer
+};
+
 struct ServeLimits {
   size_t max_body_bytes = size_t{1} << 20;  // refused (413) before the body is read
   size_t max_queue = 64;                    // requests waiting per model: 429 beyond
   size_t max_connections = 1024;            // accepted at once; more wait in the listen backlog
   int64_t header_timeout_ms = 5'000;        // headers must arrive within it (slow clients are dropped)
+  size_t max_streams = 256;                 // /v1/check-answer streams open at once: 429 beyond
+  int64_t stream_idle_ms = 60'000;          // a stream unused this long is dropped
 };
 
 struct ServeConfig {
@@ -46,6 +58,7 @@ struct ServeConfig {
   std::map<std::string, std::filesystem::path> routers;  // router YAMLs (reloaded on SIGHUP)
   // Prompt compressors ({max_tokens, tokenizer, …} as a router's `compression:`).
   std::map<std::string, std::shared_ptr<const PromptCompressor>> compressors;
+  std::map<std::string, ServedDetectorConfig> detectors;
 
   // Throws LoadError naming the field of the first problem.
   static ServeConfig from_yaml(const std::filesystem::path& file);

@@ -7,7 +7,6 @@
 #include <deque>
 #include <map>
 #include <optional>
-#include <random>
 
 #include "classifiers/unified_classifier.h"
 #include "classifiers/unified_config.h"
@@ -16,6 +15,7 @@
 #include "core/model_config.h"
 #include "router/router.h"
 #include "semroute/error.h"
+#include "server/answer_checks.h"
 #include "server/answer_json.h"
 #include "tasks/batcher.h"
 #include "tasks/embedder.h"
@@ -27,23 +27,6 @@ namespace {
 
 constexpr size_t kMaxTextsPerRequest = 1024;
 constexpr size_t kMaxPendingRoutes = 4096;  // routes whose answer may still be stored
-
-int status_of(ErrorCode code) {
-  switch (code) {
-    case ErrorCode::kNotFound: return 404;
-    case ErrorCode::kOutOfMemory: return 503;
-    case ErrorCode::kInvalidModel:
-    case ErrorCode::kInternal: return 500;
-    default: return 400;  // invalid_argument, invalid_utf8, too_long, unsupported: the request's
-  }
-}
-
-Reply json_reply(const nlohmann::json& body, int status = 200) {
-  Reply r;
-  r.status = status;
-  r.body = body.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
-  return r;
-}
 
 // "input": a string or a list of strings (the OpenAI form).
 std::vector<std::string_view> texts_of(const nlohmann::json& request) {
@@ -111,22 +94,7 @@ std::optional<TaskKind> kind_of_model(const std::filesystem::path& dir) {
   return std::nullopt;
 }
 
-std::string random_id() {
-  thread_local std::mt19937_64 rng(std::random_device{}());
-  static const char* hex = "0123456789abcdef";
-  std::string id;
-  for (int i = 0; i < 2; ++i) {
-    uint64_t v = rng();
-    for (int k = 0; k < 16; ++k, v >>= 4) id += hex[v & 15];
-  }
-  return id;
-}
-
 }  // namespace
-
-Reply error_reply(int status, const std::string& code, const std::string& message) {
-  return json_reply({{"error", {{"code", code}, {"message", message}}}}, status);
-}
 
 // A served model: the classifier or embedder and, with batching, the
 // batcher that coalesces concurrent requests; `in_flight` bounds its queue.
@@ -213,15 +181,14 @@ class QueueSlot {
 };
 
 Reply queue_full(const std::string& model) {
-  Reply r = error_reply(429, "queue_full", "model '" + model + "' has a full queue; retry shortly");
-  r.headers.emplace_back("Retry-After", "1");
-  return r;
+  return busy_reply("queue_full", "model '" + model + "' has a full queue; retry shortly");
 }
 
 }  // namespace
 
 Service::Service(ServeConfig config) : config_(std::move(config)), loaded_(std::make_unique<Loaded>()) {
   for (const auto& [name, c] : config_.models) loaded_->models.emplace(name, load_model(name, c));
+  checks_ = std::make_unique<AnswerChecks>(config_.detectors, config_.limits);
   for (const auto& [name, path] : config_.unified) {
     try {
       loaded_->unified.emplace(name, UnifiedClassifier::load(UnifiedConfig::from_yaml(path)));
@@ -260,7 +227,9 @@ Reply Service::handle(std::string_view method, std::string_view path, std::strin
   } catch (const std::exception& e) {
     reply = error_reply(500, "internal", e.what());
   }
-  const std::string endpoint(path.substr(0, path.find('?')));
+  // One label for every answer stream (their ids would make the metrics grow without bound).
+  std::string endpoint(path.substr(0, path.find('?')));
+  if (endpoint.rfind("/v1/check-answer/streams/", 0) == 0) endpoint = "/v1/check-answer/streams/{id}";
   metrics_.record(endpoint, reply.status,
                   std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
   return reply;
@@ -281,7 +250,11 @@ Reply Service::dispatch(std::string_view method, std::string_view path, std::str
     }
     return error_reply(404, "not_found", "no endpoint GET " + std::string(route));
   }
-  if (method != "POST") return error_reply(405, "method_not_allowed", "GET or POST");
+  constexpr std::string_view kStreams = "/v1/check-answer/streams/";
+  const bool stream_path = route.substr(0, kStreams.size()) == kStreams;
+  if (method == "DELETE" && stream_path) return checks_->finish(std::string(route.substr(kStreams.size())));
+  if (method != "POST") return error_reply(405, "method_not_allowed", "GET or POST (DELETE ends an answer stream)");
+  if (stream_path) return checks_->feed(std::string(route.substr(kStreams.size())), body);
   if (route == "/v1/route") return this->route(path, body, metadata_json);
   const nlohmann::json request = parse_body(body);
   if (route == "/v1/classify") return classify(request);
@@ -291,6 +264,8 @@ Reply Service::dispatch(std::string_view method, std::string_view path, std::str
   if (route == "/v1/unified") return unified(request);
   if (route == "/v1/route/answer") return store_answer(request);
   if (route == "/v1/compress") return compress(request);
+  if (route == "/v1/check-answer") return checks_->check(request);
+  if (route == "/v1/check-answer/streams") return checks_->open(request);
   return error_reply(404, "not_found", "no endpoint POST " + std::string(route));
 }
 
@@ -497,7 +472,7 @@ Reply Service::health() const {
     for (const auto& [name, r] : loaded_->routers) routers.push_back(name);
   }
   return json_reply({{"ready", true}, {"models", models}, {"unified", unified}, {"routers", routers},
-                     {"compressors", compressors}});
+                     {"compressors", compressors}, {"detectors", checks_->names()}});
 }
 
 }  // namespace semroute

@@ -15,19 +15,12 @@
 #include <vector>
 
 #include "server/metrics.h"
+#include "server/reply.h"
 #include "server/serve_config.h"
 
 namespace semroute {
 
-struct Reply {
-  int status = 200;
-  std::string body;  // JSON, or Prometheus text for /metrics
-  std::string content_type = "application/json";
-  std::vector<std::pair<std::string, std::string>> headers;
-};
-
-// A reply for a failure: {"error": {"code": "invalid_utf8", "message": …}}.
-Reply error_reply(int status, const std::string& code, const std::string& message);
+class AnswerChecks;
 
 class Service {
  public:
@@ -64,6 +57,7 @@ class Service {
 
   ServeConfig config_;
   std::unique_ptr<Loaded> loaded_;
+  std::unique_ptr<AnswerChecks> checks_;
   mutable Metrics metrics_;
 };
 

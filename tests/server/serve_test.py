@@ -284,16 +284,61 @@ def wrk_load(server):
     print(out.strip().splitlines()[-2] if out else "wrk: no output")
 
 
+def sse_events(data):
+    """(event, data) pairs of a text/event-stream body."""
+    events = []
+    for block in data.decode().split("\n\n"):
+        if block:
+            name, payload = block.split("\n", 1)
+            events.append((name[len("event: "):], json.loads(payload[len("data: "):])))
+    return events
+
+
+def check_answer_equals_the_cli(server):
+    workdir = os.path.dirname(server.config)
+    context = "The Eiffel Tower is in Paris. It was completed in 1889 for the World's Fair."
+    answer = "It was finished in 1889. It is made of cheese! Gustave Eiffel's company built it."
+    with open(os.path.join(workdir, "context.txt"), "w") as f:
+        f.write(context)
+    run = subprocess.run([CLI, "check-answer", os.path.join(workdir, "detector"), "--context",
+                          os.path.join(workdir, "context.txt"), "--question", "When?", "--json"],
+                         input=answer, capture_output=True, text=True)
+    want = [json.loads(line) for line in run.stdout.splitlines()]
+    check(len(want) == 3, f"the CLI judges the answer's three sentences: {run.stdout!r} {run.stderr!r}")
+    same = lambda g, w: all(g[k] == w[k] for k in ("event", "begin", "end", "text")) and close_to(g["max_score"], w["max_score"])
+    sse = "".join("data: " + json.dumps({"choices": [{"delta": {"content": answer[i:i + 5]}}]}) + "\n\n"
+                  for i in range(0, len(answer), 5)) + "data: [DONE]\n\n"
+    status, data, headers = server.request("POST", "/v1/check-answer",
+                                           {"detector": "d", "context": context, "question": "When?", "stream": sse})
+    events = sse_events(data) if status == 200 else []
+    check(headers.get("Content-Type") == "text/event-stream", "check-answer: an event stream")
+    check(len(events) == len(want) + 1 and events[-1][0] == "done" and
+          all(same(g, w) for (_, g), w in zip(events, want)), f"check-answer equals the CLI: {data[:300]!r}")
+    opened = server.post("/v1/check-answer/streams", {"detector": "d", "context": context, "question": "When?"},
+                         expected=201, unix=True)
+    path = "/v1/check-answer/streams/" + opened["stream"]
+    got = []
+    for i in range(0, len(sse), 40):
+        got += server.post(path, sse[i:i + 40].encode(), unix=True)["events"]
+    status, data, _ = server.request("DELETE", path, unix=True)
+    got += json.loads(data)["events"]
+    check(len(got) == len(want) and all(same(g, w) for g, w in zip(got, want)), "an answer stream equals the CLI")
+
+
 def main():
     workdir = tempfile.mkdtemp(prefix="semroute-serve-")
+    subprocess.run([CLI, "make-model", "tiny", f"{workdir}/detector", "--token-labels", "SUPPORTED,HALLUCINATED",
+                    "--tokenizer", f"{REPO}/tests/data/tokenizers/modernbert/tokenizer.json"],
+                   check=True, capture_output=True)
     config = (f"listen: 127.0.0.1:0\nunix_socket: {workdir}/serve.sock\nlimits: {{max_connections: 128}}\n"
               f"models:\n  domain: {{path: {MODELS}/domain, max_batch: 8, max_wait_us: 1000}}\n"
               f"  pii: {MODELS}/pii\n  encoder: {{path: {MODELS}/multitask/base, task: embedding}}\n"
               f"unified:\n  default: {MODELS}/router.yaml\nrouters:\n  default: {REPO}/examples/router/router.yaml\n"
-              f"compressors:\n  short: {{max_tokens: 40, tokenizer: {MODELS}/domain}}\n")
+              f"compressors:\n  short: {{max_tokens: 40, tokenizer: {MODELS}/domain}}\n"
+              f"detectors:\n  d: {workdir}/detector\n")
     server = Server(config, workdir)
     try:
-        for step in (endpoints_equal_the_cli, hostile_requests, slow_and_many_connections, wrk_load):
+        for step in (endpoints_equal_the_cli, check_answer_equals_the_cli, hostile_requests, slow_and_many_connections, wrk_load):
             step(server)
         check(server.request("GET", "/health")[0] == 200, "still healthy after all that")
     finally:

@@ -8,6 +8,7 @@
 #include <thread>
 
 #include "classifiers/unified_classifier.h"
+#include "hallucination/answer_stream.h"
 #include "router/router.h"
 #include "tokenizers/tokenizer.h"
 #include "server/service.h"
@@ -258,6 +259,172 @@ TEST(ServeReload, RoutersReloadAndABadReloadKeepsTheOld) {
   router("other-llm");
   service.reload_routers();
   EXPECT_EQ(model_of(), "other-llm");
+}
+
+
+// Server-sent events as (event, data) pairs.
+std::vector<std::pair<std::string, nlohmann::json>> parse_events(const std::string& body) {
+  std::vector<std::pair<std::string, nlohmann::json>> events;
+  size_t at = 0;
+  for (size_t end; (end = body.find("\n\n", at)) != std::string::npos; at = end + 2) {
+    const std::string block = body.substr(at, end - at);
+    const size_t newline = block.find('\n');
+    EXPECT_EQ(block.rfind("event: ", 0), 0u) << block;
+    EXPECT_EQ(block.compare(newline + 1, 6, "data: "), 0) << block;
+    events.emplace_back(block.substr(7, newline - 7), nlohmann::json::parse(block.substr(newline + 7)));
+  }
+  EXPECT_EQ(at, body.size()) << "a partial event at the end";
+  return events;
+}
+
+const std::string kContext = "The Eiffel Tower is in Paris. It was completed in 1889 for the World's Fair.";
+const std::string kQuestion = "When was it built?";
+const std::string kAnswer = "It was finished in 1889. It is made of cheese! Gustave Eiffel's company built it.";
+
+// An OpenAI stream of `text` in deltas of a few bytes.
+std::string sse_of(const std::string& text) {
+  std::string out = ": keep-alive\n\n";
+  for (size_t i = 0; i < text.size(); i += 7)
+    out += "data: " + nlohmann::json({{"choices", {{{"delta", {{"content", text.substr(i, 7)}}}}}}}).dump() + "\n\n";
+  return out + "data: [DONE]\n\n";
+}
+
+class ServeAnswers : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    dir_ = new test::TempDir();
+    test::write_hallucination_models(dir_->path());
+    test::write_file(*dir_ / "serve.yaml", "detectors:\n  random: random\n  all: {path: flags_all, threshold: 0.5}\n");
+    service_ = new Service(ServeConfig::from_yaml(*dir_ / "serve.yaml"));
+  }
+  static void TearDownTestSuite() {
+    delete service_;
+    delete dir_;
+  }
+  static Reply call(const std::string& method, const std::string& path, const std::string& body = "") {
+    return service_->handle(method, path, body);
+  }
+  static test::TempDir* dir_;
+  static Service* service_;
+};
+test::TempDir* ServeAnswers::dir_ = nullptr;
+Service* ServeAnswers::service_ = nullptr;
+
+void expect_same_sentence(const nlohmann::json& event, const SentenceCheck& want) {
+  EXPECT_EQ(event["begin"], want.begin);
+  EXPECT_EQ(event["end"], want.end);
+  EXPECT_EQ(event["text"], want.text);
+  EXPECT_NEAR(event["max_score"].get<double>(), want.max_score, 1e-6);
+  ASSERT_EQ(event["spans"].size(), want.spans.size());
+  for (size_t s = 0; s < want.spans.size(); ++s) {
+    EXPECT_EQ(event["spans"][s]["begin"], want.spans[s].begin);
+    EXPECT_NEAR(event["spans"][s]["score"].get<double>(), want.spans[s].score, 1e-6);
+  }
+}
+
+TEST_F(ServeAnswers, CheckAnswerEqualsTheDetectorForTextAndSse) {
+  const auto detector = HallucinationDetector::load(*dir_ / "random", "");
+  const DetectionResult want = detect(detector, kContext, kQuestion, kAnswer);
+  ASSERT_EQ(want.sentences.size(), 3u);
+  for (const char* form : {"answer", "stream"}) {
+    const nlohmann::json request = {{"detector", "random"}, {"context", kContext}, {"question", kQuestion},
+                                    {form, std::string(form) == "answer" ? kAnswer : sse_of(kAnswer)}};
+    const Reply r = call("POST", "/v1/check-answer", request.dump());
+    ASSERT_EQ(r.status, 200) << r.body;
+    EXPECT_EQ(r.content_type, "text/event-stream");
+    const auto events = parse_events(r.body);
+    ASSERT_EQ(events.size(), want.sentences.size() + 1) << r.body;
+    for (size_t i = 0; i < want.sentences.size(); ++i) {
+      EXPECT_EQ(events[i].first, events[i].second["event"]);
+      expect_same_sentence(events[i].second, want.sentences[i]);
+    }
+    EXPECT_EQ(events.back().first, "done");
+    EXPECT_EQ(events.back().second["sentences"], 3);
+    EXPECT_FALSE(events.back().second["stopped"]);
+  }
+}
+
+TEST_F(ServeAnswers, AStreamAcrossRequestsEqualsTheOneShotCheck) {
+  const auto detector = HallucinationDetector::load(*dir_ / "random", "");
+  const DetectionResult want = detect(detector, kContext, kQuestion, kAnswer);
+  const Reply opened = call("POST", "/v1/check-answer/streams",
+                            nlohmann::json({{"detector", "random"}, {"context", kContext}, {"question", kQuestion}}).dump());
+  ASSERT_EQ(opened.status, 201) << opened.body;
+  const std::string path = "/v1/check-answer/streams/" + nlohmann::json::parse(opened.body)["stream"].get<std::string>();
+  std::vector<nlohmann::json> events;
+  const std::string sse = sse_of(kAnswer);
+  for (size_t i = 0; i < sse.size(); i += 50) {  // the SSE bytes in arbitrary pieces
+    const Reply fed = call("POST", path, sse.substr(i, 50));
+    ASSERT_EQ(fed.status, 200) << fed.body;
+    const auto body = nlohmann::json::parse(fed.body);
+    for (const auto& e : body["events"]) events.push_back(e);
+  }
+  const Reply finished = call("DELETE", path);
+  ASSERT_EQ(finished.status, 200) << finished.body;
+  const auto end = nlohmann::json::parse(finished.body);
+  for (const auto& e : end["events"]) events.push_back(e);
+  ASSERT_EQ(events.size(), want.sentences.size());
+  for (size_t i = 0; i < events.size(); ++i) expect_same_sentence(events[i], want.sentences[i]);
+  EXPECT_EQ(end["summary"]["sentences"], 3);
+  EXPECT_EQ(call("POST", path, "more").status, 404);  // ended
+  const Reply metrics = call("GET", "/metrics");
+  EXPECT_NE(metrics.body.find("endpoint=\"/v1/check-answer/streams/{id}\""), std::string::npos) << metrics.body;
+  EXPECT_EQ(metrics.body.find(path), std::string::npos);  // no label per stream
+}
+
+TEST_F(ServeAnswers, AStopEndsTheStream) {
+  const Reply opened = call("POST", "/v1/check-answer/streams",
+                            nlohmann::json({{"detector", "all"}, {"context", kContext}, {"format", "text"},
+                                            {"stop_at", "medium"}}).dump());
+  ASSERT_EQ(opened.status, 201) << opened.body;
+  const std::string path = "/v1/check-answer/streams/" + nlohmann::json::parse(opened.body)["stream"].get<std::string>();
+  const auto fed = nlohmann::json::parse(call("POST", path, "It is made of cheese. It is blue.").body);
+  ASSERT_EQ(fed["events"].size(), 1u) << fed;
+  EXPECT_EQ(fed["events"][0]["event"], "stop");
+  EXPECT_TRUE(fed["stopped"]);
+  const auto end = nlohmann::json::parse(call("DELETE", path).body);
+  EXPECT_TRUE(end["events"].empty());
+  EXPECT_TRUE(end["summary"]["stopped"]);
+  EXPECT_EQ(end["summary"]["flagged"], 1);
+}
+
+TEST_F(ServeAnswers, BadRequestsAreClearErrors) {
+  const auto status = [](const nlohmann::json& request, const std::string& path = "/v1/check-answer") {
+    return call("POST", path, request.dump()).status;
+  };
+  EXPECT_EQ(status({{"detector", "nope"}, {"context", "c"}, {"answer", "a"}}), 404);
+  EXPECT_EQ(status({{"detector", "random"}, {"answer", "a"}}), 400);  // no context
+  EXPECT_EQ(status({{"detector", "random"}, {"context", "c"}}), 400);  // no answer
+  EXPECT_EQ(status({{"detector", "random"}, {"context", "c"}, {"answer", "a"}, {"stream", "a"}}), 400);
+  EXPECT_EQ(status({{"detector", "random"}, {"context", "c"}, {"answer", "a"}, {"stop_at", "soon"}}), 400);
+  EXPECT_EQ(status({{"detector", "random"}, {"context", "c"}, {"stream", "data: {oops}\n\n"}}), 400);
+  EXPECT_EQ(status({{"detector", "random"}, {"context", "c"}, {"format", "xml"}}, "/v1/check-answer/streams"), 400);
+  EXPECT_EQ(call("POST", "/v1/check-answer/streams/0123", "x").status, 404);
+  EXPECT_EQ(call("DELETE", "/v1/check-answer/streams/0123").status, 404);
+  // A malformed chunk ends its stream.
+  const Reply opened = call("POST", "/v1/check-answer/streams", R"({"detector": "random", "context": "c"})");
+  const std::string path = "/v1/check-answer/streams/" + nlohmann::json::parse(opened.body)["stream"].get<std::string>();
+  const Reply bad = call("POST", path, "data: {oops}\n\n");
+  EXPECT_EQ(bad.status, 400);
+  EXPECT_NE(bad.body.find("SSE event 1"), std::string::npos) << bad.body;
+  EXPECT_EQ(call("DELETE", path).status, 404);
+}
+
+TEST(ServeAnswerStreams, AreBoundedInCountAndIdleTime) {
+  test::TempDir dir;
+  test::write_hallucination_models(dir.path());
+  test::write_file(dir / "serve.yaml", "limits: {max_streams: 1, stream_idle_ms: 100}\ndetectors:\n  d: random\n");
+  const Service service(ServeConfig::from_yaml(dir / "serve.yaml"));
+  const std::string open = R"({"detector": "d", "context": "c"})";
+  const Reply first = service.handle("POST", "/v1/check-answer/streams", open);
+  ASSERT_EQ(first.status, 201);
+  const Reply second = service.handle("POST", "/v1/check-answer/streams", open);
+  EXPECT_EQ(second.status, 429);
+  EXPECT_NE(second.body.find("too_many_streams"), std::string::npos);
+  std::this_thread::sleep_for(std::chrono::milliseconds(150));
+  EXPECT_EQ(service.handle("POST", "/v1/check-answer/streams", open).status, 201);  // the idle one was dropped
+  const std::string id = nlohmann::json::parse(first.body)["stream"];
+  EXPECT_EQ(service.handle("POST", "/v1/check-answer/streams/" + id, "x").status, 404);
 }
 
 }  // namespace

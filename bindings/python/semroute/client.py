@@ -14,11 +14,13 @@ from __future__ import annotations
 import http.client
 import json
 import socket
+import threading
 import urllib.parse
 from typing import Any, Dict, List, Mapping, Optional, Sequence
 
 from . import errors
 from ._handle import Text
+from .hallucination import SEVERITIES, Sentence, Span
 from .model import Classification, Entity, InputUsage, TokenLabel, TokenResult
 from .multitask import TaskAnswer
 
@@ -71,8 +73,10 @@ class Client:
             payload = response.read()
         finally:
             connection.close()
-        if response.status != 200:
+        if response.status // 100 != 2:
             _raise(response.status, payload)
+        if response.getheader("Content-Type", "").startswith("text/event-stream"):
+            return payload
         return json.loads(payload)
 
     def ready(self) -> Dict[str, Any]:
@@ -86,6 +90,9 @@ class Client:
 
     def router(self, name: str = "") -> "RemoteRouter":
         return RemoteRouter(self, name)
+
+    def detector(self, name: str) -> "RemoteDetector":
+        return RemoteDetector(self, name)
 
 
 def _raise(status: int, payload: bytes):
@@ -239,3 +246,75 @@ class RemoteRouter:
         response = json.loads(answer) if isinstance(answer, (str, bytes)) else answer
         return bool(self._client.call("POST", "/v1/route/answer",
                                       {"route_id": route.route_id, "response": response})["stored"])
+
+
+def _sentence(e: Mapping[str, Any]) -> Sentence:
+    spans = [Span(int(p["begin"]), int(p["end"]), float(p["score"]), p.get("nli", {}).get("label", ""),
+                  float(p.get("nli", {}).get("entailment", 0)), float(p.get("nli", {}).get("neutral", 0)),
+                  float(p.get("nli", {}).get("contradiction", 0)), SEVERITIES.index(p["severity"]))
+             for p in e["spans"]]
+    return Sentence(int(e["begin"]), int(e["end"]), e["event"], float(e["max_score"]), float(e["latency_ms"]), spans)
+
+
+class RemoteAnswerStream:
+    """An answer stream living on the sidecar, as HallucinationDetector.stream()'s
+    AnswerStream: feed() returns the sentences a chunk completes, finish() the
+    last one; close() (or leaving a with block) ends it there."""
+
+    def __init__(self, client: Client, path: str):
+        self._client, self._path, self._ended = client, path, False
+        self._serial = threading.Lock()
+
+    def feed(self, chunk: Text) -> List[Sentence]:
+        with self._serial:
+            if self._ended:
+                raise errors.Closed("the stream has ended")
+            data = chunk.encode("utf-8") if isinstance(chunk, str) else bytes(chunk)
+            return [_sentence(e) for e in self._client.call("POST", self._path, data)["events"]]
+
+    def finish(self) -> List[Sentence]:
+        with self._serial:
+            if self._ended:
+                raise errors.Closed("the stream has ended")
+            self._ended = True
+            return [_sentence(e) for e in self._client.call("DELETE", self._path)["events"]]
+
+    def close(self) -> None:
+        with self._serial:
+            if not self._ended:
+                self._ended = True
+                try:
+                    self._client.call("DELETE", self._path)
+                except errors.Error:
+                    pass  # already gone (idle, or ended by an error)
+
+    def __enter__(self) -> "RemoteAnswerStream":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+
+class RemoteDetector:
+    """A hallucination detector served by the sidecar (/v1/check-answer), with
+    HallucinationDetector's detect() and stream()."""
+
+    def __init__(self, client: Client, name: str):
+        self._client, self._name = client, name
+
+    def detect(self, context: Text, answer: Text, question: Text = "") -> List[Sentence]:
+        body = self._client.call("POST", "/v1/check-answer", {"detector": self._name, "context": _text(context),
+                                                              "question": _text(question), "answer": _text(answer)})
+        sentences = []
+        for block in body.decode("utf-8").split("\n\n"):
+            if block and not block.startswith("event: done"):
+                sentences.append(_sentence(json.loads(block.split("\n", 1)[1][len("data: "):])))
+        return sentences
+
+    def stream(self, context: Text, question: Text = "", sse: bool = False, stop_severity: int = 0) -> RemoteAnswerStream:
+        request = {"detector": self._name, "context": _text(context), "question": _text(question),
+                   "format": "sse" if sse else "text"}
+        if stop_severity > 0:
+            request["stop_at"] = str(stop_severity)
+        opened = self._client.call("POST", "/v1/check-answer/streams", request)
+        return RemoteAnswerStream(self._client, "/v1/check-answer/streams/" + opened["stream"])

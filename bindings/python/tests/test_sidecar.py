@@ -8,16 +8,17 @@ import pytest
 
 import semroute
 from conftest import TOLERANCE
+from test_tasks import check_detector_equals_the_cli
 
 
 @pytest.fixture(scope="module")
-def server(repo, tmp_path_factory):
+def server(repo, tiny, tmp_path_factory):
     d = tmp_path_factory.mktemp("serve")
     m = repo / "models"
     (d / "serve.yaml").write_text(
         f"listen: 127.0.0.1:0\nunix_socket: {d}/serve.sock\nmodels:\n  domain: {m}/domain\n  pii: {m}/pii\n"
         f"  encoder: {{path: {m}/multitask/base, task: embedding}}\nunified:\n  default: {m}/router.yaml\n"
-        f"routers:\n  default: {repo}/examples/router/router.yaml\n")
+        f"routers:\n  default: {repo}/examples/router/router.yaml\ndetectors:\n  halluc: {tiny}/halluc\n")
     proc = subprocess.Popen([semroute.cli_path(), "serve", str(d / "serve.yaml")], stdout=subprocess.PIPE, text=True)
     line = proc.stdout.readline().split()
     assert line and line[0] == "listening", line
@@ -71,3 +72,8 @@ def test_errors_keep_their_codes(server):
         semroute.Client("ftp://nowhere")
     with pytest.raises(OSError):
         semroute.Client("http://127.0.0.1:1", timeout=2).model("domain").classify("x")
+
+
+def test_detector_answers_as_in_process(server, tmp_path, tiny):
+    for address in server:
+        check_detector_equals_the_cli(semroute.Client(address).detector("halluc"), tmp_path, tiny)

@@ -104,30 +104,36 @@ CONTEXT = "The Eiffel Tower is in Paris. It was completed in 1889 and is 330 met
 ANSWER = "It was finished in 1889. It is 500 metres tall!\nParis is in Spain."
 
 
-def test_hallucination_detector_equals_the_cli(tmp_path, tiny):
+def check_detector_equals_the_cli(detector, tmp_path, tiny):
+    """A detector (in process or the sidecar's) judges as the CLI does, whole and streamed."""
     (tmp_path / "context.txt").write_text(CONTEXT)
     (tmp_path / "answer.txt").write_text(ANSWER)
     lines = run_cli("check-answer", tiny / "halluc", "--context", tmp_path / "context.txt", "--question",
                     "Tell me about the tower.", tmp_path / "answer.txt", "--json", ok_codes=(0, 3))
     want = [json.loads(line) for line in lines.splitlines() if line.strip()]
+    assert len(want) == 3
+    got = detector.detect(CONTEXT, ANSWER, question="Tell me about the tower.")
+    assert [(s.byte_start, s.byte_end, s.event) for s in got] == [(w["begin"], w["end"], w["event"]) for w in want]
+    for s, w in zip(got, want):
+        assert abs(s.max_score - w["max_score"]) <= TOLERANCE
+        assert [(p.byte_start, p.byte_end, p.severity_name) for p in s.spans] == [
+            (p["begin"], p["end"], p["severity"]) for p in w["spans"]]
+    with detector.stream(CONTEXT, question="Tell me about the tower.") as stream:
+        streamed = []
+        for chunk in (ANSWER[:10], ANSWER[10:30], ANSWER[30:]):
+            streamed += stream.feed(chunk)
+        streamed += stream.finish()
+    assert [(s.byte_start, s.byte_end, s.event) for s in streamed] == [(s.byte_start, s.byte_end, s.event)
+                                                                        for s in got]
+    with pytest.raises(semroute.Closed):
+        stream.feed("more")
+    with pytest.raises(semroute.InvalidArgument):
+        detector.detect("", ANSWER)
+
+
+def test_hallucination_detector_equals_the_cli(tmp_path, tiny):
     with semroute.HallucinationDetector(tiny / "halluc") as detector:
-        got = detector.detect(CONTEXT, ANSWER, question="Tell me about the tower.")
-        assert [(s.byte_start, s.byte_end, s.event) for s in got] == [(w["begin"], w["end"], w["event"]) for w in want]
-        for s, w in zip(got, want):
-            assert abs(s.max_score - w["max_score"]) <= TOLERANCE
-            assert [(p.byte_start, p.byte_end, p.severity_name) for p in s.spans] == [
-                (p["begin"], p["end"], p["severity"]) for p in w["spans"]]
-        with detector.stream(CONTEXT, question="Tell me about the tower.") as stream:
-            streamed = []
-            for chunk in (ANSWER[:10], ANSWER[10:30], ANSWER[30:]):
-                streamed += stream.feed(chunk)
-            streamed += stream.finish()
-        assert [(s.byte_start, s.byte_end, s.event) for s in streamed] == [(s.byte_start, s.byte_end, s.event)
-                                                                            for s in got]
-        with pytest.raises(semroute.Closed):
-            stream.feed("more")
-        with pytest.raises(semroute.InvalidArgument):
-            detector.detect("", ANSWER)
+        check_detector_equals_the_cli(detector, tmp_path, tiny)
     with pytest.raises(semroute.InvalidArgument):
         semroute.HallucinationDetector(tiny / "halluc", no_such_option=1)
 

@@ -1,0 +1,60 @@
+// /v1/check-answer: an LLM's answer judged sentence by sentence against the
+// request's context by a served hallucination detector
+// (hallucination/answer_stream.h), in two forms:
+//  - one request: {"detector", "context", "question"?, "answer" (text) or
+//    "stream" (an OpenAI SSE stream's bytes), "stop_at"?} in; server-sent
+//    events out, one per sentence (ok, warn, stop) and a final `done`;
+//  - a stream living across requests, for a gateway that checks the answer
+//    while the LLM sends it and cuts it at a `stop`:
+//      POST   /v1/check-answer/streams      {detector, context, question?, format: sse|text, stop_at?}
+//             -> 201 {"stream": ID}
+//      POST   /v1/check-answer/streams/ID   the answer's next bytes -> {"events": [...], "stopped"}
+//      DELETE /v1/check-answer/streams/ID   -> the last sentence's events and the summary; the stream ends
+// A stream is fed by one request at a time (409 while another feeds it);
+// streams unused for stream_idle_ms are dropped; at most max_streams live
+// (429 beyond). The context is pinned (tokenized) once, when the stream opens.
+#pragma once
+
+#include <nlohmann/json.hpp>
+
+#include <chrono>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "hallucination/answer_stream.h"
+#include "server/reply.h"
+#include "server/serve_config.h"
+
+namespace semroute {
+
+class AnswerChecks {
+ public:
+  // Loads every detector the config names (LoadError naming the field).
+  AnswerChecks(const std::map<std::string, ServedDetectorConfig>& detectors, const ServeLimits& limits);
+  ~AnswerChecks();
+
+  Reply check(const nlohmann::json& request) const;
+  Reply open(const nlohmann::json& request) const;
+  Reply feed(const std::string& id, std::string_view chunk) const;
+  Reply finish(const std::string& id) const;
+
+  std::vector<std::string> names() const;
+  size_t open_streams() const;
+
+ private:
+  struct Stream;
+  std::shared_ptr<Stream> stream(const std::string& id) const;
+  void drop_idle(std::chrono::steady_clock::time_point now) const;  // with mutex_ held
+
+  std::map<std::string, std::shared_ptr<const HallucinationDetector>> detectors_;
+  size_t max_streams_;
+  std::chrono::milliseconds idle_;
+  mutable std::mutex mutex_;
+  mutable std::map<std::string, std::shared_ptr<Stream>> streams_;
+};
+
+}  // namespace semroute
