@@ -9,6 +9,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"strconv"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -31,6 +32,9 @@ type ClientOptions struct {
 	Token   string        // sent as "Authorization: Bearer <token>"
 	Timeout time.Duration // per request; 0 = 30 s
 }
+
+// maxTimeoutMS is the longest x-semroute-timeout-ms the sidecar accepts.
+const maxTimeoutMS = 3_600_000
 
 // ErrBusy is returned (wrapped) when the sidecar's queue for a model is full
 // (HTTP 429): retry after a moment.
@@ -105,6 +109,15 @@ func (c *Client) call(ctx context.Context, method, path string, body any, out an
 	for name, value := range headers {
 		req.Header.Set(name, value)
 	}
+	if deadline, ok := ctx.Deadline(); ok { // the sidecar gives up when the caller would
+		ms := time.Until(deadline).Milliseconds()
+		if ms < 1 {
+			ms = 1
+		} else if ms > maxTimeoutMS {
+			ms = maxTimeoutMS
+		}
+		req.Header.Set("x-semroute-timeout-ms", strconv.FormatInt(ms, 10))
+	}
 	resp, err := c.http.Do(req)
 	if err != nil {
 		return fmt.Errorf("semroute sidecar: %w", err)
@@ -136,6 +149,9 @@ func serverError(status int, body []byte) error {
 	_ = json.Unmarshal(body, &e)
 	if status == http.StatusTooManyRequests {
 		return fmt.Errorf("%w: %s", ErrBusy, e.Error.Message)
+	}
+	if status == http.StatusGatewayTimeout {
+		return fmt.Errorf("semroute sidecar: %w: %s", context.DeadlineExceeded, e.Error.Message)
 	}
 	for code, name := range codeNames {
 		if name == e.Error.Code {

@@ -13,6 +13,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 )
 
 // The sidecar client runs the checks the in-process handles run, against a
@@ -50,10 +51,11 @@ func startSidecar(cli string) (*Client, *Client, error) {
 		return nil, nil, err
 	}
 	socket := filepath.Join(dir, "serve.sock")
+	intent := filepath.Join(modelsDir, "intent")
 	config := fmt.Sprintf("listen: 127.0.0.1:0\nunix_socket: %s\nmodels:\n  intent: %s\n  pii: %s\n"+
-		"  embed: {path: %s, task: embedding}\nrouters:\n  default: %s\ndetectors:\n  halluc: %s\n", socket,
-		filepath.Join(modelsDir, "intent"), filepath.Join(modelsDir, "pii"), filepath.Join(modelsDir, "intent"), router,
-		filepath.Join(modelsDir, "halluc"))
+		"  embed: {path: %s, task: embedding}\n  slow: {path: %s, max_batch: 8, max_wait_us: 300000}\n"+
+		"routers:\n  default: %s\ndetectors:\n  halluc: %s\n", socket, intent, filepath.Join(modelsDir, "pii"),
+		intent, intent, router, filepath.Join(modelsDir, "halluc"))
 	path := filepath.Join(dir, "serve.yaml")
 	if err := os.WriteFile(path, []byte(config), 0o600); err != nil {
 		return nil, nil, err
@@ -121,6 +123,25 @@ func TestSidecarRoutesAndCaches(t *testing.T) {
 func TestSidecarDetectorEqualsTheCLI(t *testing.T) {
 	for _, c := range sidecarClients(t) {
 		checkDetectorEqualsTheCLI(t, c.Detector("halluc"))
+	}
+}
+
+// A context deadline travels to the sidecar (x-semroute-timeout-ms): the
+// request, still waiting for its batch when it passes, is not computed there.
+func TestSidecarHonoursTheContextDeadline(t *testing.T) {
+	c := sidecarClients(t)[0]
+	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
+	defer cancel()
+	if _, err := c.Model("slow").ClassifyBatch(ctx, []string{"x"}); !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("past the deadline: %v", err)
+	}
+	time.Sleep(500 * time.Millisecond) // the batch is taken at 300 ms
+	var metrics []byte
+	if err := c.call(context.Background(), "GET", "/metrics", nil, &metrics, nil); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(metrics), `semroute_requests_total{endpoint="/v1/classify",status="504"} 1`) {
+		t.Errorf("the sidecar computed the request anyway:\n%s", metrics)
 	}
 }
 

@@ -25,6 +25,7 @@ namespace {
 
 // One request while it arrives: its body, and whether it outgrew the limit.
 struct RequestState {
+  std::chrono::steady_clock::time_point arrived = std::chrono::steady_clock::now();  // its headers
   std::string body;
   bool too_large = false;
   bool answered = false;  // a response was queued early (401, 413)
@@ -156,9 +157,17 @@ struct HttpCallbacks {
     std::string path = url;
     if (const char* router = MHD_lookup_connection_value(connection, MHD_GET_ARGUMENT_KIND, "router"))
       path += std::string("?router=") + router;
-    const char* metadata = header(connection, "x-semroute-metadata");
-    const Reply reply = server->service_->handle(method, path, state->body, metadata ? metadata : "");
-    return send(connection, reply);
+    RequestInfo info;
+    info.arrived = state->arrived;
+    if (const char* metadata = header(connection, "x-semroute-metadata")) info.metadata_json = metadata;
+    if (const char* timeout = header(connection, "x-semroute-timeout-ms")) {
+      char* end = nullptr;
+      const long long ms = std::strtoll(timeout, &end, 10);
+      if (end == timeout || *end != '\0' || ms <= 0 || ms > 3'600'000)
+        return send(connection, error_reply(400, "invalid_argument", "x-semroute-timeout-ms: milliseconds in [1, 3600000]"));
+      info.timeout_ms = ms;
+    }
+    return send(connection, server->service_->handle(method, path, state->body, info));
   }
 
   static void completed(void* cls, MHD_Connection*, void** state_slot, MHD_RequestTerminationCode) {

@@ -40,6 +40,7 @@ struct ServeLimits {
   size_t max_queue = 64;                    // requests waiting per model: 429 beyond
   size_t max_connections = 1024;            // accepted at once; more wait in the listen backlog
   int64_t header_timeout_ms = 5'000;        // headers must arrive within it (slow clients are dropped)
+  int64_t request_timeout_ms = 0;           // a request not started this long after its headers: 504 (0: none)
   size_t max_streams = 256;                 // /v1/check-answer streams open at once: 429 beyond
   int64_t stream_idle_ms = 60'000;          // a stream unused this long is dropped
 };

@@ -106,11 +106,21 @@ struct ServedModel {
   std::unique_ptr<Batcher<TokenClassification>> token_batcher;
   mutable std::atomic<int64_t> in_flight{0};
 
-  std::vector<Classification> classify(const std::vector<std::string_view>& texts) const {
-    return sequence_batcher ? (*sequence_batcher)(texts) : sequence->classify(texts);
+  // A request past its deadline before its forward starts is not computed
+  // (DeadlinePassed); with batching, the batcher checks as it takes the batch.
+  using Deadline = std::chrono::steady_clock::time_point;
+  std::vector<Classification> classify(const std::vector<std::string_view>& texts, Deadline deadline) const {
+    if (sequence_batcher) return (*sequence_batcher)(texts, deadline);
+    check_deadline(deadline);
+    return sequence->classify(texts);
   }
-  std::vector<TokenClassification> find_entities(const std::vector<std::string_view>& texts) const {
-    return token_batcher ? (*token_batcher)(texts) : token->classify(texts);
+  std::vector<TokenClassification> find_entities(const std::vector<std::string_view>& texts, Deadline deadline) const {
+    if (token_batcher) return (*token_batcher)(texts, deadline);
+    check_deadline(deadline);
+    return token->classify(texts);
+  }
+  static void check_deadline(Deadline deadline) {
+    if (std::chrono::steady_clock::now() > deadline) throw DeadlinePassed();
   }
 };
 
@@ -215,11 +225,16 @@ void Service::reload_routers() {
 }
 
 Reply Service::handle(std::string_view method, std::string_view path, std::string_view body,
-                      std::string_view metadata_json) const noexcept {
+                      const RequestInfo& info) const noexcept {
   const auto start = std::chrono::steady_clock::now();
+  int64_t timeout_ms = config_.limits.request_timeout_ms;
+  if (info.timeout_ms > 0) timeout_ms = timeout_ms > 0 ? std::min(timeout_ms, info.timeout_ms) : info.timeout_ms;
+  const Deadline deadline = timeout_ms > 0 ? info.arrived + std::chrono::milliseconds(timeout_ms) : Deadline::max();
   Reply reply;
   try {
-    reply = dispatch(method, path, body, metadata_json);
+    reply = dispatch(method, path, body, info.metadata_json, deadline);
+  } catch (const DeadlinePassed& e) {
+    reply = error_reply(504, "deadline_exceeded", e.what());
   } catch (const Error& e) {
     reply = error_reply(status_of(e.code()), error_code_name(e.code()), e.what());
   } catch (const std::bad_alloc&) {
@@ -236,7 +251,7 @@ Reply Service::handle(std::string_view method, std::string_view path, std::strin
 }
 
 Reply Service::dispatch(std::string_view method, std::string_view path, std::string_view body,
-                        std::string_view metadata_json) const {
+                        std::string_view metadata_json, Deadline deadline) const {
   const std::string_view route = path.substr(0, path.find('?'));
   if (method == "GET") {
     if (route == "/health") return json_reply({{"status", "ok"}});
@@ -257,8 +272,8 @@ Reply Service::dispatch(std::string_view method, std::string_view path, std::str
   if (stream_path) return checks_->feed(std::string(route.substr(kStreams.size())), body);
   if (route == "/v1/route") return this->route(path, body, metadata_json);
   const nlohmann::json request = parse_body(body);
-  if (route == "/v1/classify") return classify(request);
-  if (route == "/v1/tokens") return tokens(request);
+  if (route == "/v1/classify") return classify(request, deadline);
+  if (route == "/v1/tokens") return tokens(request, deadline);
   if (route == "/v1/embeddings") return embeddings(request);
   if (route == "/v1/similarity") return similarity(request);
   if (route == "/v1/unified") return unified(request);
@@ -293,12 +308,12 @@ Reply answer_texts(const nlohmann::json& request, const ServedModel& m, const st
 
 }  // namespace
 
-Reply Service::classify(const nlohmann::json& request) const {
+Reply Service::classify(const nlohmann::json& request, Deadline deadline) const {
   const ServedModel& m = model_named(loaded_->models, request);
   if (!m.sequence) throw InvalidInput("model '" + string_field(request, "model") + "' is not a sequence classifier");
   return answer_texts(request, m, m.sequence->labels(), config_.limits.max_queue,
                       [&](const std::vector<std::string_view>& texts) {
-    const auto results = m.classify(texts);
+    const auto results = m.classify(texts, deadline);
     nlohmann::json out = nlohmann::json::array();
     for (size_t i = 0; i < results.size(); ++i)
       out.push_back(classification_json(texts[i], results[i], m.sequence->labels(), m.sequence->scoring()));
@@ -306,12 +321,12 @@ Reply Service::classify(const nlohmann::json& request) const {
   });
 }
 
-Reply Service::tokens(const nlohmann::json& request) const {
+Reply Service::tokens(const nlohmann::json& request, Deadline deadline) const {
   const ServedModel& m = model_named(loaded_->models, request);
   if (!m.token) throw InvalidInput("model '" + string_field(request, "model") + "' is not a token classifier");
   return answer_texts(request, m, m.token->labels(), config_.limits.max_queue,
                       [&](const std::vector<std::string_view>& texts) {
-    const auto results = m.find_entities(texts);
+    const auto results = m.find_entities(texts, deadline);
     nlohmann::json out = nlohmann::json::array();
     for (size_t i = 0; i < results.size(); ++i) out.push_back(token_result_json(texts[i], results[i]));
     return out;

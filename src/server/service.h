@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include <atomic>
+#include <chrono>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -22,6 +23,18 @@ namespace semroute {
 
 class AnswerChecks;
 
+// What a request carries besides its method, path and body.
+struct RequestInfo {
+  // x-semroute-metadata: a JSON object of strings the router's conditions
+  // see as meta.<key>, or empty.
+  std::string_view metadata_json;
+  // x-semroute-timeout-ms: a request still waiting for its model this long
+  // after its headers came is answered 504, uncomputed (0: only the
+  // config's limits.request_timeout_ms, if any; the shorter of the two wins).
+  int64_t timeout_ms = 0;
+  std::chrono::steady_clock::time_point arrived = std::chrono::steady_clock::now();
+};
+
 class Service {
  public:
   // Loads every model, engine, unified classifier and router (LoadError
@@ -29,10 +42,8 @@ class Service {
   explicit Service(ServeConfig config);
   ~Service();
 
-  // metadata_json: the x-semroute-metadata header (a JSON object of strings
-  // the router's conditions see as meta.<key>), or empty.
   Reply handle(std::string_view method, std::string_view path, std::string_view body,
-               std::string_view metadata_json = {}) const noexcept;
+               const RequestInfo& info = {}) const noexcept;
 
   // Reads the router configs again; each keeps serving its old version until
   // its new one loaded. Throws LoadError (the old routers stay) on failure.
@@ -43,10 +54,11 @@ class Service {
 
  private:
   struct Loaded;
+  using Deadline = std::chrono::steady_clock::time_point;
   Reply dispatch(std::string_view method, std::string_view path, std::string_view body,
-                 std::string_view metadata_json) const;
-  Reply classify(const nlohmann::json& request) const;
-  Reply tokens(const nlohmann::json& request) const;
+                 std::string_view metadata_json, Deadline deadline) const;
+  Reply classify(const nlohmann::json& request, Deadline deadline) const;
+  Reply tokens(const nlohmann::json& request, Deadline deadline) const;
   Reply embeddings(const nlohmann::json& request) const;
   Reply similarity(const nlohmann::json& request) const;
   Reply unified(const nlohmann::json& request) const;

@@ -22,6 +22,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <stdexcept>
 #include <string_view>
 #include <thread>
 #include <vector>
@@ -37,6 +38,12 @@ struct BatchingOptions {
 // Throws InvalidInput for a negative or absurd setting (max_batch > 4096,
 // max_wait_us > 1 s).
 void check_batching(const BatchingOptions& options);
+
+// What a call whose deadline passed before its batch was taken throws: it
+// was not computed (the server answers 504; the caller has stopped waiting).
+struct DeadlinePassed : std::runtime_error {
+  DeadlinePassed() : std::runtime_error("the request's deadline passed while it waited for its model") {}
+};
 
 // The process-wide lane batched forwards take turns on.
 std::mutex& compute_lane();
@@ -64,10 +71,16 @@ class Batcher {
   Batcher(const Batcher&) = delete;
   Batcher& operator=(const Batcher&) = delete;
 
-  // Answers `texts` (blocking) as run(texts) would; errors are the caller's own.
-  std::vector<Answer> operator()(const std::vector<std::string_view>& texts) const {
+  using Clock = std::chrono::steady_clock;
+
+  // Answers `texts` (blocking) as run(texts) would; errors are the caller's
+  // own. Throws DeadlinePassed, uncomputed, if the batch has not taken the
+  // call by `deadline`.
+  std::vector<Answer> operator()(const std::vector<std::string_view>& texts,
+                                 Clock::time_point deadline = Clock::time_point::max()) const {
     if (texts.empty()) return {};
-    Request request{&texts, Clock::now(), {}, {}, false};
+    if (Clock::now() > deadline) throw DeadlinePassed();
+    Request request{&texts, Clock::now(), deadline, {}, {}, false};
     std::unique_lock<std::mutex> lock(mutex_);
     queue_.push_back(&request);
     queued_texts_ += static_cast<int64_t>(texts.size());
@@ -78,10 +91,9 @@ class Batcher {
   }
 
  private:
-  using Clock = std::chrono::steady_clock;
   struct Request {
     const std::vector<std::string_view>* texts;
-    Clock::time_point arrived;
+    Clock::time_point arrived, deadline;
     std::vector<Answer> answers;
     std::exception_ptr error;
     bool done = false;
@@ -96,6 +108,8 @@ class Batcher {
       const auto deadline = queue_.front()->arrived + std::chrono::microseconds(options_.max_wait_us);
       arrived_.wait_until(lock, deadline, [&] { return stopping_ || queued_texts_ >= options_.max_batch; });
       std::vector<Request*> batch = take_batch();
+      answered_.notify_all();  // the callers take_batch answered DeadlinePassed
+      if (batch.empty()) continue;
       lock.unlock();
       {
         const std::lock_guard<std::mutex> lane(compute_lane());
@@ -107,14 +121,25 @@ class Batcher {
     }
   }
 
-  // Whole requests from the front, up to max_batch texts (at least one request).
+  // Whole requests from the front, up to max_batch texts (at least one
+  // request unless every one left had passed its deadline: those are
+  // answered DeadlinePassed here, with mutex_ held).
   std::vector<Request*> take_batch() {
     std::vector<Request*> batch;
     int64_t texts = 0;
+    const auto now = Clock::now();
     while (!queue_.empty()) {
-      const auto n = static_cast<int64_t>(queue_.front()->texts->size());
+      Request* r = queue_.front();
+      const auto n = static_cast<int64_t>(r->texts->size());
+      if (r->deadline < now) {
+        queue_.pop_front();
+        queued_texts_ -= n;
+        r->error = std::make_exception_ptr(DeadlinePassed());
+        r->done = true;
+        continue;
+      }
       if (!batch.empty() && texts + n > options_.max_batch) break;
-      batch.push_back(queue_.front());
+      batch.push_back(r);
       queue_.pop_front();
       texts += n;
     }

@@ -171,6 +171,26 @@ TEST(Batcher, CoalescesConcurrentCalls) {
   EXPECT_TRUE(batcher(std::vector<std::string_view>{}).empty());
 }
 
+// A call whose deadline passes while it waits for its batch is answered
+// DeadlinePassed without being computed; the others in the batch are not
+// affected, and a call with time to spare is computed.
+TEST(Batcher, ACallPastItsDeadlineIsNotComputed) {
+  std::atomic<int> computed{0};
+  Batcher<int> batcher(
+      [&](const std::vector<std::string_view>& texts) {
+        computed += static_cast<int>(texts.size());
+        return std::vector<int>(texts.size(), 1);
+      },
+      BatchingOptions{8, 100000});  // the first call of a batch waits 100 ms for company
+  const auto soon = Batcher<int>::Clock::now() + std::chrono::milliseconds(10);
+  std::thread late([&] { EXPECT_THROW(batcher({"late"}, soon), DeadlinePassed); });
+  std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  const auto later = Batcher<int>::Clock::now() + std::chrono::seconds(60);
+  EXPECT_EQ(batcher({"in time"}, later).at(0), 1);
+  late.join();
+  EXPECT_EQ(computed.load(), 1);
+}
+
 TEST(Batcher, RefusesAbsurdSettings) {
   test::expect_error([] { check_batching({5000, 0}); }, ErrorCode::kInvalidArgument, "max_batch");
   test::expect_error([] { check_batching({8, -1}); }, ErrorCode::kInvalidArgument, "max_wait_us");

@@ -217,6 +217,29 @@ TEST(ServeQueue, AFullQueueAnswers429WithRetryAfter) {
   EXPECT_TRUE(retry_after);
 }
 
+// A request still waiting for its batch at its deadline is answered 504,
+// uncomputed; the config's limit and the request's header both count, the
+// shorter winning.
+TEST(ServeDeadline, ARequestPastItsDeadlineGets504) {
+  test::TempDir dir;
+  test::write_file(dir / "serve.yaml", "limits: {request_timeout_ms: 60000}\nmodels:\n  domain: {path: " +
+                                           (kModels / "domain").string() + ", max_batch: 4, max_wait_us: 200000}\n");
+  const Service service(ServeConfig::from_yaml(dir / "serve.yaml"));
+  const std::string request = R"({"model": "domain", "input": "a"})";
+  RequestInfo hurried;
+  hurried.timeout_ms = 20;  // the batch waits 200 ms for company
+  const Reply late = service.handle("POST", "/v1/classify", request, hurried);
+  EXPECT_EQ(late.status, 504) << late.body;
+  EXPECT_NE(late.body.find("deadline_exceeded"), std::string::npos);
+  EXPECT_EQ(service.handle("POST", "/v1/classify", request).status, 200);  // 60 s is enough
+  RequestInfo long_ago;
+  long_ago.arrived -= std::chrono::seconds(61);  // its headers came before the config's limit
+  EXPECT_EQ(service.handle("POST", "/v1/classify", request, long_ago).status, 504);
+  const Reply metrics = service.handle("GET", "/metrics", "");
+  EXPECT_NE(metrics.body.find("semroute_requests_total{endpoint=\"/v1/classify\",status=\"504\"} 2"), std::string::npos)
+      << metrics.body;
+}
+
 TEST(ServeConfigFile, RefusesBadConfigsNamingTheField) {
   test::TempDir dir;
   const auto refused = [&](const std::string& yaml, const std::string& needle) {
@@ -233,6 +256,10 @@ TEST(ServeConfigFile, RefusesBadConfigsNamingTheField) {
   refused("models:\n  d: {path: x, task: speak}\n", "models.d.task");
   refused("socket_mode: rwx\n" + model, "socket_mode");
   refused("{}\n", "nothing to serve");
+  refused("limits: {request_timeout_ms: -5}\n" + model, "limits.request_timeout_ms");
+  refused("detectors:\n  d: {path: x, template: guess}\n", "detectors.d.template");
+  refused("detectors:\n  d: {path: x, threshold: 2}\n", "detectors.d.threshold");
+  refused("detectors:\n  d: {nli: x}\n", "detectors.d.path: missing");
   test::write_file(dir / "ok.yaml", model);
   const ServeConfig c = ServeConfig::from_yaml(dir / "ok.yaml");
   EXPECT_EQ(c.listen, "127.0.0.1:8080");  // loopback unless told otherwise

@@ -14,7 +14,7 @@ semroute.Error subclasses carrying the C API's stable codes.
 """
 
 from ._lib import lib as _lib_handle
-from .client import Busy, Client, RemoteAnswerStream, RemoteDetector, RemoteModel, RemoteRoute, RemoteRouter, RemoteUnified
+from .client import Busy, Client, DeadlineExceeded, RemoteAnswerStream, RemoteDetector, RemoteModel, RemoteRoute, RemoteRouter, RemoteUnified
 from .compress import Compressed, Compressor
 from .errors import (Closed, Code, Error, Internal, InvalidArgument, InvalidModel, InvalidUTF8, NotFound, OutOfMemory,
                      TooLong, Unsupported)
@@ -36,7 +36,7 @@ def abi_version() -> int:
     return int(_lib_handle.semroute_abi_version())
 
 
-__all__ = ["AnswerStream", "Busy", "Client", "RemoteAnswerStream", "RemoteDetector", "RemoteModel", "RemoteRoute", "RemoteRouter", "RemoteUnified", "Classification", "Closed", "Code", "Compressed", "Compressor", "Engine", "Entity",
+__all__ = ["AnswerStream", "Busy", "Client", "DeadlineExceeded", "RemoteAnswerStream", "RemoteDetector", "RemoteModel", "RemoteRoute", "RemoteRouter", "RemoteUnified", "Classification", "Closed", "Code", "Compressed", "Compressor", "Engine", "Entity",
            "Error", "HallucinationDetector", "InputUsage", "Internal", "InvalidArgument", "InvalidModel",
            "InvalidUTF8", "Match", "Model", "NotFound", "OutOfMemory", "Route", "Router", "Sentence", "Span",
            "TaskAnswer", "TokenLabel", "TokenResult", "Tokens", "TooLong", "Unified", "Unsupported", "Window",

@@ -31,6 +31,11 @@ class Busy(errors.Error):
     """The sidecar's queue for a model is full (HTTP 429): retry shortly."""
 
 
+class DeadlineExceeded(errors.Error):
+    """The sidecar gave up on the request: it still waited for its model when
+    the client's timeout (sent as x-semroute-timeout-ms) ran out (HTTP 504)."""
+
+
 class _UnixConnection(http.client.HTTPConnection):
     def __init__(self, path: str, timeout: float):
         super().__init__("localhost", timeout=timeout)
@@ -63,7 +68,8 @@ class Client:
 
     def call(self, method: str, path: str, body: Any = None, headers: Optional[Dict[str, str]] = None) -> Any:
         data = body if isinstance(body, (bytes, type(None))) else json.dumps(body).encode("utf-8")
-        sent = {"Content-Type": "application/json", **(headers or {})}
+        sent = {"Content-Type": "application/json",
+                "x-semroute-timeout-ms": str(max(1, min(3_600_000, int(self._timeout * 1000)))), **(headers or {})}
         if self._token:
             sent["Authorization"] = f"Bearer {self._token}"
         connection = self._connection()
@@ -103,6 +109,8 @@ def _raise(status: int, payload: bytes):
         code, message = "", payload[:200].decode("utf-8", "replace")
     if status == 429:
         raise Busy(message, errors.Code.INTERNAL)
+    if status == 504:
+        raise DeadlineExceeded(message, errors.Code.INTERNAL)
     if code in _CODES:
         errors.raise_for(int(_CODES[code]), message)
     raise errors.Error(f"HTTP {status} {code}: {message}", errors.Code.INTERNAL)
