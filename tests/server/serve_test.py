@@ -148,6 +148,13 @@ def hostile_requests(server):
     c.close()
     status, _, _ = server.request("GET", "/v1/" + "a" * 100000)
     check(status in (404, 414, 431, 400, 413), f"a 100 KB URL: {status}")
+    for timeout in ("soon", "-5", "0", "99999999999", "12ms"):
+        status, data, _ = server.request("POST", "/v1/classify", {"model": "domain", "input": "x"},
+                                         {"x-semroute-timeout-ms": timeout})
+        check(status == 400 and b"x-semroute-timeout-ms" in data, f"x-semroute-timeout-ms: {timeout}: {status}")
+    status, _, _ = server.request("POST", "/v1/classify", {"model": "domain", "input": "x"},
+                                  {"x-semroute-timeout-ms": "30000"})
+    check(status == 200, f"a generous deadline: {status}")
 
 
 def slow_and_many_connections(server):
