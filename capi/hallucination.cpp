@@ -77,7 +77,7 @@ semroute_halluc_params semroute_halluc_default_params(void) {
 semroute_status* semroute_halluc_load(const char* detector_model, const semroute_halluc_params* params,
                                       semroute_halluc** out) {
   if (out != nullptr) *out = nullptr;
-  return guarded([&] {
+  return guarded_load([&] {
     require(detector_model, "detector_model");
     require(out, "out");
     const semroute_halluc_params p = params ? caller_struct(params, semroute_halluc_default_params(),

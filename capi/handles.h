@@ -9,6 +9,7 @@
 #include <string_view>
 #include <vector>
 
+#include "core/runtime.h"
 #include "semroute/error.h"
 #include "semroute/semroute.h"
 #include "classifiers/unified_classifier.h"
@@ -163,6 +164,14 @@ semroute_status* guarded(Body&& body) noexcept {
   } catch (...) {
     return status_of_current_exception();
   }
+}
+
+// guarded() for the functions that load: the work runs on a thread that ends
+// with it, so no idle OpenMP team is left on the caller's thread to throttle
+// the teams of the threads that then compute (core/runtime.h).
+template <class Body>
+semroute_status* guarded_load(Body&& body) noexcept {
+  return guarded([&] { on_short_lived_thread(body); });
 }
 
 // The caller's struct at `given` over `defaults`, reading only the fields its

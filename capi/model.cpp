@@ -333,7 +333,7 @@ semroute_model_params semroute_model_default_params(void) { return defaults(); }
 semroute_status* semroute_model_load(const char* path, const semroute_model_params* params,
                                      semroute_model** out_model) {
   if (out_model != nullptr) *out_model = nullptr;
-  return guarded([&] {
+  return guarded_load([&] {
     require(path, "path");
     require(out_model, "out_model");
     *out_model = load_model(path, effective_params(params)).release();
@@ -343,7 +343,7 @@ semroute_status* semroute_model_load(const char* path, const semroute_model_para
 semroute_status* semroute_model_bind_head(const semroute_model* source, const char* head_dir,
                                           const semroute_model_params* params, semroute_model** out_model) {
   if (out_model != nullptr) *out_model = nullptr;
-  return guarded([&] {
+  return guarded_load([&] {
     require(source, "source");
     require(head_dir, "head_dir");
     require(out_model, "out_model");

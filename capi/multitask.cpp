@@ -126,7 +126,7 @@ void semroute_task_results_free(semroute_task_results* results) { delete results
 semroute_status* semroute_engine_load(const char* base, const semroute_engine_task* tasks, size_t count,
                                       const semroute_model_params* params, semroute_engine** out_engine) {
   if (out_engine != nullptr) *out_engine = nullptr;
-  return guarded([&] {
+  return guarded_load([&] {
     require(base, "base");
     require(out_engine, "out_engine");
     if (count > 0) require(tasks, "tasks");
@@ -168,7 +168,7 @@ semroute_status* semroute_engine_classify(const semroute_engine* engine, const c
 
 semroute_status* semroute_unified_load(const char* config_path, semroute_unified** out_unified) {
   if (out_unified != nullptr) *out_unified = nullptr;
-  return guarded([&] {
+  return guarded_load([&] {
     require(config_path, "config_path");
     require(out_unified, "out_unified");
     const auto config = semroute::UnifiedConfig::from_yaml(config_path);

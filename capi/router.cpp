@@ -54,7 +54,7 @@ std::map<std::string, std::string> parse_metadata(const char* json, size_t len) 
 
 semroute_status* semroute_router_load(const char* config_path, semroute_router** out_router) {
   if (out_router != nullptr) *out_router = nullptr;
-  return guarded([&] {
+  return guarded_load([&] {
     require(config_path, "config_path");
     require(out_router, "out_router");
     auto handle = std::make_unique<semroute_router>();

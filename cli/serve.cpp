@@ -9,6 +9,7 @@
 #include <pthread.h>
 
 #include "cli.h"
+#include "core/runtime.h"
 #include "semroute/error.h"
 #include "server/http_server.h"
 #include "server/service.h"
@@ -54,7 +55,9 @@ int run_serve(const std::vector<std::string>& argv) {
   for (int s : {SIGTERM, SIGINT, SIGHUP}) sigaddset(&signals, s);
   pthread_sigmask(SIG_BLOCK, &signals, nullptr);
 
-  const auto service = std::make_shared<Service>(config);
+  // Loaded (and reloaded) on a thread that ends, so that no idle OpenMP team
+  // outlives it (core/runtime.h).
+  const auto service = on_short_lived_thread([&] { return std::make_shared<Service>(config); });
   HttpServer server(service, config, token);
   std::string where;
   if (!server.tcp_address().empty()) where += "http://" + server.tcp_address();
@@ -67,7 +70,7 @@ int run_serve(const std::vector<std::string>& argv) {
     sigwait(&signals, &signal);
     if (signal == SIGHUP) {
       try {
-        service->reload_routers();
+        on_short_lived_thread([&] { service->reload_routers(); });
         std::fprintf(stderr, "semroute serve: routers reloaded\n");
       } catch (const Error& e) {
         std::fprintf(stderr, "semroute serve: reload failed, the old routers serve on: %s\n", e.what());

@@ -1,9 +1,12 @@
 // Sidecar against in process: the same model classifying the same prompt,
 // through the Go package's in-process Model (cgo) and through its sidecar
 // client over TCP and a Unix socket, at 1 / 8 / 64 concurrent callers.
-// Prints throughput, p50 and p99 per mode (run.sh starts the server).
+// Prints throughput, p50 and p99 per mode (run.sh starts the server): the
+// medians of -rounds rounds that take the modes in turn, so a drift of the
+// machine hits every mode alike. Then the transport's floor: GET /ready's
+// round trip through the client, no model involved.
 //
-//	servebench -model DIR -tcp http://127.0.0.1:PORT -unix /path.sock [-seconds 5] [-batch 8]
+//	servebench -model DIR -tcp http://127.0.0.1:PORT -unix /path.sock [-seconds 5] [-rounds 3] [-batch 8]
 package main
 
 import (
@@ -62,7 +65,8 @@ func main() {
 	modelDir := flag.String("model", "", "the model directory (served as \"bench\")")
 	tcp := flag.String("tcp", "", "the sidecar's http://host:port")
 	unix := flag.String("unix", "", "the sidecar's Unix socket")
-	seconds := flag.Float64("seconds", 5, "seconds per measurement")
+	seconds := flag.Float64("seconds", 5, "seconds per cell (split over the rounds)")
+	rounds := flag.Int("rounds", 3, "rounds per cell, the modes in turn; medians are reported")
 	batch := flag.Int("batch", 8, "dynamic batching (max batch) in process, as the server's config has it")
 	prompt := flag.String("prompt", "What is the derivative of x^2 + 3x with respect to x?", "the prompt")
 	flag.Parse()
@@ -94,24 +98,53 @@ func main() {
 			m    semroute.SequenceClassifier
 		}{name, c.Model("bench")})
 	}
-	d := time.Duration(*seconds * float64(time.Second))
+	d := time.Duration(*seconds * float64(time.Second) / float64(*rounds))
 	fmt.Printf("| callers | path | calls/s | p50 ms | p99 ms | throughput vs in process | p50 overhead ms |\n|---|---|---|---|---|---|---|\n")
 	for _, callers := range []int{1, 8, 64} {
-		var base result
+		per := make([][]result, len(modes))
+		for round := 0; round < *rounds; round++ {
+			for i, mode := range modes {
+				m := mode.m
+				_, _ = m.Classify(*prompt) // warm the path (and the connection pool)
+				r, err := measure(func() error { _, err := m.ClassifyBatch(context.Background(), []string{*prompt}); return err },
+					callers, d)
+				if err != nil {
+					fmt.Fprintln(os.Stderr, mode.name, err)
+					os.Exit(1)
+				}
+				per[i] = append(per[i], r)
+			}
+		}
+		base := medianOf(per[0])
 		for i, mode := range modes {
-			m := mode.m
-			_, _ = m.Classify(*prompt) // warm the path (and the connection pool)
-			r, err := measure(func() error { _, err := m.ClassifyBatch(context.Background(), []string{*prompt}); return err },
-				callers, d)
-			if err != nil {
-				fmt.Fprintln(os.Stderr, mode.name, err)
-				os.Exit(1)
-			}
-			if i == 0 {
-				base = r
-			}
+			r := medianOf(per[i])
 			fmt.Printf("| %d | %s | %.0f | %.3f | %.3f | %.2fx | %+.3f |\n", callers, mode.name, r.perSecond, r.p50, r.p99,
 				r.perSecond/base.perSecond, r.p50-base.p50)
 		}
 	}
+	fmt.Printf("\n| transport floor: GET /ready, 1 caller | p50 ms | p99 ms |\n|---|---|---|\n")
+	for _, addr := range []string{*tcp, "unix://" + *unix} {
+		c, _ := semroute.NewClient(addr, nil)
+		_ = c.Ready(context.Background())
+		r, err := measure(func() error { return c.Ready(context.Background()) }, 1, d)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, addr, err)
+			os.Exit(1)
+		}
+		fmt.Printf("| %s | %.3f | %.3f |\n", addr, r.p50, r.p99)
+	}
+}
+
+// medianOf takes each field's median over the rounds.
+func medianOf(rs []result) result {
+	field := func(get func(result) float64) float64 {
+		v := make([]float64, len(rs))
+		for i, r := range rs {
+			v[i] = get(r)
+		}
+		sort.Float64s(v)
+		return v[len(v)/2]
+	}
+	return result{field(func(r result) float64 { return r.perSecond }), field(func(r result) float64 { return r.p50 }),
+		field(func(r result) float64 { return r.p99 })}
 }

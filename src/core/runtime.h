@@ -3,7 +3,11 @@
 // (the reference BLAS Debian selects by default is ~40x slower than OpenBLAS).
 #pragma once
 
+#include <exception>
+#include <optional>
 #include <string>
+#include <thread>
+#include <type_traits>
 
 namespace semroute {
 
@@ -16,6 +20,43 @@ void ensure_runtime_initialized();
 // Gives the calling thread the process-wide compute thread count: callers'
 // threads (a Go program's especially) may never have run libtorch work.
 void prepare_calling_thread();
+
+// Runs fn on a thread that ends when fn returns; returns fn's result or
+// rethrows its exception. Loading belongs there in a long-lived process that
+// computes on other threads (a server's connection threads): libgomp keeps an
+// idle OpenMP team for every thread that ever ran parallel work, and once the
+// teams' threads outnumber the CPUs it throttles every team's spin-wait, so
+// each parallel region of a request wakes its workers through the kernel
+// (a small model's call measured 0.82 ms on a fresh thread, 1.3 ms with the
+// loading thread's team left idle, 2 CPUs).
+// fn's result (or its exception, rethrown) through `execute`, which runs a
+// void() job somewhere and returns once it is done.
+template <class Fn, class Execute>
+auto run_via(Fn&& fn, Execute&& execute) -> decltype(fn()) {
+  using Result = decltype(fn());
+  std::exception_ptr error;
+  const auto guard = [&](auto&& body) {
+    try {
+      body();
+    } catch (...) {
+      error = std::current_exception();
+    }
+  };
+  if constexpr (std::is_void_v<Result>) {
+    execute([&] { guard(fn); });
+    if (error) std::rethrow_exception(error);
+  } else {
+    std::optional<Result> result;
+    execute([&] { guard([&] { result.emplace(fn()); }); });
+    if (error) std::rethrow_exception(error);
+    return std::move(*result);
+  }
+}
+
+template <class Fn>
+auto on_short_lived_thread(Fn&& fn) -> decltype(fn()) {
+  return run_via(std::forward<Fn>(fn), [](const auto& job) { std::thread(job).join(); });
+}
 
 // Sets libtorch's intra-op threads; n <= 0 means "all usable CPUs".
 void set_compute_threads(int n);

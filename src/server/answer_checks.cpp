@@ -4,6 +4,7 @@
 
 #include "semroute/error.h"
 #include "server/answer_json.h"
+#include "tasks/batcher.h"
 
 namespace semroute {
 
@@ -98,8 +99,10 @@ Reply AnswerChecks::check(const nlohmann::json& request) const {
   const auto send = [&](const std::vector<StreamEvent>& events) {
     for (const auto& event : stream.take(events)) reply.body += server_sent_event(event["event"], event);
   };
-  send(stream.answer.feed(optional_string(request, sse ? "stream" : "answer")));
-  if (!stream.answer.stopped()) send(stream.answer.finish());
+  compute_lane().run([&] {  // the detector's forwards, on the process's compute lane
+    send(stream.answer.feed(optional_string(request, sse ? "stream" : "answer")));
+    if (!stream.answer.stopped()) send(stream.answer.finish());
+  });
   reply.body += server_sent_event("done", stream.summary());
   return reply;
 }
@@ -142,7 +145,7 @@ Reply AnswerChecks::feed(const std::string& id, std::string_view chunk) const {
   const std::unique_lock<std::mutex> feeding(s->feeding, std::try_to_lock);
   if (!feeding.owns_lock()) return error_reply(409, "stream_busy", "another request is feeding answer stream '" + id + "'");
   try {
-    nlohmann::json events = s->take(s->answer.feed(chunk));
+    nlohmann::json events = compute_lane().run([&] { return s->take(s->answer.feed(chunk)); });
     return json_reply({{"events", std::move(events)}, {"stopped", s->answer.stopped()}});
   } catch (const Error&) {
     const std::lock_guard<std::mutex> lock(mutex_);
@@ -159,7 +162,8 @@ Reply AnswerChecks::finish(const std::string& id) const {
     const std::lock_guard<std::mutex> lock(mutex_);
     streams_.erase(id);
   }
-  nlohmann::json events = s->answer.stopped() ? nlohmann::json::array() : s->take(s->answer.finish());
+  nlohmann::json events =
+      s->answer.stopped() ? nlohmann::json::array() : compute_lane().run([&] { return s->take(s->answer.finish()); });
   return json_reply({{"events", std::move(events)}, {"summary", s->summary()}});
 }
 

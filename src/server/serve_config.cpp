@@ -36,7 +36,11 @@ void parse_pipeline(const YamlFields& f, const YAML::Node& node, const std::stri
 }
 
 ServedModelConfig parse_model(const YamlFields& f, const std::string& field, const YAML::Node& node) {
-  if (node.IsScalar()) return ServedModelConfig{f.path(node, field), std::nullopt, false, {}, {}};
+  if (node.IsScalar()) {
+    ServedModelConfig m;
+    m.path = f.path(node, field);
+    return m;
+  }
   if (!node.IsMap()) f.fail(field, "expected a path or a map");
   f.only(node, field, {"path", "task", "device", "dtype", "max_length", "truncation", "overflow", "tokenizer",
                        "max_batch", "max_wait_us"});

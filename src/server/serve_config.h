@@ -23,7 +23,9 @@ struct ServedModelConfig {
   std::optional<TaskKind> kind;  // sequence / token; unset with embedding = false: from config.json
   bool embedding = false;        // task: embedding
   TaskOptions options;           // device, dtype, max_length, truncation, overflow
-  BatchingOptions batching;      // dynamic batching of concurrent requests
+  // Dynamic batching of concurrent requests: by default a batch is what
+  // queued while the previous one computed (no added wait); max_batch 1: off.
+  BatchingOptions batching{16, 0};
 };
 
 // A hallucination detector served under a name (/v1/check-answer): a token

@@ -96,6 +96,16 @@ std::optional<TaskKind> kind_of_model(const std::filesystem::path& dir) {
 
 }  // namespace
 
+// fn on the compute lane (tasks/batcher.h), unless the request is still
+// waiting there at its deadline (DeadlinePassed: not computed).
+template <class Fn>
+auto on_lane(std::chrono::steady_clock::time_point deadline, Fn&& fn) {
+  return compute_lane().run([&] {
+    if (std::chrono::steady_clock::now() > deadline) throw DeadlinePassed();
+    return fn();
+  });
+}
+
 // A served model: the classifier or embedder and, with batching, the
 // batcher that coalesces concurrent requests; `in_flight` bounds its queue.
 struct ServedModel {
@@ -106,22 +116,17 @@ struct ServedModel {
   std::unique_ptr<Batcher<TokenClassification>> token_batcher;
   mutable std::atomic<int64_t> in_flight{0};
 
-  // A request past its deadline before its forward starts is not computed
-  // (DeadlinePassed); with batching, the batcher checks as it takes the batch.
+  // Forwards run on the compute lane, batched or one request at a time.
   using Deadline = std::chrono::steady_clock::time_point;
   std::vector<Classification> classify(const std::vector<std::string_view>& texts, Deadline deadline) const {
     if (sequence_batcher) return (*sequence_batcher)(texts, deadline);
-    check_deadline(deadline);
-    return sequence->classify(texts);
+    return on_lane(deadline, [&] { return sequence->classify(texts); });
   }
   std::vector<TokenClassification> find_entities(const std::vector<std::string_view>& texts, Deadline deadline) const {
     if (token_batcher) return (*token_batcher)(texts, deadline);
-    check_deadline(deadline);
-    return token->classify(texts);
+    return on_lane(deadline, [&] { return token->classify(texts); });
   }
-  static void check_deadline(Deadline deadline) {
-    if (std::chrono::steady_clock::now() > deadline) throw DeadlinePassed();
-  }
+
 };
 
 struct Service::Loaded {
@@ -274,8 +279,8 @@ Reply Service::dispatch(std::string_view method, std::string_view path, std::str
   const nlohmann::json request = parse_body(body);
   if (route == "/v1/classify") return classify(request, deadline);
   if (route == "/v1/tokens") return tokens(request, deadline);
-  if (route == "/v1/embeddings") return embeddings(request);
-  if (route == "/v1/similarity") return similarity(request);
+  if (route == "/v1/embeddings") return embeddings(request, deadline);
+  if (route == "/v1/similarity") return similarity(request, deadline);
   if (route == "/v1/unified") return unified(request);
   if (route == "/v1/route/answer") return store_answer(request);
   if (route == "/v1/compress") return compress(request);
@@ -335,7 +340,7 @@ Reply Service::tokens(const nlohmann::json& request, Deadline deadline) const {
 
 // OpenAI's embeddings API: {"model", "input", "dimensions"?} in,
 // {"object": "list", "data": [{"object": "embedding", "index", "embedding"}], "model", "usage"} out.
-Reply Service::embeddings(const nlohmann::json& request) const {
+Reply Service::embeddings(const nlohmann::json& request, Deadline deadline) const {
   const ServedModel& m = model_named(loaded_->models, request);
   if (!m.embedder) throw InvalidInput("model '" + string_field(request, "model") + "' is not an embedding model");
   const auto texts = texts_of(request);
@@ -350,7 +355,8 @@ Reply Service::embeddings(const nlohmann::json& request) const {
   const QueueSlot slot(m, config_.limits.max_queue);
   if (slot.full()) return queue_full(string_field(request, "model"));
   std::vector<InputUsage> usage;
-  const at::Tensor rows = m.embedder->embed(texts, options, &usage).contiguous();
+  const at::Tensor rows =
+      on_lane(deadline, [&] { return m.embedder->embed(texts, options, &usage).contiguous(); });
   const int64_t dim = rows.size(1);
   const float* values = rows.data_ptr<float>();
   nlohmann::json data = nlohmann::json::array();
@@ -366,13 +372,13 @@ Reply Service::embeddings(const nlohmann::json& request) const {
                      {"usage", {{"prompt_tokens", tokens}, {"total_tokens", tokens}}}});
 }
 
-Reply Service::similarity(const nlohmann::json& request) const {
+Reply Service::similarity(const nlohmann::json& request, Deadline deadline) const {
   const ServedModel& m = model_named(loaded_->models, request);
   if (!m.embedder) throw InvalidInput("model '" + string_field(request, "model") + "' is not an embedding model");
   const std::string a = string_field(request, "a"), b = string_field(request, "b");
   const QueueSlot slot(m, config_.limits.max_queue);
   if (slot.full()) return queue_full(string_field(request, "model"));
-  const std::vector<float> rows = m.embedder->embed_rows({a, b});
+  const std::vector<float> rows = on_lane(deadline, [&] { return m.embedder->embed_rows({a, b}); });
   const size_t dim = rows.size() / 2;
   double dot = 0, na = 0, nb = 0;
   for (size_t i = 0; i < dim; ++i) {

@@ -59,8 +59,8 @@ class Service {
                  std::string_view metadata_json, Deadline deadline) const;
   Reply classify(const nlohmann::json& request, Deadline deadline) const;
   Reply tokens(const nlohmann::json& request, Deadline deadline) const;
-  Reply embeddings(const nlohmann::json& request) const;
-  Reply similarity(const nlohmann::json& request) const;
+  Reply embeddings(const nlohmann::json& request, Deadline deadline) const;
+  Reply similarity(const nlohmann::json& request, Deadline deadline) const;
   Reply unified(const nlohmann::json& request) const;
   Reply route(std::string_view path, std::string_view body, std::string_view metadata_json) const;
   Reply store_answer(const nlohmann::json& request) const;

@@ -14,14 +14,35 @@ void check_batching(const BatchingOptions& options) {
     throw InvalidInput("max_wait_us must be in [0, 1000000], not " + std::to_string(options.max_wait_us));
 }
 
-std::mutex& compute_lane() {
-  static std::mutex lane;
-  return lane;
+ComputeLane::ComputeLane() : thread_([this] { loop(); }) {}
+
+void ComputeLane::execute(const std::function<void()>& run) {
+  Job job{&run};
+  std::unique_lock<std::mutex> lock(mutex_);
+  jobs_.push_back(&job);
+  queued_.notify_one();
+  finished_.wait(lock, [&] { return job.done; });
 }
 
-void prepare_dispatcher_thread() {
+void ComputeLane::loop() {
   ensure_runtime_initialized();
   prepare_calling_thread();
+  std::unique_lock<std::mutex> lock(mutex_);
+  for (;;) {
+    queued_.wait(lock, [&] { return !jobs_.empty(); });
+    Job* job = jobs_.front();
+    jobs_.pop_front();
+    lock.unlock();
+    (*job->run)();  // run_via's jobs do not throw
+    lock.lock();
+    job->done = true;
+    finished_.notify_all();
+  }
+}
+
+ComputeLane& compute_lane() {
+  static ComputeLane* const lane = new ComputeLane();  // never destroyed: no thread to join at exit
+  return *lane;
 }
 
 }  // namespace semroute

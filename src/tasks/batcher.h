@@ -7,7 +7,7 @@
 // sum by the row count (AVX2).
 //
 // Each batcher has one dispatcher thread, and the forwards of every batcher
-// in the process take turns on one compute lane (compute_lane()): one
+// in the process run in turn on one compute lane (compute_lane()): one
 // OpenMP team of the process-wide thread count runs them, instead of one
 // team per calling thread competing for the same cores. While a batch
 // computes, the next one collects, so the batch size follows the load.
@@ -27,6 +27,8 @@
 #include <thread>
 #include <vector>
 
+#include "core/runtime.h"
+
 namespace semroute {
 
 struct BatchingOptions {
@@ -45,10 +47,40 @@ struct DeadlinePassed : std::runtime_error {
   DeadlinePassed() : std::runtime_error("the request's deadline passed while it waited for its model") {}
 };
 
-// The process-wide lane batched forwards take turns on.
-std::mutex& compute_lane();
-// Gives the dispatcher thread the process's compute settings.
-void prepare_dispatcher_thread();
+// The process-wide thread batched forwards run on (and `semroute serve`'s
+// unbatched ones): one OpenMP team of the process's thread count computes
+// them in turn. A team per calling thread would oversubscribe the cores, and
+// idle teams whose threads outnumber the CPUs make libgomp throttle the busy
+// team's spin-wait (core/runtime.h).
+class ComputeLane {
+ public:
+  // fn on the lane's thread (inline when called from it); its result, or its
+  // exception rethrown.
+  template <class Fn>
+  auto run(Fn&& fn) -> decltype(fn()) {
+    if (on_lane()) return fn();
+    return run_via(std::forward<Fn>(fn), [this](const std::function<void()>& job) { execute(job); });
+  }
+  bool on_lane() const { return std::this_thread::get_id() == thread_.get_id(); }
+
+ private:
+  friend ComputeLane& compute_lane();
+  ComputeLane();
+  void execute(const std::function<void()>& job);  // blocks until the lane ran it
+  void loop();
+
+  struct Job {
+    const std::function<void()>* run;
+    bool done = false;
+  };
+  std::mutex mutex_;
+  std::condition_variable queued_, finished_;
+  std::deque<Job*> jobs_;
+  std::thread thread_;
+};
+
+// The lane: started on first use, never stopped (it outlives every model).
+ComputeLane& compute_lane();
 
 template <class Answer>
 class Batcher {
@@ -80,6 +112,9 @@ class Batcher {
                                  Clock::time_point deadline = Clock::time_point::max()) const {
     if (texts.empty()) return {};
     if (Clock::now() > deadline) throw DeadlinePassed();
+    // On the lane itself, waiting for a batch the lane must compute would
+    // never end: answer alone (the same answers).
+    if (compute_lane().on_lane()) return run_(texts);
     Request request{&texts, Clock::now(), deadline, {}, {}, false};
     std::unique_lock<std::mutex> lock(mutex_);
     queue_.push_back(&request);
@@ -100,21 +135,18 @@ class Batcher {
   };
 
   void dispatch() {
-    prepare_dispatcher_thread();
     std::unique_lock<std::mutex> lock(mutex_);
     for (;;) {
       arrived_.wait(lock, [&] { return stopping_ || !queue_.empty(); });
       if (queue_.empty()) return;  // stopping, nothing left
       const auto deadline = queue_.front()->arrived + std::chrono::microseconds(options_.max_wait_us);
       arrived_.wait_until(lock, deadline, [&] { return stopping_ || queued_texts_ >= options_.max_batch; });
-      std::vector<Request*> batch = take_batch();
-      answered_.notify_all();  // the callers take_batch answered DeadlinePassed
+      bool expired = false;
+      std::vector<Request*> batch = take_batch(expired);
+      if (expired) answered_.notify_all();  // the callers take_batch answered DeadlinePassed
       if (batch.empty()) continue;
       lock.unlock();
-      {
-        const std::lock_guard<std::mutex> lane(compute_lane());
-        answer(batch);
-      }
+      compute_lane().run([&] { answer(batch); });
       lock.lock();
       for (Request* r : batch) r->done = true;
       answered_.notify_all();
@@ -124,7 +156,7 @@ class Batcher {
   // Whole requests from the front, up to max_batch texts (at least one
   // request unless every one left had passed its deadline: those are
   // answered DeadlinePassed here, with mutex_ held).
-  std::vector<Request*> take_batch() {
+  std::vector<Request*> take_batch(bool& expired) {
     std::vector<Request*> batch;
     int64_t texts = 0;
     const auto now = Clock::now();
@@ -136,6 +168,7 @@ class Batcher {
         queued_texts_ -= n;
         r->error = std::make_exception_ptr(DeadlinePassed());
         r->done = true;
+        expired = true;
         continue;
       }
       if (!batch.empty() && texts + n > options_.max_batch) break;
