@@ -108,7 +108,7 @@ TensorCache* installed = nullptr;  // set once, never destroyed: tensors may out
 
 void TensorCache::give_back(void* data) { installed->keep_or_free(static_cast<char*>(data) - kHeader); }
 
-size_t cap_from_environment() {
+[[maybe_unused]] size_t cap_from_environment() {  // unused under ASan (no cache there)
   const char* value = std::getenv("SEMROUTE_TENSOR_CACHE_MB");
   if (value == nullptr) return size_t{512} << 20;
   const long long mb = std::atoll(value);

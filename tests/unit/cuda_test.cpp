@@ -50,7 +50,9 @@ LoadOptions gpu(c10::ScalarType dtype) {
 void expect_close(const test::ReferenceCase& c, const std::string& output, const at::Tensor& actual,
                   c10::ScalarType dtype, bool logits) {
   // Hidden states and logits stay on the GPU; embeddings come back to the host.
-  if (logits || output == "last_hidden_state") ASSERT_TRUE(actual.is_cuda()) << output << " came back on the CPU";
+  if (logits || output == "last_hidden_state") {
+    ASSERT_TRUE(actual.is_cuda()) << output << " came back on the CPU";
+  }
   if (dtype == c10::kFloat) return test::expect_matches(c, output, actual);
   const at::Tensor got = actual.to(at::kFloat).cpu();
   const at::Tensor expected = c.expected(output);
