@@ -166,12 +166,18 @@ semroute_status* guarded(Body&& body) noexcept {
   }
 }
 
-// guarded() for the functions that load: the work runs on a thread that ends
-// with it, so no idle OpenMP team is left on the caller's thread to throttle
-// the teams of the threads that then compute (core/runtime.h).
+// guarded() for the functions that load: the OpenMP team loading started on
+// the caller's thread is freed when done, so it does not sit idle and
+// throttle the teams of the threads that then compute (core/runtime.h).
 template <class Body>
 semroute_status* guarded_load(Body&& body) noexcept {
-  return guarded([&] { on_short_lived_thread(body); });
+  struct Release {
+    ~Release() { release_openmp_team(); }
+  };
+  return guarded([&] {
+    const Release release;
+    body();
+  });
 }
 
 // The caller's struct at `given` over `defaults`, reading only the fields its

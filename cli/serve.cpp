@@ -55,9 +55,10 @@ int run_serve(const std::vector<std::string>& argv) {
   for (int s : {SIGTERM, SIGINT, SIGHUP}) sigaddset(&signals, s);
   pthread_sigmask(SIG_BLOCK, &signals, nullptr);
 
-  // Loaded (and reloaded) on a thread that ends, so that no idle OpenMP team
-  // outlives it (core/runtime.h).
-  const auto service = on_short_lived_thread([&] { return std::make_shared<Service>(config); });
+  // Loading's OpenMP team is freed after each (re)load: this thread never
+  // computes, and an idle team slows every other (core/runtime.h).
+  const auto service = std::make_shared<Service>(config);
+  release_openmp_team();
   HttpServer server(service, config, token);
   std::string where;
   if (!server.tcp_address().empty()) where += "http://" + server.tcp_address();
@@ -70,11 +71,12 @@ int run_serve(const std::vector<std::string>& argv) {
     sigwait(&signals, &signal);
     if (signal == SIGHUP) {
       try {
-        on_short_lived_thread([&] { service->reload_routers(); });
+        service->reload_routers();
         std::fprintf(stderr, "semroute serve: routers reloaded\n");
       } catch (const Error& e) {
         std::fprintf(stderr, "semroute serve: reload failed, the old routers serve on: %s\n", e.what());
       }
+      release_openmp_team();
       continue;
     }
     std::fprintf(stderr, "semroute serve: stopping (%lld requests in flight)\n",

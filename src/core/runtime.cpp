@@ -2,6 +2,7 @@
 
 #include "core/tensor_cache.h"
 
+#include <omp.h>
 #include <ATen/Parallel.h>
 #include <ATen/core/Tensor.h>
 #include <ATen/ops/mm.h>
@@ -64,6 +65,8 @@ void set_compute_threads(int n) { at::set_num_threads(n > 0 ? n : usable_cpus())
 int compute_threads() { return at::get_num_threads(); }
 
 void prepare_calling_thread() { at::internal::lazy_init_num_threads(); }
+
+void release_openmp_team() { omp_pause_resource_all(omp_pause_soft); }
 
 BlasReport check_blas(bool timed) {
   BlasReport report;

@@ -6,7 +6,6 @@
 #include <exception>
 #include <optional>
 #include <string>
-#include <thread>
 #include <type_traits>
 
 namespace semroute {
@@ -21,14 +20,15 @@ void ensure_runtime_initialized();
 // threads (a Go program's especially) may never have run libtorch work.
 void prepare_calling_thread();
 
-// Runs fn on a thread that ends when fn returns; returns fn's result or
-// rethrows its exception. Loading belongs there in a long-lived process that
-// computes on other threads (a server's connection threads): libgomp keeps an
-// idle OpenMP team for every thread that ever ran parallel work, and once the
-// teams' threads outnumber the CPUs it throttles every team's spin-wait, so
-// each parallel region of a request wakes its workers through the kernel
-// (a small model's call measured 0.82 ms on a fresh thread, 1.3 ms with the
-// loading thread's team left idle, 2 CPUs).
+// Frees the calling thread's OpenMP team (omp_pause_resource_all). libgomp
+// keeps an idle team for every thread that ever ran parallel work, and once
+// the teams' threads outnumber the CPUs it throttles every team's spin-wait,
+// so each parallel region wakes its workers through the kernel: a small
+// model's call measured 0.82 ms on a thread of its own and 1.3-1.5 ms with
+// the loading thread's team left idle (2 CPUs). Loaders call it when done;
+// a thread that computes again gets a new team (once, ~0.1 ms).
+void release_openmp_team();
+
 // fn's result (or its exception, rethrown) through `execute`, which runs a
 // void() job somewhere and returns once it is done.
 template <class Fn, class Execute>
@@ -51,11 +51,6 @@ auto run_via(Fn&& fn, Execute&& execute) -> decltype(fn()) {
     if (error) std::rethrow_exception(error);
     return std::move(*result);
   }
-}
-
-template <class Fn>
-auto on_short_lived_thread(Fn&& fn) -> decltype(fn()) {
-  return run_via(std::forward<Fn>(fn), [](const auto& job) { std::thread(job).join(); });
 }
 
 // Sets libtorch's intra-op threads; n <= 0 means "all usable CPUs".

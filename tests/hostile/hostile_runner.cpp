@@ -250,11 +250,7 @@ Outcome run_isolated(const json& c, const fs::path& root, int timeout_s) {
   if (pid == 0) {
     close(fds[0]);
     if (!kSanitized) {
-      // The case's budget, plus what the C API's loaders reserve by running on a
-      // thread of their own (core/runtime.h): its stack and its malloc arena.
-      constexpr size_t kLoadThreadBytes = size_t{80} << 20;
-      const rlim_t limit =
-          address_space_bytes() + kLoadThreadBytes + c.value("budget_mb", size_t{192}) * (size_t{1} << 20);
+      const rlim_t limit = address_space_bytes() + c.value("budget_mb", size_t{192}) * (size_t{1} << 20);
       const rlimit rl{limit, limit};
       setrlimit(RLIMIT_AS, &rl);
     }
