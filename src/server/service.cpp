@@ -20,6 +20,7 @@
 #include "tasks/batcher.h"
 #include "tasks/embedder.h"
 #include "tasks/sequence_classifier.h"
+#include "tasks/task_head.h"
 #include "tasks/token_classifier.h"
 
 namespace semroute {
@@ -87,10 +88,8 @@ std::string query_value(std::string_view path, std::string_view key) {
 // "architectures" (…ForSequenceClassification, …ForTokenClassification);
 // nothing for an embedding model.
 std::optional<TaskKind> kind_of_model(const std::filesystem::path& dir) {
-  for (const auto& a : read_model_config(dir).get_strings("architectures")) {
-    if (a.find("ForTokenClassification") != std::string::npos) return TaskKind::kToken;
-    if (a.find("ForSequenceClassification") != std::string::npos) return TaskKind::kSequence;
-  }
+  for (const auto& a : read_model_config(dir).get_strings("architectures"))
+    if (const auto kind = task_kind_of(a)) return kind;  // the rule the C API and the loaders use
   return std::nullopt;
 }
 
