@@ -67,11 +67,6 @@ std::vector<std::string> AnswerChecks::names() const {
   return out;
 }
 
-size_t AnswerChecks::open_streams() const {
-  const std::lock_guard<std::mutex> lock(mutex_);
-  return streams_.size();
-}
-
 namespace {
 
 // An AnswerStream over the request's detector and context, as `format` says.
@@ -92,7 +87,8 @@ AnswerStream open_answer(const std::map<std::string, std::shared_ptr<const Hallu
 
 Reply AnswerChecks::check(const nlohmann::json& request) const {
   const bool sse = request.contains("stream");
-  if (sse == request.contains("answer")) throw InvalidInput("give \"answer\" (text) or \"stream\" (SSE bytes), not both");
+  if (sse == request.contains("answer"))
+    throw InvalidInput("give exactly one of \"answer\" (text) and \"stream\" (SSE bytes)");
   Stream stream(open_answer(detectors_, request, sse ? StreamFormat::kSse : StreamFormat::kText));
   Reply reply;
   reply.content_type = "text/event-stream";

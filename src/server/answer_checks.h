@@ -43,7 +43,6 @@ class AnswerChecks {
   Reply finish(const std::string& id) const;
 
   std::vector<std::string> names() const;
-  size_t open_streams() const;
 
  private:
   struct Stream;

@@ -95,6 +95,8 @@ std::optional<TaskKind> kind_of_model(const std::filesystem::path& dir) {
 
 }  // namespace
 
+namespace {
+
 // fn on the compute lane (tasks/batcher.h), unless the request is still
 // waiting there at its deadline (DeadlinePassed: not computed).
 template <class Fn>
@@ -104,6 +106,8 @@ auto on_lane(std::chrono::steady_clock::time_point deadline, Fn&& fn) {
     return fn();
   });
 }
+
+}  // namespace
 
 // A served model: the classifier or embedder and, with batching, the
 // batcher that coalesces concurrent requests; `in_flight` bounds its queue.
