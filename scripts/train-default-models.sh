@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
 # Trains semroute's default models from the licensed data in shared/data
+# and WordNet (apt-get install wordnet-base)
 # (see models/README.md): a vocabulary trimmed to the training texts, a
 # ModernBERT "small" encoder pretrained on them (masked LM), and from it a
 # domain classifier, a jailbreak classifier, a PII token classifier, and the
@@ -22,29 +23,40 @@ domain=$data/domain/mmlu_pro.jsonl,$data/domain/mmlu.jsonl,$data/domain/medquad_
 jailbreak=$data/jailbreak/prompts.jsonl,$data/jailbreak/safety_ext.jsonl
 pii=$data/pii/presidio_synth_v2.jsonl,$data/pii/presidio_generated_large.jsonl
 # Whole sources the models do not train on, scored apart in the cards (out
-# of source): self-instruct's everyday instructions, HarmBench's and
-# Do-Not-Answer's harmful requests (Do-Not-Answer's many "Can you …" asks
-# taught a small model to flag everyday "Can you …" requests), a tenth of
-# the PII templates. The domain classifier trains on
+# of source): self-instruct's everyday instructions, HarmBench's harmful
+# requests, a tenth of the PII templates. The domain classifier trains on
 # every source; its out-of-source check is the same recipe with MedQuAD's
 # consumer health questions held out (the last step). The vocabulary and
 # the masked-LM pretraining leave MedQuAD, XSTest, HarmBench and the PII
-# templates out (they read self-instruct's and Do-Not-Answer's texts,
-# without labels).
-held_out_jailbreak=(--hold-out source=self-instruct,source=harmbench,source=do-not-answer)
+# templates out (they read self-instruct's texts, without labels).
+held_out_jailbreak=(--hold-out source=self-instruct,source=harmbench)
 held_out_pii=(--hold-out-share template_id=0.1)
 held_out_all=(--hold-out source=medquad,source=xstest,source=harmbench --hold-out-share template_id=0.1)
 mkdir -p "$work" "$out/multitask"
 log() { echo "== $(date +%T) $*"; }
 checkpoints() { echo "--checkpoint-dir $work/checkpoints/$1 --checkpoint-every 200"; }
 
+# WordNet (Debian's wordnet-base): every definition as pretraining text, and
+# short domain questions from its topic links (scripts/wordnet-data.py).
+log "WordNet texts"
+python3 scripts/wordnet-data.py "$work/wordnet" > "$work/wordnet.json"
+glosses=$work/wordnet/glosses.jsonl
+domain=$domain,$work/wordnet/questions.jsonl
+# Do-Not-Answer's harmful asks open like everyday ones ("Can you …", "How
+# can I …"); WordNet's everyday requests open the same way, labelled benign.
+jailbreak_train=$jailbreak,$work/wordnet/requests.jsonl
+# presidio's samples come from ~200 templates; sentences of the project's own
+# (values in many formats, names and places from WordNet) widen them.
+python3 scripts/pii-data.py "$work/wordnet/pii.jsonl" > "$work/pii-data.json"
+pii_train=$pii,$work/wordnet/pii.jsonl
+
 log "vocabulary"
 $cli trim-vocab --tokenizer tests/data/tokenizers/modernbert/tokenizer.json \
-  --data "$domain,$jailbreak,$pii" "${held_out_all[@]}" --size 8192 --out "$work/tokenizer.json"
+  --data "$domain,$jailbreak,$pii,$glosses" "${held_out_all[@]}" --size 16384 --out "$work/tokenizer.json"
 
 log "masked-LM pretraining"
-$cli train --task mlm --preset small --tokenizer "$work/tokenizer.json" --data "$domain,$jailbreak,$pii" \
-  "${held_out_all[@]}" --out "$out/multitask/base" --epochs 4 --lr 1e-3 --batch-size 32 --max-length 128 \
+$cli train --task mlm --preset small --tokenizer "$work/tokenizer.json" --data "$domain,$jailbreak,$pii,$glosses" \
+  "${held_out_all[@]}" --out "$out/multitask/base" --epochs 2 --lr 1e-3 --batch-size 32 --max-length 128 \
   --save-dtype float16 \
   $(checkpoints base) "${extra[@]}" --json > "$work/base.json"
 base=$out/multitask/base
@@ -68,9 +80,9 @@ train_task domain sequence "$domain" "${domain_options[@]}"
 # training prompts keep the length from deciding (see models/README.md).
 # The router's alarm threshold: the most recall with at most 0.5 % false
 # alarms on the validation prompts (evaluation.json; models/router.yaml).
-train_task jailbreak sequence "$jailbreak" "${held_out_jailbreak[@]}" --epochs 4 --batch-size 32 --max-length 128 \
+train_task jailbreak sequence "$jailbreak_train" "${held_out_jailbreak[@]}" --epochs 4 --batch-size 32 --max-length 128 \
   --random-windows 2 --alarm-label jailbreak --max-false-alarms 0.005
-train_task pii token "$pii" "${held_out_pii[@]}" --epochs 8 --batch-size 16 --max-length 128 \
+train_task pii token "$pii_train" "${held_out_pii[@]}" --epochs 8 --batch-size 16 --max-length 128 \
   --map-labels ADDRESS=STREET_ADDRESS,LOCATION=GPE
 
 log "domain, MedQuAD held out (the out-of-source check of the domain recipe)"
