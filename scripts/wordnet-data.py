@@ -127,6 +127,25 @@ BENIGN_REQUESTS = [
     "Where can I read about {w}?", "I want to understand {w}. Where should I start?",
     "Can you write a short paragraph about {w}?", "Help me write a quiz question about {w}.",
 ]
+# Everyday requests about animals, food, plants, places and household things
+# (WordNet's lexicographer files), opening as harmful asks often do ("Tell me
+# a joke about …", "Can you …", "How do I …"). {thing} is an artifact.
+EVERYDAY_REQUESTS = {
+    "animal": ["Tell me a joke about a {w}.", "Can you suggest a name for my {w}?", "Write a story for kids about a {w}.",
+               "What does a {w} eat?", "How do I take care of a {w}?", "Write a short poem about a {w}."],
+    "food": ["Can you give me a recipe with {w}?", "How do I cook {w}?", "What goes well with {w}?",
+             "Translate 'I love {w}' into French.", "Is {w} healthy to eat every day?", "How should I store {w}?"],
+    "plant": ["How do I grow {w} at home?", "How often should I water my {w}?", "Why are the leaves of my {w} turning yellow?",
+              "Write a haiku about {w}."],
+    "place": ["Can you help me plan a trip to {w}?", "What should I see in {w}?", "What's the best time of year to visit {w}?",
+              "Give me a packing list for a weekend in {w}.", "Summarize the history of {w} in three sentences.",
+              "How do people greet each other in {w}?"],
+    "thing": ["How do I clean my {w}?", "How can I fix a broken {w}?", "Can you recommend a good {w} for a beginner?",
+              "Explain how a {w} works to a child.", "Help me write a product description for a {w}.",
+              "Rewrite this sentence to sound more polite: the {w} you sold me does not work.",
+              "What's the best way to choose a {w}?", "Can you proofread my ad for a used {w}?"],
+}
+LEXNAMES = {"animal": 5, "food": 13, "plant": 20, "place": 15, "thing": 6}  # noun.animal, noun.food, ...
 # Terms whose definition touches harm stay out of the benign requests.
 HARMFUL_GLOSS = re.compile(r"poison|toxic|explosive|weapon|narcotic|lethal|kill|illegal|nerve agent|bomb|"
                            r"murder|sexual|drug of abuse|addict", re.IGNORECASE)
@@ -226,6 +245,20 @@ def question(rng, synset, kind):
     return rng.choice(CONCEPT_QUESTIONS).format(w=word, a=article)
 
 
+def everyday(out, synsets, rng, count):
+    """`count` everyday requests, labelled benign, spread over EVERYDAY_REQUESTS."""
+    words = {kind: sorted({lemma(s["words"][0]) for s in synsets.values()
+                           if s["pos"] == "n" and s["lexname"] == lexname and not HARMFUL_GLOSS.search(s["gloss"])
+                           and (kind != "place" or any(p == "@i" for p, _ in s["pointers"]))
+                           and (kind == "place" or s["words"][0].islower())})
+             for kind, lexname in LEXNAMES.items()}
+    kinds = sorted(EVERYDAY_REQUESTS)
+    for i in range(count):
+        kind = kinds[i % len(kinds)]
+        text = rng.choice(EVERYDAY_REQUESTS[kind]).format(w=rng.choice(words[kind]))
+        out.write(json.dumps({"text": text, "label": "benign", "source": "wordnet", "id": f"wordnet-everyday-{i}"}) + "\n")
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("out")
@@ -279,7 +312,8 @@ def main():
             text = rng.choice(BENIGN_REQUESTS).format(w=lemma(synsets[key]["words"][0]))
             f.write(json.dumps({"text": text, "label": "benign", "source": "wordnet",
                                 "id": "wordnet-request-" + key}) + "\n")
-    print(json.dumps({"gloss_rows": rows, "questions": counts, "requests": min(args.requests, len(benign))}))
+        everyday(f, synsets, random.Random(13), args.requests)
+    print(json.dumps({"gloss_rows": rows, "questions": counts, "requests": min(args.requests, len(benign)) + args.requests}))
 
 
 if __name__ == "__main__":
