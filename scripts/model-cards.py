@@ -98,10 +98,12 @@ TASKS = {
         limits=[
             "The categories are MMLU-Pro's exam subjects, learned from exam questions and consumer health questions, "
             "not from chat; `other` is MMLU-Pro's miscellany (geography, politics, accounting, …). Short plain "
-            "questions (the `mmlu` rows) score well below long exam items: a model trained from scratch on ~20 000 "
-            "questions knows their vocabulary, not the world.",
-            "Out of source: the same recipe with MedQuAD held out calls only a minority of consumer health questions "
-            "`health` (table above): expect weaker answers on phrasing unlike any training source.",
+            "questions (the `mmlu` and `wordnet` rows) score well below long exam items: a model trained from "
+            "scratch on ~30 000 questions and WordNet's definitions knows their vocabulary, not the world. The "
+            "`wordnet` questions' labels come from WordNet's topic links and hypernyms by a fixed table "
+            "(`scripts/wordnet-data.py`), so some are debatable.",
+            "Out of source: the same recipe with MedQuAD held out calls about half of the consumer health "
+            "questions `health` (table above): expect weaker answers on phrasing unlike any training source.",
         ]),
     "jailbreak": dict(
         title="Jailbreak classifier",

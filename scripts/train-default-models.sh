@@ -6,7 +6,7 @@
 # domain classifier, a jailbreak classifier, a PII token classifier, and the
 # multi-task set (the encoder + three LoRA adapters). Deterministic: seed 1,
 # and a text's split (80 % train, 10 % validation, 10 % test) follows from
-# the text alone. About 50 minutes on 2 cores (each model card: its minutes).
+# the text alone. About 1 h 45 min on 2 cores (each model card: its minutes).
 # Resumable: every training step checkpoints into $work/checkpoints (each
 # epoch and every 200 steps); run the script again after a stop and each
 # step goes on from its last checkpoint (finished ones return at once).
