@@ -259,19 +259,9 @@ def everyday(out, synsets, rng, count):
         out.write(json.dumps({"text": text, "label": "benign", "source": "wordnet", "id": f"wordnet-everyday-{i}"}) + "\n")
 
 
-def main():
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("out")
-    parser.add_argument("--wordnet", default="/usr/share/wordnet")
-    parser.add_argument("--per-category", type=int, default=900, help="most questions per category")
-    parser.add_argument("--requests", type=int, default=1500, help="benign requests")
-    args = parser.parse_args()
-    if not os.path.exists(os.path.join(args.wordnet, "data.noun")):
-        sys.exit(f"no WordNet in {args.wordnet}: apt-get install wordnet-base")
-    synsets = read_wordnet(args.wordnet)
-    os.makedirs(args.out, exist_ok=True)
-
-    with open(os.path.join(args.out, "glosses.jsonl"), "w") as f:
+def write_glosses(path, synsets):
+    """Every synset's words, definition and examples, packed into rows of ~400 characters."""
+    with open(path, "w") as f:
         row, rows = [], 0
         for key in sorted(synsets):
             s = synsets[key]
@@ -282,19 +272,23 @@ def main():
                 row, rows = [], rows + 1
         if row:
             f.write(json.dumps({"text": "\n".join(row), "source": "wordnet-gloss"}) + "\n")
+    return rows
 
+
+def write_questions(path, synsets, categories, per_category):
+    """At most `per_category` distinct questions per category; their counts."""
     rng = random.Random(7)
     by_category = {}
-    for key, (category, kind) in sorted(categorize(synsets).items()):
+    for key, (category, kind) in categories:
         by_category.setdefault(category, []).append((key, kind))
     counts = {}
-    with open(os.path.join(args.out, "questions.jsonl"), "w") as f:
+    with open(path, "w") as f:
         for category in sorted(by_category):
             picks = by_category[category]
             rng.shuffle(picks)
             seen = set()
             for key, kind in picks:
-                if len(seen) >= args.per_category:
+                if len(seen) >= per_category:
                     break
                 text = question(rng, synsets[key], kind)
                 if text.lower() in seen:
@@ -303,17 +297,42 @@ def main():
                 f.write(json.dumps({"text": text, "label": category, "source": "wordnet",
                                     "id": "wordnet-" + key}) + "\n")
             counts[category] = len(seen)
+    return counts
+
+
+def write_requests(path, synsets, categories, count):
+    """`count` requests about domain terms and `count` everyday ones, all benign; how many in all."""
     rng = random.Random(11)
-    benign = [key for key, (category, kind) in sorted(categorize(synsets).items())
-              if category not in ("law", "other") and synsets[key]["pos"] == "n" and kind == "concept"
-              and not HARMFUL_GLOSS.search(synsets[key]["gloss"])]
-    with open(os.path.join(args.out, "requests.jsonl"), "w") as f:
-        for key in rng.sample(benign, min(args.requests, len(benign))):
+    terms = [key for key, (category, kind) in categories
+             if category not in ("law", "other") and synsets[key]["pos"] == "n" and kind == "concept"
+             and not HARMFUL_GLOSS.search(synsets[key]["gloss"])]
+    picked = rng.sample(terms, min(count, len(terms)))
+    with open(path, "w") as f:
+        for key in picked:
             text = rng.choice(BENIGN_REQUESTS).format(w=lemma(synsets[key]["words"][0]))
             f.write(json.dumps({"text": text, "label": "benign", "source": "wordnet",
                                 "id": "wordnet-request-" + key}) + "\n")
-        everyday(f, synsets, random.Random(13), args.requests)
-    print(json.dumps({"gloss_rows": rows, "questions": counts, "requests": min(args.requests, len(benign)) + args.requests}))
+        everyday(f, synsets, random.Random(13), count)
+    return len(picked) + count
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("out")
+    parser.add_argument("--wordnet", default="/usr/share/wordnet")
+    parser.add_argument("--per-category", type=int, default=900, help="most questions per category")
+    parser.add_argument("--requests", type=int, default=1500, help="benign requests of each kind (domain terms, everyday)")
+    args = parser.parse_args()
+    if not os.path.exists(os.path.join(args.wordnet, "data.noun")):
+        sys.exit(f"no WordNet in {args.wordnet}: apt-get install wordnet-base")
+    synsets = read_wordnet(args.wordnet)
+    os.makedirs(args.out, exist_ok=True)
+
+    categories = sorted(categorize(synsets).items())  # (synset id, (category, kind)), in id order
+    rows = write_glosses(os.path.join(args.out, "glosses.jsonl"), synsets)
+    counts = write_questions(os.path.join(args.out, "questions.jsonl"), synsets, categories, args.per_category)
+    requests = write_requests(os.path.join(args.out, "requests.jsonl"), synsets, categories, args.requests)
+    print(json.dumps({"gloss_rows": rows, "questions": counts, "requests": requests}))
 
 
 if __name__ == "__main__":
