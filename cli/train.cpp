@@ -14,6 +14,7 @@
 #include "cli.h"
 #include "training_run.h"
 #include "core/config_reader.h"
+#include "core/device.h"
 #include "core/runtime.h"
 #include "core/model_config.h"
 #include "models/random_model.h"
@@ -38,7 +39,7 @@ const char* kTrainUsage =
     "         [--random-windows N] [--final-sentences MIN_WORDS] [--map-labels OLD=NEW,...]\n"
     "         [--hold-out FIELD=VALUE,...] [--hold-out-share FIELD=FRACTION,...]\n"
     "         [--checkpoint-dir DIR [--checkpoint-every N]] [--alarm-label LABEL [--max-false-alarms F]]\n"
-    "         [--entity-threshold P] [--json]\n"
+    "         [--entity-threshold P] [--device cpu|cuda|cuda:N] [--json]\n"
     "--data takes several files (comma-separated); a text is held out (--valid, --test fractions)\n"
     "by a hash of its text and --seed, so runs with the same seed agree on the split.\n"
     "--hold-out source=xstest keeps every row whose field equals the value out of training (and out of\n"
@@ -48,7 +49,9 @@ const char* kTrainUsage =
     "At the end the saved model is scored as `semroute calibrate` does (evaluation.json): the temperature\n"
     "fitted on validation is saved with it; --alarm-label picks the threshold on validation.\n"
     "--checkpoint-dir: a checkpoint after every epoch (and every N steps); run the same command again\n"
-    "after a stop and training goes on from the last one, to the same weights.";
+    "after a stop and training goes on from the last one, to the same weights (on the CPU; a GPU run resumes\n"
+    "on a GPU, its dropout draws anew).\n"
+    "--device cuda trains on the GPU of a CUDA libtorch; the model is scored and saved as on the CPU.";
 
 c10::ScalarType parse_storage(const std::string& name) {
   if (name == "float32") return at::kFloat;
@@ -151,12 +154,13 @@ int run_train(const std::vector<std::string>& argv) {
       argv, kTrainUsage, {"task", "data", "out", "base", "preset", "tokenizer", "lora", "lora-alpha", "lora-targets", "epochs",
              "batch-size", "lr", "max-length", "dropout", "patience", "valid", "test", "seed", "max-steps", "pooling",
              "save-dtype", "random-windows", "final-sentences", "map-labels", "hold-out", "hold-out-share",
-             "checkpoint-dir", "checkpoint-every", "alarm-label", "max-false-alarms", "entity-threshold"});
+             "checkpoint-dir", "checkpoint-every", "alarm-label", "max-false-alarms", "entity-threshold", "device"});
   const std::string out = args.get("out"), base = args.get("base");
   if (args.get("task").empty() || args.get("data").empty() || out.empty() || !args.positional.empty())
     throw InvalidInput(kTrainUsage);
   if (!base.empty() && args.values.count("preset")) throw InvalidInput("--base and --preset exclude each other");
   const Objective kind = parse_task(args.get("task"));
+  const c10::Device device = parse_device(args.get("device", "cpu"));  // before the data: a bad name fails at once
   ensure_runtime_initialized();  // the thread count printed below is the one training gets
   const uint64_t seed = static_cast<uint64_t>(args.integer("seed", 1));
   const fs::path tokenizer_path = args.get("tokenizer", base.empty() ? "" : (fs::path(base) / "tokenizer.json").string());
@@ -179,6 +183,7 @@ int run_train(const std::vector<std::string>& argv) {
   if (args.values.count("lora-targets")) lora.targets = split_list(args.get("lora-targets"));
   if (lora.r > 0 && base.empty()) throw InvalidInput("a LoRA adapter needs --base");
   model.add_lora(lora, seed + 1);
+  model.to(device);
 
   const size_t max_length = static_cast<size_t>(args.integer("max-length", 256));
   auto train_set = encode(*tokenizer, parts.train, kind, labels, max_length);
@@ -191,9 +196,12 @@ int run_train(const std::vector<std::string>& argv) {
   const auto test_set = encode(*tokenizer, parts.test, kind, labels, max_length);
   const auto source_set = encode(*tokenizer, out_of_source, kind, labels, max_length);
   if (!args.json)
-    std::printf("training %s on %zu examples (%zu validation, %zu test, %zu out of source), %zu labels, %d threads%s\n",
+    std::printf("training %s on %zu examples (%zu validation, %zu test, %zu out of source), %zu labels, %s%s\n",
                 args.get("task").c_str(), train_set.size(), valid_set.size(), test_set.size(), source_set.size(),
-                labels.size(), at::get_num_threads(), lora.r > 0 ? ", LoRA" : "");
+                labels.size(),
+                model.device().is_cpu() ? (std::to_string(at::get_num_threads()) + " threads").c_str()
+                                        : model.device().str().c_str(),
+                lora.r > 0 ? ", LoRA" : "");
 
   TrainOptions options;
   options.epochs = args.integer("epochs", 5);

@@ -66,7 +66,7 @@ void save_model(const TrainableModernBert& model, const fs::path& dir, const fs:
       const double scale = model.lora_spec().alpha / static_cast<double>(model.lora_spec().r);
       weight = weight + at::matmul(lora->second.second, lora->second.first).detach() * scale;
     }
-    tensors.emplace_back(name, weight.to(storage));
+    tensors.emplace_back(name, weight.to(at::kCPU, storage));
   }
   save_safetensors(dir / "model.safetensors", tensors);
   copy_tokenizer(tokenizer_json, dir);
@@ -94,11 +94,11 @@ void save_adapter(const TrainableModernBert& model, const fs::path& dir, const s
   std::vector<std::pair<std::string, at::Tensor>> tensors;
   const std::string prefix = "base_model.model.";
   for (const auto& [module, pair] : model.lora()) {
-    tensors.emplace_back(prefix + module + ".lora_A.weight", pair.first.detach());
-    tensors.emplace_back(prefix + module + ".lora_B.weight", pair.second.detach());
+    tensors.emplace_back(prefix + module + ".lora_A.weight", pair.first.detach().cpu());
+    tensors.emplace_back(prefix + module + ".lora_B.weight", pair.second.detach().cpu());
   }
   for (const auto& [name, tensor] : model.weights())
-    if (in_head(name)) tensors.emplace_back(prefix + name, tensor.detach());
+    if (in_head(name)) tensors.emplace_back(prefix + name, tensor.detach().cpu());
   save_safetensors(dir / "adapter_model.safetensors", tensors);
   copy_tokenizer(tokenizer_json, dir);
 }

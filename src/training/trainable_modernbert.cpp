@@ -41,12 +41,12 @@ at::Tensor differentiable(Activation activation, const at::Tensor& x) {
 }
 
 // HF's rotate_half RoPE tables for positions 0..T-1: cos, sin [T, head_dim].
-std::pair<at::Tensor, at::Tensor> rope_tables(double theta, int64_t head_dim, int64_t length) {
+std::pair<at::Tensor, at::Tensor> rope_tables(double theta, int64_t head_dim, int64_t length, c10::Device device) {
   const at::Tensor inv_freq =
       1.0 / at::pow(theta, at::arange(0, head_dim, 2, at::kDouble) / static_cast<double>(head_dim));
   const at::Tensor freqs = at::outer(at::arange(length, at::kDouble), inv_freq);
   const at::Tensor emb = at::cat({freqs, freqs}, -1);
-  return {emb.cos().to(at::kFloat), emb.sin().to(at::kFloat)};
+  return {emb.cos().to(device, at::kFloat), emb.sin().to(device, at::kFloat)};
 }
 
 at::Tensor rotate(const at::Tensor& x, const at::Tensor& cos, const at::Tensor& sin) {
@@ -144,6 +144,14 @@ void TrainableModernBert::add_lora(const LoraSpec& spec, uint64_t seed) {
   if (lora_.empty()) throw InvalidInput("no linear layer matches the LoRA targets");
 }
 
+void TrainableModernBert::to(c10::Device device) {
+  if (device == device_) return;
+  const auto move = [&](at::Tensor& t) { t = t.detach().to(device).requires_grad_(t.requires_grad()); };
+  for (auto& [name, tensor] : weights_) move(tensor);
+  for (auto& [module, pair] : lora_) move(pair.first), move(pair.second);
+  device_ = device;
+}
+
 at::Tensor TrainableModernBert::w(const std::string& name) const {
   const auto it = weights_.find(name);
   return it == weights_.end() ? at::Tensor() : it->second;
@@ -172,13 +180,14 @@ at::Tensor TrainableModernBert::encode(const at::Tensor& ids, const at::Tensor& 
   // ones. Finite: a padding query far from every real key must not turn its
   // row (and, through 0 x NaN, the real rows reading it) into NaN.
   constexpr double kMasked = -1e9;
-  const at::Tensor keys = at::zeros({batch, 1, 1, length}).masked_fill(mask.view({batch, 1, 1, length}) == 0,
+  const auto floats = at::TensorOptions(ids.device()).dtype(at::kFloat);
+  const at::Tensor keys = at::zeros({batch, 1, 1, length}, floats).masked_fill(mask.view({batch, 1, 1, length}) == 0,
                                                                          kMasked);
-  const at::Tensor positions = at::arange(length);
+  const at::Tensor positions = at::arange(length, at::TensorOptions(ids.device()).dtype(at::kLong));
   const at::Tensor far = (positions.view({-1, 1}) - positions.view({1, -1})).abs() > c.local_attention / 2;
-  const at::Tensor local = keys + at::zeros({length, length}).masked_fill(far, kMasked);
-  const auto global_rope = rope_tables(c.global_rope.theta, hd, length);
-  const auto local_rope = rope_tables(c.local_rope.theta, hd, length);
+  const at::Tensor local = keys + at::zeros({length, length}, floats).masked_fill(far, kMasked);
+  const auto global_rope = rope_tables(c.global_rope.theta, hd, length, ids.device());
+  const auto local_rope = rope_tables(c.local_rope.theta, hd, length, ids.device());
   const Activation act = parse_activation(c.hidden_activation);
   const double scale = 1.0 / std::sqrt(static_cast<double>(hd));
 

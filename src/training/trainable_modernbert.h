@@ -8,6 +8,7 @@
 #pragma once
 
 #include <ATen/core/Tensor.h>
+#include <c10/core/Device.h>
 
 #include <filesystem>
 #include <map>
@@ -41,6 +42,11 @@ class TrainableModernBert {
   // Freezes the weights and adds LoRA A/B (A as PEFT initializes it, B zero)
   // on every targeted layer; the head stays trainable (modules_to_save).
   void add_lora(const LoraSpec& spec, uint64_t seed);
+  // Moves every weight (LoRA too) to `device`, keeping which ones train. Call
+  // after load and add_lora (they make their tensors on the CPU); inputs to
+  // logits then go to that device.
+  void to(c10::Device device);
+  c10::Device device() const { return device_; }
 
   // Logits: [B, labels] (sequence), [B, T, labels] (token) or, for masked
   // LM, [N, vocab] at the N positions where `targets` is not kIgnore.
@@ -75,6 +81,7 @@ class TrainableModernBert {
   ModernBertConfig config_;
   Objective kind_;
   double dropout_ = 0;
+  c10::Device device_ = c10::kCPU;
   std::map<std::string, at::Tensor> weights_;
   std::map<std::string, std::pair<at::Tensor, at::Tensor>> lora_;
   LoraSpec lora_spec_;

@@ -45,6 +45,13 @@ Batch make_batch(const std::vector<Encoded>& examples, const std::vector<size_t>
   return batch;
 }
 
+// The batch on the model's device (masks are drawn on the CPU, from the
+// checkpointed generator, before the move).
+Batch on(Batch batch, c10::Device device) {
+  if (device.is_cpu()) return batch;
+  return {batch.ids.to(device), batch.mask.to(device), batch.targets.to(device)};
+}
+
 // Batches of similar length (little padding) in a shuffled order: shuffle,
 // sort pools of 50 batches by length, cut, shuffle the batches.
 std::vector<std::vector<size_t>> shuffled_batches(const std::vector<Encoded>& examples, int64_t batch_size,
@@ -80,10 +87,13 @@ void mask_tokens(Batch& batch, double p, int32_t mask_id, int64_t vocab, at::Gen
 
 // Scales the gradients so their global L2 norm is at most `max_norm`.
 void clip_gradients(const std::vector<at::Tensor>& parameters, double max_norm) {
-  double squares = 0;
-  for (const at::Tensor& p : parameters)
-    if (p.grad().defined()) squares += p.grad().pow(2).sum().item<double>();
-  const double norm = std::sqrt(squares);
+  at::Tensor squares;  // summed in double, read once (one device sync a step)
+  for (const at::Tensor& p : parameters) {
+    if (!p.grad().defined()) continue;
+    const at::Tensor s = p.grad().pow(2).sum().to(at::kDouble);
+    squares = squares.defined() ? squares + s : s;
+  }
+  const double norm = squares.defined() ? std::sqrt(squares.item<double>()) : 0;
   if (norm > max_norm)
     for (const at::Tensor& p : parameters)
       if (p.grad().defined()) p.grad().mul_(max_norm / (norm + 1e-6));
@@ -162,12 +172,13 @@ Metrics evaluate(const TrainableModernBert& model, const std::vector<Encoded>& e
   for (const auto& rows : ordered_batches(examples, batch_size)) {
     Batch batch = make_batch(examples, rows, kind, pad_id);
     if (kind == Objective::kMaskedLm) mask_tokens(batch, 0.3, mask_id, model.parsed().base.vocab_size, gen);
+    batch = on(std::move(batch), model.device());
     const at::Tensor logits = model.logits(batch.ids, batch.mask, false, batch.targets);
     if (logits.size(0) == 0) continue;
     loss_sum += loss_of(logits, batch.targets, kind).item<double>() * static_cast<double>(rows.size());
     const auto [c, s] = hits(logits, batch.targets, kind);
     correct += c, scored += s;
-    const at::Tensor best = logits.argmax(-1).contiguous();
+    const at::Tensor best = logits.argmax(-1).cpu().contiguous();
     for (size_t i = 0; i < rows.size(); ++i) {
       const Encoded& e = examples[rows[i]];
       if (kind == Objective::kSequence) {
@@ -198,8 +209,8 @@ at::Tensor sequence_logits(const TrainableModernBert& model, const std::vector<E
   c10::NoGradGuard no_grad;
   std::vector<at::Tensor> rows_logits(examples.size());
   for (const auto& rows : ordered_batches(examples, batch_size)) {
-    const Batch batch = make_batch(examples, rows, Objective::kSequence, pad_id);
-    const at::Tensor logits = model.logits(batch.ids, batch.mask, false, batch.targets).to(at::kFloat);
+    const Batch batch = on(make_batch(examples, rows, Objective::kSequence, pad_id), model.device());
+    const at::Tensor logits = model.logits(batch.ids, batch.mask, false, batch.targets).to(at::kCPU, at::kFloat);
     for (size_t i = 0; i < rows.size(); ++i) rows_logits[rows[i]] = logits[static_cast<int64_t>(i)];
   }
   return rows_logits.empty() ? at::zeros({0, 0}) : at::stack(rows_logits);
@@ -286,7 +297,7 @@ std::string run_fingerprint(const TrainableModernBert& model, const TrainOptions
   f << "epochs " << o.epochs << ", batch " << o.batch_size << ", lr " << o.learning_rate << ", decay "
     << o.weight_decay << ", warmup " << o.warmup_fraction << ", dropout " << o.dropout << ", clip " << o.max_grad_norm
     << ", patience " << o.patience << ", masking " << o.mask_probability << ", max steps " << o.max_steps << ", seed "
-    << o.seed << ", " << train_size << " training and " << valid_size << " validation examples, " << weights
+    << o.seed << (model.device().is_cpu() ? "" : ", device " + model.device().str()) << ", " << train_size << " training and " << valid_size << " validation examples, " << weights
     << " weights, data " << std::hex << data_hash(valid, data_hash(train_set));
   return f.str();
 }
@@ -347,6 +358,7 @@ TrainReport train(TrainableModernBert& model, const std::vector<Encoded>& train_
       Batch batch = make_batch(train_set, rows, kind, pad_id);
       if (kind == Objective::kMaskedLm)
         mask_tokens(batch, options.mask_probability, mask_id, model.parsed().base.vocab_size, gen);
+      batch = on(std::move(batch), model.device());
       const at::Tensor logits = model.logits(batch.ids, batch.mask, true, batch.targets);
       if (logits.size(0) == 0) continue;
       const at::Tensor loss = loss_of(logits, batch.targets, kind);

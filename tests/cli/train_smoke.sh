@@ -87,4 +87,12 @@ if "$cli" train --task sequence --preset tiny --tokenizer "$tokenizer" --data "$
   echo "a malformed row was accepted"; exit 1
 fi
 grep -q 'bad.jsonl:1: "text" must be a string' "$work/err"
+if "$cli" train --task sequence --preset tiny --tokenizer "$tokenizer" --data "$work/seq.jsonl" --out "$work/x" \
+  --device gpu 2> "$work/err"; then
+  echo "--device gpu was accepted"; exit 1
+fi
+grep -q "unknown device 'gpu'" "$work/err"
+# CUDA where this libtorch has none: refused with the reason (a CUDA build trains).
+"$cli" train --task sequence --preset tiny --tokenizer "$tokenizer" --data "$work/seq.jsonl" --out "$work/x" \
+  "${common[@]}" --device cuda > /dev/null 2> "$work/err" || grep -q "this libtorch has no CUDA" "$work/err"
 echo "train smoke: ok"

@@ -6,6 +6,7 @@
 // library and this file; every test skips where libtorch sees no GPU.
 #include <ATen/ATen.h>
 #include <ATen/Context.h>
+#include <c10/core/GradMode.h>
 #include <gtest/gtest.h>
 
 #include <cstdio>
@@ -13,12 +14,16 @@
 #include <vector>
 
 #include "core/device.h"
+#include "models/random_model.h"
 #include "reference.h"
 #include "tasks/embedder.h"
 #include "tasks/multitask_engine.h"
 #include "tasks/sequence_classifier.h"
 #include "tasks/token_classifier.h"
 #include "test_util.h"
+#include "tokenizers/tokenizer.h"
+#include "training/export.h"
+#include "training/trainer.h"
 
 namespace semroute {
 namespace {
@@ -257,6 +262,92 @@ TEST_F(CudaPipelines, LongInputsEqualTheCpuOnTheEncoder) {
   std::printf("    6,000-token encoder, GPU against CPU: max abs error %.3g, cosine %.7f\n", a.max_abs_error, a.cosine);
   EXPECT_LT(a.max_abs_error, 1e-3);
   EXPECT_GT(a.cosine, 0.99999);
+}
+
+// Every example in one right-padded batch.
+struct PaddedBatch {
+  at::Tensor ids, mask;
+};
+PaddedBatch stacked(const std::vector<training::Encoded>& examples, int32_t pad_id) {
+  size_t length = 0;
+  for (const auto& e : examples) length = std::max(length, e.ids.size());
+  PaddedBatch b{at::full({static_cast<int64_t>(examples.size()), static_cast<int64_t>(length)}, pad_id, at::kLong),
+          at::zeros({static_cast<int64_t>(examples.size()), static_cast<int64_t>(length)}, at::kLong)};
+  for (size_t i = 0; i < examples.size(); ++i) {
+    const auto n = static_cast<int64_t>(examples[i].ids.size());
+    b.ids[static_cast<int64_t>(i)].narrow(0, 0, n).copy_(at::tensor(examples[i].ids));
+    b.mask[static_cast<int64_t>(i)].narrow(0, 0, n).fill_(1);
+  }
+  return b;
+}
+
+// `semroute train --device cuda`: the same steps on the GPU follow the CPU's
+// (float32, no dropout: only summation order differs), a GPU checkpoint
+// resumes on the GPU to the weights of an unbroken run, and the saved model
+// answers on the CPU as the trainer does.
+TEST(CudaTraining, FollowsTheCpuAndSavesWhatTheCpuReads) {
+  SKIP_WITHOUT_CUDA();
+  using namespace training;
+  const char* texts[][2] = {{"solve the integral of x", "math"},    {"factor this polynomial", "math"},
+                            {"find the roots of the quadratic", "math"}, {"is this contract binding", "law"},
+                            {"how do I file a lawsuit", "law"},     {"who inherits without a will", "law"}};
+  std::vector<Example> examples;
+  for (int round = 0; round < 4; ++round)
+    for (const auto& [text, label] : texts) examples.push_back({std::string(text) + (round ? " now" : ""), label, {}, {}});
+  const auto tokenizer = load_tokenizer(kModernBertTokenizer);
+  const auto labels = label_set(examples, Objective::kSequence);
+  const auto encoded = encode(*tokenizer, examples, Objective::kSequence, labels, 64);
+  nlohmann::json config = modernbert_preset_config("tiny");
+  for (size_t i = 0; i < labels.size(); ++i) config["id2label"][std::to_string(i)] = labels[i];
+  TrainOptions options;
+  options.epochs = 4, options.batch_size = 8, options.learning_rate = 3e-3, options.dropout = 0, options.patience = 100;
+  const auto run = [&](c10::Device device, const std::string& checkpoints, int64_t kill_at) {
+    TrainableModernBert model(config, Objective::kSequence, 5);
+    model.to(device);
+    TrainOptions o = options;
+    o.checkpoint_dir = checkpoints, o.checkpoint_every = checkpoints.empty() ? 0 : 2;
+    struct Killed {};
+    try {
+      train(model, encoded, encoded, labels, o, tokenizer->pad_id(), -1,
+            [&](const Progress& p) { if (p.step == kill_at) throw Killed{}; });
+    } catch (const Killed&) {
+    }
+    return model;
+  };
+  const TrainableModernBert cpu = run(c10::kCPU, "", -1);
+  const TrainableModernBert gpu = run(parse_device("cuda"), "", -1);
+  const auto gpu_weights = gpu.snapshot();
+  for (const at::Tensor& w : gpu_weights) ASSERT_TRUE(w.is_cuda()) << "a weight left the GPU";
+  // The two runs' probabilities on every example (AdamW normalizes each step,
+  // so single weights may drift by a step where a gradient is near zero).
+  const PaddedBatch all = stacked(encoded, tokenizer->pad_id());
+  const auto probabilities = [&](const TrainableModernBert& model) {
+    c10::NoGradGuard no_grad;
+    const c10::Device d = model.device();
+    return at::softmax(model.logits(all.ids.to(d), all.mask.to(d), false), -1).cpu();
+  };
+  const at::Tensor p_cpu = probabilities(cpu), p_gpu = probabilities(gpu);
+  const double worst = (p_gpu - p_cpu).abs().max().item<double>();
+  std::printf("    12 steps of AdamW, GPU against CPU: max probability difference %.3g\n", worst);
+  EXPECT_LT(worst, 1e-3);
+  EXPECT_TRUE(p_gpu.argmax(-1).equal(p_cpu.argmax(-1)));
+
+  test::TempDir checkpoints;
+  run(parse_device("cuda"), checkpoints.path().string(), 7);
+  const auto resumed = run(parse_device("cuda"), checkpoints.path().string(), -1).snapshot();
+  double resume_gap = 0;
+  for (size_t i = 0; i < resumed.size(); ++i)
+    resume_gap = std::max(resume_gap, (resumed[i] - gpu_weights[i]).abs().max().item<double>());
+  EXPECT_LT(resume_gap, 1e-4) << "a GPU run resumed from its checkpoint";
+
+  test::TempDir saved;
+  save_model(gpu, saved.path(), kModernBertTokenizer, at::kFloat);
+  std::vector<std::string_view> views;
+  for (const Example& e : examples) views.push_back(e.text);
+  const auto answers = SequenceClassifier::load(saved.path())->classify(views);
+  for (size_t i = 0; i < examples.size(); ++i)
+    for (size_t c = 0; c < labels.size(); ++c)
+      EXPECT_NEAR(p_gpu[static_cast<int64_t>(i)][static_cast<int64_t>(c)].item<double>(), answers[i].probabilities[c], 1e-5);
 }
 
 }  // namespace
