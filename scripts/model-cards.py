@@ -211,6 +211,15 @@ def card(name):
             f"Size: {size_mb(directory):.1f} MB."]), ""])
 
 
+def pretraining(summary):
+    """Steps, epochs, time and where: the masked-LM run of `base/`."""
+    o, tr = summary["options"], summary["training"]
+    where = "on a GPU (`--device cuda`)" if o.get("device", "cpu").startswith("cuda") else \
+        "on 2 cores of an AMD EPYC (AVX-512)"
+    return (f"{tr['steps']} steps of {o['batch-size']} texts ({len(tr['epochs'])} epochs), "
+            f"{tr['seconds'] / 60:.1f} min {where}")
+
+
 def multitask_card():
     base = MODELS / "multitask" / "base"
     summary = load(base / "training_summary.json")
@@ -219,8 +228,8 @@ def multitask_card():
              "One encoder and three PEFT LoRA adapters for semroute's multi-task engine and unified classifier "
              "(`../router.yaml`): the tasks share one pass through the encoder's layers.", "",
              f"- `base/` ({size_mb(base):.1f} MB): the encoder, pretrained from scratch as a masked LM (30 % masking) "
-             f"on the training texts of all three tasks, the held-out sources left out; {len(summary['training']['epochs'])} "
-             f"epochs, {summary['training']['seconds'] / 60:.1f} min; held-out masked-token accuracy "
+             f"on the training texts of all three tasks, the held-out sources left out; {pretraining(summary)}; "
+             "held-out masked-token accuracy "
              f"{summary['test']['accuracy']:.3f}. It is also the starting point of the fully fine-tuned `../domain`, "
              "`../jailbreak` and `../pii`. " + architecture(config),
              "- `domain/`, `jailbreak/`, `pii/`: LoRA r 16, alpha 32 on every `Wqkv`, `Wo` and `Wi`, the head saved "
@@ -235,8 +244,11 @@ def multitask_card():
                                                                                       "Trained on"), ""]
     lines += ["## Data and licences", "", "`base/` saw the texts of all three data sets (less the held-out "
               "sources), so it and every adapter on it carry the notices below.", ""]
+    # WordNet's notice once; each task's list then says what it drew from it.
+    lines += ["All three:", "", f"- {WORDNET}.", ""]
     for name in ("domain", "jailbreak", "pii"):
-        lines += [f"{TASKS[name]['title']}:", "", "\n".join(f"- {d}" for d in DATA[name]), ""]
+        notices = ["WordNet, as above" + d[len(WORDNET):] if d.startswith(WORDNET) else d for d in DATA[name]]
+        lines += [f"{TASKS[name]['title']}:", "", "\n".join(f"- {d}" for d in notices), ""]
     return "\n".join(lines)
 
 

@@ -6,7 +6,10 @@
 # domain classifier, a jailbreak classifier, a PII token classifier, and the
 # multi-task set (the encoder + three LoRA adapters). Deterministic: seed 1,
 # and a text's split (80 % train, 10 % validation, 10 % test) follows from
-# the text alone. About 1 h 45 min on 2 cores (each model card: its minutes).
+# the text alone. The masked-LM pretraining (10,994 steps of 64 texts) takes
+# about 5 minutes on one GPU (SEMROUTE_TRAIN_DEVICE=cuda, a semroute built
+# against a CUDA libtorch: docs/building.md) or about 4 hours on 2 cores; the
+# fine-tuning after it about 1 h 10 min on 2 cores (each model card: its minutes).
 # Resumable: every training step checkpoints into $work/checkpoints (each
 # epoch and every 200 steps); run the script again after a stop and each
 # step goes on from its last checkpoint (finished ones return at once).
@@ -19,6 +22,7 @@ out=${2:-models}
 work=${SEMROUTE_TRAIN_WORK:-build/default-models}
 extra=(${SEMROUTE_TRAIN_EXTRA:-})  # e.g. "--max-steps 3" for a smoke run
 cli=${SEMROUTE_CLI:-./build/cli/semroute}  # a copy keeps a long run safe from rebuilds
+pretrain_device=(--device "${SEMROUTE_TRAIN_DEVICE:-cpu}")  # cuda: the pretraining on a GPU
 domain=$data/domain/mmlu_pro.jsonl,$data/domain/mmlu.jsonl,$data/domain/medquad_health.jsonl
 jailbreak=$data/jailbreak/prompts.jsonl,$data/jailbreak/safety_ext.jsonl
 pii=$data/pii/presidio_synth_v2.jsonl,$data/pii/presidio_generated_large.jsonl
@@ -54,12 +58,14 @@ log "vocabulary"
 $cli trim-vocab --tokenizer tests/data/tokenizers/modernbert/tokenizer.json \
   --data "$domain,$jailbreak,$pii,$glosses" "${held_out_all[@]}" --size 16384 --out "$work/tokenizer.json"
 
+# 10,994 steps (14.6 epochs), the learning rate decaying to zero at the last.
+# A finished base (its summary beside it) is kept: it may come from a GPU.
 log "masked-LM pretraining"
-$cli train --task mlm --preset small --tokenizer "$work/tokenizer.json" --data "$domain,$jailbreak,$pii,$glosses" \
-  "${held_out_all[@]}" --out "$out/multitask/base" --epochs 2 --lr 1e-3 --batch-size 32 --max-length 128 \
-  --save-dtype float16 \
-  $(checkpoints base) "${extra[@]}" --json > "$work/base.json"
 base=$out/multitask/base
+[ -f "$base/training_summary.json" ] || $cli train --task mlm --preset small --tokenizer "$work/tokenizer.json" \
+  --data "$domain,$jailbreak,$pii,$glosses" "${held_out_all[@]}" --out "$base" --epochs 15 --max-steps 10994 \
+  --lr 1e-3 --batch-size 64 --max-length 128 --save-dtype float16 "${pretrain_device[@]}" \
+  $(checkpoints base) "${extra[@]}" --json > "$work/base.json"
 
 # Each task fine-tuned fully, then as a LoRA adapter on the shared encoder.
 train_task() {  # NAME TASK DATA [OPTIONS…]

@@ -147,8 +147,9 @@ EVERYDAY_REQUESTS = {
 }
 LEXNAMES = {"animal": 5, "food": 13, "plant": 20, "place": 15, "thing": 6}  # noun.animal, noun.food, ...
 # Terms whose definition touches harm stay out of the benign requests.
-HARMFUL_GLOSS = re.compile(r"poison|toxic|explosive|weapon|narcotic|lethal|kill|illegal|nerve agent|bomb|"
-                           r"murder|sexual|drug of abuse|addict", re.IGNORECASE)
+# At a word's start: "kills", "killer", not "skill".
+HARMFUL_GLOSS = re.compile(r"\b(?:poison|toxic|explosive|weapon|narcotic|lethal|kill|illegal|nerve agent|bomb|"
+                           r"murder|sexual|drug of abuse|addict)", re.IGNORECASE)
 ADJ_QUESTIONS = ["What does '{w}' mean?", "What is meant by '{w}'?"]
 
 
