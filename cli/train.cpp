@@ -195,13 +195,11 @@ int run_train(const std::vector<std::string>& argv) {
   const auto valid_set = encode(*tokenizer, parts.valid, kind, labels, max_length);
   const auto test_set = encode(*tokenizer, parts.test, kind, labels, max_length);
   const auto source_set = encode(*tokenizer, out_of_source, kind, labels, max_length);
+  const std::string where = device.is_cpu() ? std::to_string(at::get_num_threads()) + " threads" : device.str();
   if (!args.json)
     std::printf("training %s on %zu examples (%zu validation, %zu test, %zu out of source), %zu labels, %s%s\n",
                 args.get("task").c_str(), train_set.size(), valid_set.size(), test_set.size(), source_set.size(),
-                labels.size(),
-                model.device().is_cpu() ? (std::to_string(at::get_num_threads()) + " threads").c_str()
-                                        : model.device().str().c_str(),
-                lora.r > 0 ? ", LoRA" : "");
+                labels.size(), where.c_str(), lora.r > 0 ? ", LoRA" : "");
 
   TrainOptions options;
   options.epochs = args.integer("epochs", 5);

@@ -9,7 +9,7 @@
 # the text alone. The masked-LM pretraining (10,994 steps of 64 texts) takes
 # about 5 minutes on one GPU (SEMROUTE_TRAIN_DEVICE=cuda, a semroute built
 # against a CUDA libtorch: docs/building.md) or about 4 hours on 2 cores; the
-# fine-tuning after it about 1 h 10 min on 2 cores (each model card: its minutes).
+# fine-tuning after it about 1 h 5 min on 2 cores (each model card: its minutes).
 # Resumable: every training step checkpoints into $work/checkpoints (each
 # epoch and every 200 steps); run the script again after a stop and each
 # step goes on from its last checkpoint (finished ones return at once).

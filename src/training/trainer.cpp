@@ -45,13 +45,6 @@ Batch make_batch(const std::vector<Encoded>& examples, const std::vector<size_t>
   return batch;
 }
 
-// The batch on the model's device (masks are drawn on the CPU, from the
-// checkpointed generator, before the move).
-Batch on(Batch batch, c10::Device device) {
-  if (device.is_cpu()) return batch;
-  return {batch.ids.to(device), batch.mask.to(device), batch.targets.to(device)};
-}
-
 // Batches of similar length (little padding) in a shuffled order: shuffle,
 // sort pools of 50 batches by length, cut, shuffle the batches.
 std::vector<std::vector<size_t>> shuffled_batches(const std::vector<Encoded>& examples, int64_t batch_size,
@@ -83,6 +76,18 @@ void mask_tokens(Batch& batch, double p, int32_t mask_id, int64_t vocab, at::Gen
   const at::Tensor random_ids = at::empty(batch.ids.sizes(), at::kLong).random_(0, vocab, gen);
   batch.ids = at::where(chosen.logical_and(roll < 0.8), at::full({}, mask_id, at::kLong), batch.ids);
   batch.ids = at::where(chosen.logical_and(roll >= 0.8).logical_and(roll < 0.9), random_ids, batch.ids);
+}
+
+// The batch the model reads, on its device: masked-LM targets masked with
+// probability `p` first, on the CPU, from the checkpointed generator
+// `masks` (unused for other tasks).
+Batch model_batch(const TrainableModernBert& model, const std::vector<Encoded>& examples,
+                  const std::vector<size_t>& rows, int32_t pad_id, int32_t mask_id, double p, at::Generator* masks) {
+  Batch batch = make_batch(examples, rows, model.kind(), pad_id);
+  if (model.kind() == Objective::kMaskedLm) mask_tokens(batch, p, mask_id, model.parsed().base.vocab_size, *masks);
+  const c10::Device device = model.device();
+  if (device.is_cpu()) return batch;
+  return {batch.ids.to(device), batch.mask.to(device), batch.targets.to(device)};
 }
 
 // Scales the gradients so their global L2 norm is at most `max_norm`.
@@ -170,9 +175,7 @@ Metrics evaluate(const TrainableModernBert& model, const std::vector<Encoded>& e
   int64_t correct = 0, scored = 0;
   if (classes != nullptr) classes->assign(examples.size(), 0);
   for (const auto& rows : ordered_batches(examples, batch_size)) {
-    Batch batch = make_batch(examples, rows, kind, pad_id);
-    if (kind == Objective::kMaskedLm) mask_tokens(batch, 0.3, mask_id, model.parsed().base.vocab_size, gen);
-    batch = on(std::move(batch), model.device());
+    const Batch batch = model_batch(model, examples, rows, pad_id, mask_id, 0.3, &gen);
     const at::Tensor logits = model.logits(batch.ids, batch.mask, false, batch.targets);
     if (logits.size(0) == 0) continue;
     loss_sum += loss_of(logits, batch.targets, kind).item<double>() * static_cast<double>(rows.size());
@@ -209,7 +212,7 @@ at::Tensor sequence_logits(const TrainableModernBert& model, const std::vector<E
   c10::NoGradGuard no_grad;
   std::vector<at::Tensor> rows_logits(examples.size());
   for (const auto& rows : ordered_batches(examples, batch_size)) {
-    const Batch batch = on(make_batch(examples, rows, Objective::kSequence, pad_id), model.device());
+    const Batch batch = model_batch(model, examples, rows, pad_id, -1, 0, nullptr);
     const at::Tensor logits = model.logits(batch.ids, batch.mask, false, batch.targets).to(at::kCPU, at::kFloat);
     for (size_t i = 0; i < rows.size(); ++i) rows_logits[rows[i]] = logits[static_cast<int64_t>(i)];
   }
@@ -355,10 +358,7 @@ TrainReport train(TrainableModernBert& model, const std::vector<Encoded>& train_
     for (; st.batch < static_cast<int64_t>(batches.size()); ++st.batch) {
       if (st.step >= total) break;
       const auto& rows = batches[static_cast<size_t>(st.batch)];
-      Batch batch = make_batch(train_set, rows, kind, pad_id);
-      if (kind == Objective::kMaskedLm)
-        mask_tokens(batch, options.mask_probability, mask_id, model.parsed().base.vocab_size, gen);
-      batch = on(std::move(batch), model.device());
+      const Batch batch = model_batch(model, train_set, rows, pad_id, mask_id, options.mask_probability, &gen);
       const at::Tensor logits = model.logits(batch.ids, batch.mask, true, batch.targets);
       if (logits.size(0) == 0) continue;
       const at::Tensor loss = loss_of(logits, batch.targets, kind);
