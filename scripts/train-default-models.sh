@@ -59,7 +59,8 @@ $cli trim-vocab --tokenizer tests/data/tokenizers/modernbert/tokenizer.json \
   --data "$domain,$jailbreak,$pii,$glosses" "${held_out_all[@]}" --size 16384 --out "$work/tokenizer.json"
 
 # 10,994 steps (14.6 epochs), the learning rate decaying to zero at the last.
-# A finished base (its summary beside it) is kept: it may come from a GPU.
+# A finished base (its summary beside it) is kept: it may come from a GPU
+# (delete $out/multitask/base too after changing the data or options).
 log "masked-LM pretraining"
 base=$out/multitask/base
 [ -f "$base/training_summary.json" ] || $cli train --task mlm --preset small --tokenizer "$work/tokenizer.json" \
