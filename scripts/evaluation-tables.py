@@ -51,9 +51,13 @@ def token_table(report):
     for part, source, s in rows(report):
         lines.append("| " + " | ".join([PART_NAMES[part], source, str(s["texts"])] + [
             f"{s[k]:.3f}" for k in ("precision", "recall", "f1", "all_types_found", "extra_types_per_text")]) + " |")
-    return "\n".join(lines) + (f"\n\nEntities scoring ≥ {report['entity_threshold']:g}; a span counts when its type and "
-                               "bytes both match. *All types found*: texts with entities whose every entity type was "
-                               "found; *extra types*: types found that the text does not hold.")
+    by = {"word": "word by word (a word takes its first token's label)", "token": "token by token"}
+    read = by[report.get("entity_aggregation", "token")]
+    picked = " (the threshold with the best span F1 on validation)" if report.get("entity_threshold_rule") == "best validation span F1" else ""
+    return "\n".join(lines) + (f"\n\nSpans read {read}; entities scoring ≥ {report['entity_threshold']:g}{picked}; a span "
+                               "counts when its type and bytes both match. *All types found*: texts with entities "
+                               "whose every entity type was found; *extra types*: types found that the text does not "
+                               "hold.")
 
 
 def main():

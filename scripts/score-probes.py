@@ -8,7 +8,8 @@ on the harmful and jailbreak prompts and false alarms on the everyday ones, at
 the threshold of the model's evaluation.json (the router's alarm). PII:
 exact span F1 (type and characters), texts with every entity type found, and
 entity types found that a text does not hold (pii.txt marks entities inline
-as [TYPE:text])."""
+as [TYPE:text]), of the entities scoring at least the entity threshold of the
+model's evaluation.json (the router's), or of all where it names none."""
 import json
 import re
 import sys
@@ -36,13 +37,15 @@ def marked(line):
 
 def pii_scores(models):
     probes = [marked(line) for line in (root / "tests/data/probes/pii.txt").read_text().splitlines() if line]
+    threshold = json.loads((models / "pii" / "evaluation.json").read_text()).get("entity_threshold", 0)
     with semroute.Model(str(models / "pii")) as m:
-        found = [{(e.label, e.start, e.end) for e in es} for es in m.entities_batch([t for t, _ in probes])]
+        found = [{(e.label, e.start, e.end) for e in es if e.score >= threshold}
+                 for es in m.entities_batch([t for t, _ in probes])]
     hits = sum(len(want & got) for (_, want), got in zip(probes, found))
     precision = hits / max(1, sum(map(len, found)))
     recall = hits / sum(len(want) for _, want in probes)
     types = lambda spans: {t for t, _, _ in spans}  # noqa: E731
-    return {"pii span F1": 2 * precision * recall / max(1e-9, precision + recall),
+    return {"pii entity threshold": threshold, "pii span F1": 2 * precision * recall / max(1e-9, precision + recall),
             "pii all types found": sum(types(w) <= types(g) for (_, w), g in zip(probes, found)) / len(probes),
             "pii extra types per text": sum(len(types(g) - types(w)) for (_, w), g in zip(probes, found)) / len(probes),
             "pii misses": [f"{t}: {sorted(w - g)} / extra {sorted(g - w)}" for (t, w), g in zip(probes, found) if w != g]}

@@ -48,6 +48,7 @@ AdapterTask read_task(const std::filesystem::path& dir, const LoraConfig& config
     if (reader.has("id2label")) task.labels = ModelConfig::parse(reader).id2label;
     task.pooling = reader.get_string("classifier_pooling", "");
     task.temperature = read_temperature(reader);
+    task.entity_aggregation = read_entity_aggregation(reader);
     const auto architectures = reader.get_strings("architectures");
     const std::string arch = architectures.empty() ? "" : architectures.front();
     const std::string kind = reader.get_string("task", "");

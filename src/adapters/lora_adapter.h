@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "core/checkpoint.h"
+#include "core/model_config.h"
 #include "core/weight_map.h"
 #include "adapters/lora_config.h"
 #include "models/core_model.h"
@@ -37,6 +38,7 @@ struct AdapterTask {
   std::vector<std::string> labels;  // empty when unknown
   std::string pooling;              // "cls", "mean", or "" when unknown
   double temperature = 1;           // labels.json's semroute_temperature (tasks/task_head.h)
+  EntityAggregation entity_aggregation = EntityAggregation::kToken;  // its semroute_entity_aggregation
 };
 
 class LoraAdapter {

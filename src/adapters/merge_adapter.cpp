@@ -35,7 +35,8 @@ void merge_adapter(const std::filesystem::path& base, const std::filesystem::pat
   fs::create_directories(out);
   save_safetensors(out / "model.safetensors", tensors);
   // The task's config: the adapter's task_config.json, or the base's with the
-  // adapter's labels.json over it (labels, head class, pooling, temperature).
+  // adapter's labels.json over it (labels, head class, pooling, temperature,
+  // entity aggregation).
   const fs::path task_config = adapter_dir / "task_config.json", labels = adapter_dir / "labels.json";
   nlohmann::json config = ConfigReader::from_file(fs::exists(task_config) ? task_config : base / "config.json").json();
   if (!fs::exists(task_config) && fs::exists(labels)) config.update(ConfigReader::from_file(labels).json());

@@ -121,6 +121,22 @@ double read_temperature(const ConfigReader& config) {
   return t;
 }
 
+std::optional<EntityAggregation> parse_entity_aggregation(const std::string& name) {
+  if (name == "token") return EntityAggregation::kToken;
+  if (name == "word") return EntityAggregation::kWord;
+  return std::nullopt;
+}
+
+const char* entity_aggregation_name(EntityAggregation aggregation) {
+  return aggregation == EntityAggregation::kWord ? "word" : "token";
+}
+
+EntityAggregation read_entity_aggregation(const ConfigReader& config) {
+  const auto aggregation = parse_entity_aggregation(config.get_string("semroute_entity_aggregation", "token"));
+  if (!aggregation) throw LoadError(config.source() + ": semroute_entity_aggregation must be \"token\" or \"word\"");
+  return *aggregation;
+}
+
 nlohmann::json label_maps(const std::vector<std::string>& labels) {
   nlohmann::json id2label = nlohmann::json::object(), label2id = nlohmann::json::object();
   for (size_t i = 0; i < labels.size(); ++i) {

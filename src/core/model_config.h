@@ -63,6 +63,17 @@ ConfigReader read_model_config(const std::filesystem::path& dir);
 // (tasks/task_head.h): 1 when absent; LoadError unless a number in [0.01, 100].
 double read_temperature(const ConfigReader& config);
 
+// How a token classifier's per-token labels become entity spans
+// (tasks/entity_spans.h): token by token, or word by word (a word takes the
+// label of its first token, Hugging Face's aggregation_strategy="first"),
+// for models trained with one label per word.
+enum class EntityAggregation { kToken, kWord };
+std::optional<EntityAggregation> parse_entity_aggregation(const std::string& name);  // "token" / "word"
+const char* entity_aggregation_name(EntityAggregation aggregation);
+// The "semroute_entity_aggregation" of a config.json or an adapter's
+// labels.json: token when absent; LoadError unless "token" or "word".
+EntityAggregation read_entity_aggregation(const ConfigReader& config);
+
 // {"id2label": {"0": …}, "label2id": {…: 0}}, as config.json writes a label list.
 nlohmann::json label_maps(const std::vector<std::string>& labels);
 

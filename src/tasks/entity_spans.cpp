@@ -29,7 +29,8 @@ bool is_continuation(unsigned char c) { return (c & 0xC0) == 0x80; }
 
 std::vector<EntitySpan> aggregate_entities(std::string_view text, const Encoding& encoding,
                                            const std::vector<TokenLabel>& tokens,
-                                           const std::vector<std::string>& labels) {
+                                           const std::vector<std::string>& labels,
+                                           EntityAggregation aggregation) {
   if (tokens.size() > encoding.size()) throw InternalError("more token labels than tokens");
   std::vector<EntitySpan> spans;
   float score_sum = 0;
@@ -64,7 +65,9 @@ std::vector<EntitySpan> aggregate_entities(std::string_view text, const Encoding
       continue;
     }
     const Span offset = encoding.offsets[i];
-    if (offset.begin < text.size() && is_continuation(static_cast<unsigned char>(text[offset.begin]))) {
+    const bool inside_character =
+        offset.begin < text.size() && is_continuation(static_cast<unsigned char>(text[offset.begin]));
+    if (inside_character || (aggregation == EntityAggregation::kWord && encoding.continues_word(text, i))) {
       if (open) spans.back().end = std::max<size_t>(spans.back().end, offset.end);
       continue;
     }

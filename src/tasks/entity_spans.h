@@ -11,10 +11,16 @@
 //   - a byte-level token that starts inside a UTF-8 character (the tail of a
 //     character split across tokens) follows the token before it: it extends
 //     the open span, or stays outside, whatever its own label, so spans never
-//     overlap or split a character.
+//     overlap or split a character;
+//   - word by word (EntityAggregation::kWord, for models trained with one
+//     label per word), every token that continues a word
+//     (Encoding::continues_word) follows the token before it the same way:
+//     a word takes its first token's label, so "Sz"+"eg"+"edy" is never cut
+//     into three spans of different types.
 // A span's byte range runs from its first token's start to its last token's
 // end, widened to whole UTF-8 characters and trimmed of surrounding
-// whitespace; its score is the mean of its tokens' label probabilities.
+// whitespace; its score is the mean of the label probabilities of the tokens
+// that decided it.
 #pragma once
 
 #include <cstdint>
@@ -22,6 +28,7 @@
 #include <string_view>
 #include <vector>
 
+#include "core/model_config.h"
 #include "tokenizers/tokenizer.h"
 
 namespace semroute {
@@ -41,6 +48,7 @@ struct EntitySpan {
 
 std::vector<EntitySpan> aggregate_entities(std::string_view text, const Encoding& encoding,
                                            const std::vector<TokenLabel>& tokens,
-                                           const std::vector<std::string>& labels);
+                                           const std::vector<std::string>& labels,
+                                           EntityAggregation aggregation = EntityAggregation::kToken);
 
 }  // namespace semroute

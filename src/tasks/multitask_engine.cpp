@@ -201,7 +201,8 @@ std::vector<TaskResult> MultiTaskEngine::classify(const std::vector<std::string_
           r.sequences.push_back(std::move(classifications[b]));
         }
       } else {
-        for (auto& c : to_token_classifications(logits_per_task[i], batch, part, task.labels))
+        for (auto& c :
+             to_token_classifications(logits_per_task[i], batch, part, task.labels, task.head.entity_aggregation()))
           r.tokens.push_back(std::move(c));
       }
     });

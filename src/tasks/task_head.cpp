@@ -36,6 +36,7 @@ TaskHead TaskHead::load(const CoreModel& model, const ConfigReader& config, Task
                     "-d, expected [labels, " + std::to_string(hidden) + "]");
   head.num_labels_ = classifier.size(0);
   head.temperature_ = read_temperature(config);
+  head.entity_aggregation_ = read_entity_aggregation(config);
   head.classifier_ = Linear::load(weights, layout->classifier, hidden, head.num_labels_, layout->classifier_bias);
   head.pooling_ = pooling.value_or(layout->pooling);
   const bool has_transform = !layout->transform_optional || weights.has(layout->dense + ".weight") ||

@@ -8,6 +8,7 @@
 
 #include <optional>
 
+#include "core/model_config.h"
 #include "core/weight_map.h"
 #include "models/core_model.h"
 #include "models/layers.h"
@@ -45,6 +46,10 @@ class TaskHead {
   // confidence of 0.8 is right about 80 % of the time. 1 when unset.
   double temperature() const { return temperature_; }
   void set_temperature(double t) { temperature_ = t; }
+  // How token labels become entity spans: config.json's or an adapter's
+  // labels.json's "semroute_entity_aggregation" (core/model_config.h).
+  EntityAggregation entity_aggregation() const { return entity_aggregation_; }
+  void set_entity_aggregation(EntityAggregation a) { entity_aggregation_ = a; }
 
  private:
   at::Tensor transform(const at::Tensor& x) const;
@@ -58,6 +63,7 @@ class TaskHead {
   Linear classifier_;
   int64_t num_labels_ = 0;
   double temperature_ = 1;
+  EntityAggregation entity_aggregation_ = EntityAggregation::kToken;
 };
 
 }  // namespace semroute

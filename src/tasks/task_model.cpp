@@ -17,7 +17,10 @@ TaskHead load_task_head(const CoreModel& model, TaskKind kind, const ModelSource
   if (adapter != nullptr) adapter->overlay_saved_modules(weights);
   if (!pooling && adapter != nullptr && !adapter->task().pooling.empty()) pooling = parse_pooling(adapter->task().pooling);
   TaskHead head = TaskHead::load(model, base.config, kind, weights, pooling);
-  if (adapter != nullptr) head.set_temperature(adapter->task().temperature);  // the adapter's head, its calibration
+  if (adapter != nullptr) {  // the adapter's head: its calibration and decoding
+    head.set_temperature(adapter->task().temperature);
+    head.set_entity_aggregation(adapter->task().entity_aggregation);
+  }
   return head;
 }
 

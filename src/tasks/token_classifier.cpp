@@ -35,7 +35,8 @@ std::vector<TokenClassification> TokenClassifier::classify(const std::vector<std
                           [&](const TextBatch& batch, size_t first) {
                             const std::vector<std::string_view> part(texts.begin() + first,
                                                                      texts.begin() + first + batch.encodings.size());
-                            for (auto& r : to_token_classifications(logits(batch.inputs), batch, part, task_.labels))
+                            for (auto& r : to_token_classifications(logits(batch.inputs), batch, part, task_.labels,
+                                                                    task_.head.entity_aggregation()))
                               out.push_back(std::move(r));
                           });
   return out;
@@ -79,7 +80,7 @@ DocumentTokens TokenClassifier::classify_windows(std::string_view document, cons
   for (size_t t = 0; t < n; ++t)
     out.result.tokens.push_back({d.text.ids[t], d.text.tokens[t], d.text.offsets[t], chosen[t].label_id,
                                  task_.labels.at(static_cast<size_t>(chosen[t].label_id)), chosen[t].probability});
-  out.result.entities = aggregate_entities(document, d.text, chosen, task_.labels);
+  out.result.entities = aggregate_entities(document, d.text, chosen, task_.labels, task_.head.entity_aggregation());
   const size_t whole = n + tokenizer.special_tokens();  // never cut: every token read
   out.result.input = {whole, whole, false};
   return out;
@@ -87,7 +88,8 @@ DocumentTokens TokenClassifier::classify_windows(std::string_view document, cons
 
 std::vector<TokenClassification> to_token_classifications(const at::Tensor& logits, const TextBatch& batch,
                                                           const std::vector<std::string_view>& texts,
-                                                          const std::vector<std::string>& labels) {
+                                                          const std::vector<std::string>& labels,
+                                                          EntityAggregation aggregation) {
   CoreModel::check_finite(logits, "logits");
   const at::Tensor probs = at::softmax(logits.to(at::kFloat), -1).cpu();
   const auto [best, best_id] = probs.max(-1);
@@ -106,7 +108,7 @@ std::vector<TokenClassification> to_token_classifications(const at::Tensor& logi
                                labels.at(static_cast<size_t>(token_labels.back().label_id)),
                                token_labels.back().probability});
     }
-    result.entities = aggregate_entities(texts[b], e, token_labels, labels);
+    result.entities = aggregate_entities(texts[b], e, token_labels, labels, aggregation);
     result.input = usage_of(e);
     out.push_back(std::move(result));
   }

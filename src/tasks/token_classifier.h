@@ -66,6 +66,7 @@ class TokenClassifier {
 // of `batch`, the tokenized `texts`.
 std::vector<TokenClassification> to_token_classifications(const at::Tensor& logits, const TextBatch& batch,
                                                           const std::vector<std::string_view>& texts,
-                                                          const std::vector<std::string>& labels);
+                                                          const std::vector<std::string>& labels,
+                                                          EntityAggregation aggregation);
 
 }  // namespace semroute

@@ -145,6 +145,20 @@ void Encoding::pad(size_t length, int32_t pad_id, const std::string& pad_token, 
   pad_vector<uint8_t>(attention_mask, length, 0, left);
 }
 
+bool Encoding::continues_word(std::string_view text, size_t i) const {
+  if (i == 0 || i >= size() || sequence_ids[i] != 0 || sequence_ids[i - 1] != 0 || special_tokens_mask[i] ||
+      special_tokens_mask[i - 1])
+    return false;
+  const size_t at = offsets[i].begin;
+  if (offsets[i - 1].end != at || at == 0 || at >= text.size() || offsets[i].end <= at) return false;
+  const auto inside_character = [&](size_t pos) { return (static_cast<unsigned char>(text[pos]) & 0xC0) == 0x80; };
+  if (inside_character(at)) return true;
+  size_t before = at - 1, length = 0;
+  while (before > 0 && inside_character(before)) --before;
+  return unicode::is_word_character(unicode::decode(text, before, &length)) &&
+         unicode::is_word_character(unicode::decode(text, at, &length));
+}
+
 Tokenizer::~Tokenizer() = default;
 
 Encoding Tokenizer::finish(Encoding first, std::optional<Encoding> second, const EncodeOptions& options,

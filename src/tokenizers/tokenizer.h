@@ -52,6 +52,12 @@ struct Encoding {
   void truncate(size_t n, Keep keep);
   // Pads to `length` with `pad_id` (on the left when `left`); mask 0 there.
   void pad(size_t length, int32_t pad_id, const std::string& pad_token, bool left);
+  // True when token `i` goes on the word of the token before it: both of
+  // `text` (the first sequence, as encoded), touching, and joined by word
+  // characters (letters, marks, digits) or inside one UTF-8 character.
+  // "Szegedy" as "Sz"+"eg"+"edy" is one word; "Lang," is two, and so are
+  // "the" and "Ġcat" (a leading space starts a word).
+  bool continues_word(std::string_view text, size_t i) const;
 };
 
 struct EncodeOptions {

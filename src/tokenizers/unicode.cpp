@@ -124,6 +124,23 @@ bool is_cjk(char32_t cp) {
 
 bool is_mark_nonspacing(char32_t cp) { return category(cp) == UTF8PROC_CATEGORY_MN; }
 
+bool is_word_character(char32_t cp) {
+  switch (category(cp)) {
+    case UTF8PROC_CATEGORY_LU:
+    case UTF8PROC_CATEGORY_LL:
+    case UTF8PROC_CATEGORY_LT:
+    case UTF8PROC_CATEGORY_LM:
+    case UTF8PROC_CATEGORY_LO:
+    case UTF8PROC_CATEGORY_MN:
+    case UTF8PROC_CATEGORY_MC:
+    case UTF8PROC_CATEGORY_ME:
+    case UTF8PROC_CATEGORY_ND:
+    case UTF8PROC_CATEGORY_NL:
+    case UTF8PROC_CATEGORY_NO: return true;
+    default: return false;
+  }
+}
+
 char32_t to_lower(char32_t cp) { return static_cast<char32_t>(utf8proc_tolower(static_cast<utf8proc_int32_t>(cp))); }
 
 bool may_compose_with_previous(char32_t cp) {

@@ -24,6 +24,7 @@ bool is_control(char32_t cp);      // HF BERT's definition: categories Cc/Cf/Co 
 bool is_punctuation(char32_t cp);  // ASCII symbol ranges or any P* category
 bool is_cjk(char32_t cp);          // CJK Unified Ideographs blocks (BERT's list)
 bool is_mark_nonspacing(char32_t cp);
+bool is_word_character(char32_t cp);  // letters, marks and numbers (L*, M*, N*)
 char32_t to_lower(char32_t cp);
 
 // True if NFC composition may join this code point with the one before it.

@@ -90,6 +90,8 @@ void save_adapter(const TrainableModernBert& model, const fs::path& dir, const s
   nlohmann::json labels = labels_json(model);
   labels["architectures"] = {architecture(model.kind())};
   labels["classifier_pooling"] = model.parsed().classifier_pooling;
+  if (const auto it = model.config().find("semroute_entity_aggregation"); it != model.config().end())
+    labels["semroute_entity_aggregation"] = *it;  // how the adapter's spans are read
   write_json(dir / "labels.json", labels);
   std::vector<std::pair<std::string, at::Tensor>> tensors;
   const std::string prefix = "base_model.model.";

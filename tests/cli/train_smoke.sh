@@ -65,7 +65,16 @@ PY
 grep -q "entity F1" "$work/tok.txt"
 grep -q '"B-EMAIL"' "$work/tok/config.json"
 grep -q '"extra_types_per_text"' "$work/tok/evaluation.json"
+# Spans read word by word unless told otherwise; the entity threshold picked on validation.
+grep -q '"semroute_entity_aggregation": "word"' "$work/tok/config.json"
+grep -q '"entity_threshold_rule": "best validation span F1"' "$work/tok/evaluation.json"
 "$cli" tokens "$work/tok" "write to Gil at gil@example.com" --json > /dev/null
+"$cli" calibrate "$work/tok" --entity-threshold 0.9 | grep -q "entity threshold 0.90 (given)"
+if "$cli" train --task sequence --preset tiny --tokenizer "$tokenizer" --data "$work/seq.jsonl" --out "$work/x" \
+  --entity-aggregation word 2> "$work/err"; then
+  echo "--entity-aggregation was accepted for a sequence task"; exit 1
+fi
+grep -q "entity-aggregation applies to token tasks" "$work/err"
 
 # Checkpoints: a second run of the same command goes on from the first one's
 # last checkpoint (here: its end) and writes the same weights.

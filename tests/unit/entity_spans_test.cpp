@@ -1,4 +1,5 @@
-// Entity span aggregation over real tokenizer offsets with hand-made labels.
+// Entity span aggregation over real tokenizer offsets with hand-made labels,
+// token by token and word by word.
 #include <gtest/gtest.h>
 
 #include <functional>
@@ -92,6 +93,63 @@ TEST(EntitySpans, TypeSwitchInsideIStartsANewSpan) {
   EXPECT_EQ(spans[0].text, "New York");
   EXPECT_EQ(spans[1].text, "City");
   EXPECT_EQ(spans[1].type, "PER");
+}
+
+// `text` with a '|' before every token that starts a word.
+std::string word_starts(const std::string& tokenizer, const std::string& text) {
+  const Encoding e = test::real_tokenizer(tokenizer)->encode(text);
+  std::string marked;
+  for (size_t i = 0; i < e.size(); ++i) {
+    if (e.special_tokens_mask[i]) {
+      EXPECT_FALSE(e.continues_word(text, i));
+      continue;
+    }
+    if (!e.continues_word(text, i)) marked += '|';
+    marked += text.substr(e.offsets[i].begin, e.offsets[i].end - e.offsets[i].begin);
+  }
+  return marked;
+}
+
+// Which tokens go on the word before them: pieces of one word (byte-level
+// BPE and WordPiece alike), never across a space or punctuation.
+TEST(EntitySpans, WordsAreRunsOfLettersAndDigitsAcrossTokens) {
+  EXPECT_EQ(word_starts("modernbert", "Maxwell Szegedy, Kovačić-Smith met 日本 at 10:30."),
+            "|Maxwell| Szegedy|,| Kovačić|-|Smith| met| |日本| at| 10|:|30|.");
+  // WordPiece: "s" "##ze" "##ged" "##y"; its offsets leave the spaces out.
+  EXPECT_EQ(word_starts("bert", "Maxwell Szegedy, Kovačić"), "|Maxwell|Szegedy|,|Kovačić");
+}
+
+// Word by word, a word takes its first token's label: the pieces of a name
+// the model labelled apart ("Max" PER, "well" LOC) make one span, scored by
+// the tokens that decided it.
+TEST(EntitySpans, WordByWordAWordFollowsItsFirstToken) {
+  const std::string text = "Maxwell Szegedy, Kovačić met 日本";
+  const Encoding e = test::real_tokenizer("modernbert")->encode(text);
+  // [CLS] Max well ĠSz eg edy , ĠK ova Äį iÄĩ Ġmet Ġ 日本 [SEP]
+  const std::map<std::string, TokenLabel> by_token = {
+      {"Max", {1, 0.9f}}, {"well", {3, 0.1f}}, {" Sz", {2, 0.7f}}, {"eg", {0, 0.1f}}, {"edy", {4, 0.1f}},
+      {" K", {1, 0.6f}},  {"ova", {0, 0.1f}},  {"ač", {4, 0.1f}},  {"ić", {0, 0.1f}}, {"日本", {3, 0.8f}}};
+  std::vector<TokenLabel> labels;
+  for (size_t i = 0; i < e.size(); ++i) {
+    const auto it = by_token.find(text.substr(e.offsets[i].begin, e.offsets[i].end - e.offsets[i].begin));
+    labels.push_back(it == by_token.end() || e.special_tokens_mask[i] ? TokenLabel{0, 0.99f} : it->second);
+  }
+  const auto by_words = aggregate_entities(text, e, labels, kLabels, EntityAggregation::kWord);
+  ASSERT_EQ(by_words.size(), 3u);
+  EXPECT_EQ(by_words[0].text, "Maxwell Szegedy");
+  EXPECT_EQ(by_words[0].type, "PER");
+  EXPECT_NEAR(by_words[0].score, 0.8f, 1e-6);  // "Max" and " Sz"
+  EXPECT_EQ(by_words[1].text, "Kovačić");
+  EXPECT_EQ(by_words[1].type, "PER");
+  EXPECT_NEAR(by_words[1].score, 0.6f, 1e-6);
+  EXPECT_EQ(by_words[2].text, "日本");
+  EXPECT_EQ(by_words[2].type, "LOC");
+  // Token by token, the same labels cut the names into pieces of two types.
+  const auto by_tokens = aggregate_entities(text, e, labels, kLabels, EntityAggregation::kToken);
+  ASSERT_GT(by_tokens.size(), 5u);
+  EXPECT_EQ(by_tokens[0].text, "Max");
+  EXPECT_EQ(by_tokens[1].text, "well");
+  EXPECT_EQ(by_tokens[1].type, "LOC");
 }
 
 }  // namespace
