@@ -143,9 +143,11 @@ void UnifiedClassifier::fill(TaskAnswer& answer, const Task& task, const Classif
     answer.classification = *c;
     answer.risk = 0;
     for (size_t i : task.positive) answer.risk += c->probabilities.at(i);
-    answer.flagged = !task.positive.empty() && answer.risk >= task.config.threshold;
+    answer.flagged = !task.positive.empty() && answer.risk >= task.config.threshold.value_or(0.5);
   }
-  if (t != nullptr) answer.entities = t->entities;
+  if (t != nullptr)
+    for (const EntitySpan& e : t->entities)
+      if (e.score >= task.config.threshold.value_or(0)) answer.entities.push_back(e);
 }
 
 std::vector<size_t> UnifiedClassifier::requested_tasks(const UnifiedRequest& request) const {

@@ -51,7 +51,7 @@ struct TaskAnswer {
   Classification classification;
   float risk = 0;        // total probability of the positive labels (0 without any)
   bool flagged = false;  // risk >= threshold
-  // Token tasks.
+  // Token tasks: the entities scoring at least the task's threshold.
   std::vector<EntitySpan> entities;
 };
 

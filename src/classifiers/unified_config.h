@@ -11,16 +11,20 @@
 //   max_wait_us: 2000                      #   wait at most this long for a batch)
 //   tasks:
 //     intent:   {kind: sequence, model: models/intent, adapter: adapters/intent}
-//     pii:      {kind: token, adapter: adapters/pii}
+//     pii:      {kind: token, adapter: adapters/pii, threshold: 0.7}
 //     security: {kind: sequence, model: models/jailbreak, adapter: adapters/security,
 //                positive_labels: [jailbreak], threshold: 0.5}
 //
+// `threshold`: a sequence task flags a text whose risk (the summed probability
+// of its positive labels) reaches it (default 0.5); a token task keeps only
+// the entities scoring at least it (default: every entity).
 // Each task needs a traditional `model` (a fine-tuned checkpoint), an
 // `adapter` (over base_model), or both. Relative paths are relative to the
 // YAML file. Errors name the field ("tasks.security.positive_labels: …").
 #pragma once
 
 #include <filesystem>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -41,7 +45,7 @@ struct UnifiedTaskConfig {
   std::filesystem::path adapter;              // the LoRA path, or empty
   std::vector<std::string> labels;            // overrides the adapter's labels
   std::vector<std::string> positive_labels;   // sequence tasks: labels whose probability is the risk
-  double threshold = 0.5;                     // risk >= threshold flags the text
+  std::optional<double> threshold;            // see above: flags a risk, or drops weak entities
 };
 
 struct UnifiedConfig {

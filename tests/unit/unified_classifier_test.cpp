@@ -4,7 +4,9 @@
 // back per task; YAML errors name their field.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <chrono>
+#include <cstdio>
 #include <thread>
 
 #include "classifiers/unified_classifier.h"
@@ -27,8 +29,10 @@ class Unified : public ::testing::Test {
   }
   static void TearDownTestSuite() { delete dir_; }
 
-  // A config file with both paths for every task, plus `extra` lines.
-  static std::filesystem::path write_config(const std::string& extra, bool models = true, bool adapters = true) {
+  // A config file with both paths for every task, plus `extra` lines (and
+  // `pii_threshold` as the PII task's threshold).
+  static std::filesystem::path write_config(const std::string& extra, bool models = true, bool adapters = true,
+                                            const std::string& pii_threshold = "") {
     std::string yaml = "base_model: " + (kFixture / "base").string() + "\n" +
                        "tokenizer: " + (test::data_dir() / "tokenizers/tiny256").string() + "\n" + extra + "\ntasks:\n";
     for (const char* task : {"intent", "pii", "security"}) {
@@ -36,6 +40,7 @@ class Unified : public ::testing::Test {
       if (models) yaml += "    model: " + (*dir_ / (std::string(task) + "_model")).string() + "\n";
       if (adapters) yaml += "    adapter: " + (kFixture / task).string() + "\n";
       if (std::string(task) == "security") yaml += "    positive_labels: [jailbreak]\n    threshold: 0.5\n";
+      if (std::string(task) == "pii" && !pii_threshold.empty()) yaml += "    threshold: " + pii_threshold + "\n";
     }
     const auto path = *dir_ / "unified.yaml";
     test::write_file(path, yaml);
@@ -81,6 +86,34 @@ TEST_F(Unified, BothPathsGiveTheSameAnswers) {
     EXPECT_EQ(security.flagged, security.risk >= 0.5f);
   }
   EXPECT_GT(entities, 0u);  // the PII head finds spans on this fixture
+}
+
+// A token task's threshold keeps the entities scoring at least it; without
+// one, every entity comes back.
+TEST_F(Unified, ATokenTasksThresholdDropsWeakEntities) {
+  const auto every = UnifiedClassifier::load(UnifiedConfig::from_yaml(write_config("")))->classify(kTexts);
+  std::vector<float> scores;
+  for (const auto& r : every)
+    for (const EntitySpan& e : r.answers[1].entities) scores.push_back(e.score);
+  ASSERT_GE(scores.size(), 2u);
+  std::sort(scores.begin(), scores.end());
+  const double middle = scores[scores.size() / 2];  // about half the entities score below it
+  char threshold[32];
+  std::snprintf(threshold, sizeof threshold, "%.17g", middle);  // read back exactly
+  const auto strong =
+      UnifiedClassifier::load(UnifiedConfig::from_yaml(write_config("", true, true, threshold)))->classify(kTexts);
+  for (size_t i = 0; i < kTexts.size(); ++i) {
+    std::vector<EntitySpan> expected;
+    for (const EntitySpan& e : every[i].answers[1].entities)
+      if (e.score >= middle) expected.push_back(e);
+    const auto& kept = strong[i].answers[1].entities;
+    ASSERT_EQ(kept.size(), expected.size()) << kTexts[i];
+    for (size_t j = 0; j < kept.size(); ++j) EXPECT_EQ(kept[j].begin, expected[j].begin);
+  }
+  size_t before = 0, after = 0;
+  for (size_t i = 0; i < kTexts.size(); ++i) before += every[i].answers[1].entities.size(), after += strong[i].answers[1].entities.size();
+  EXPECT_LT(after, before);
+  EXPECT_GT(after, 0u);
 }
 
 TEST_F(Unified, AutoPolicyChoosesAsDocumented) {
