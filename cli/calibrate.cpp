@@ -217,11 +217,11 @@ nlohmann::json calibrate_token(const fs::path& dir, const Options& args, const T
   std::map<std::string, std::vector<TokenClassification>> results;
   for (const Part& part : parts_of(data))
     if (!part.rows->empty()) results[part.name] = classifier->classify(texts_of(*part.rows));
-  const bool given = args.values.count("entity-threshold") > 0;
-  const double threshold = given || data.parts.valid.empty() ? args.number("entity-threshold", 0.5)
-                                                             : pick_entity_threshold(data.parts.valid, results["validation"]);
+  const bool given = args.values.count("entity-threshold") > 0, pick = !given && !data.parts.valid.empty();
+  const double threshold = pick ? pick_entity_threshold(data.parts.valid, results["validation"])
+                                : args.number("entity-threshold", 0.5);
   nlohmann::json report = {{"task", "token"}, {"entity_threshold", threshold},
-                           {"entity_threshold_rule", given ? "given" : "best validation span F1"},
+                           {"entity_threshold_rule", given ? "given" : pick ? "best validation span F1" : "default"},
                            {"entity_aggregation", entity_aggregation_name(classifier->task().head.entity_aggregation())}};
   for (const Part& part : parts_of(data)) {
     if (part.rows->empty()) continue;
