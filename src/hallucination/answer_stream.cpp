@@ -71,7 +71,7 @@ void AnswerStream::remember(std::string_view text) {
   const size_t keep = detector_->options().answer_context_bytes;
   if (before_.size() <= keep) return;
   size_t cut = before_.size() - keep;
-  while (cut < before_.size() && (static_cast<unsigned char>(before_[cut]) & 0xC0) == 0x80) ++cut;
+  while (cut < before_.size() && unicode::is_continuation_byte(before_[cut])) ++cut;
   before_.erase(0, cut);
 }
 

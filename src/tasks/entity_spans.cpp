@@ -23,8 +23,6 @@ ParsedLabel parse_label(const std::string& label) {
   return {'P', label};
 }
 
-bool is_continuation(unsigned char c) { return (c & 0xC0) == 0x80; }
-
 }  // namespace
 
 std::vector<EntitySpan> aggregate_entities(std::string_view text, const Encoding& encoding,
@@ -40,8 +38,8 @@ std::vector<EntitySpan> aggregate_entities(std::string_view text, const Encoding
     if (!open) return;
     EntitySpan& s = spans.back();
     // Whole characters only, then no surrounding whitespace.
-    while (s.begin > 0 && s.begin < text.size() && is_continuation(static_cast<unsigned char>(text[s.begin]))) --s.begin;
-    while (s.end < text.size() && is_continuation(static_cast<unsigned char>(text[s.end]))) ++s.end;
+    while (s.begin > 0 && s.begin < text.size() && unicode::is_continuation_byte(text[s.begin])) --s.begin;
+    while (s.end < text.size() && unicode::is_continuation_byte(text[s.end])) ++s.end;
     while (s.begin < s.end) {
       size_t len;
       if (!unicode::is_whitespace(unicode::decode(text, s.begin, &len))) break;
@@ -49,7 +47,7 @@ std::vector<EntitySpan> aggregate_entities(std::string_view text, const Encoding
     }
     while (s.end > s.begin) {
       size_t start = s.end - 1;
-      while (start > s.begin && is_continuation(static_cast<unsigned char>(text[start]))) --start;
+      while (start > s.begin && unicode::is_continuation_byte(text[start])) --start;
       size_t len;
       if (!unicode::is_whitespace(unicode::decode(text, start, &len))) break;
       s.end = start;
@@ -65,8 +63,7 @@ std::vector<EntitySpan> aggregate_entities(std::string_view text, const Encoding
       continue;
     }
     const Span offset = encoding.offsets[i];
-    const bool inside_character =
-        offset.begin < text.size() && is_continuation(static_cast<unsigned char>(text[offset.begin]));
+    const bool inside_character = offset.begin < text.size() && unicode::is_continuation_byte(text[offset.begin]);
     if (inside_character || (aggregation == EntityAggregation::kWord && encoding.continues_word(text, i))) {
       if (open) spans.back().end = std::max<size_t>(spans.back().end, offset.end);
       continue;

@@ -76,7 +76,7 @@ size_t cut_near(std::string_view text, size_t at, size_t reach, bool toward_star
     if (i == 0 || i >= text.size()) break;
     if (is_space(text[i - 1]) && !is_space(text[i])) return i;
   }
-  while (at < text.size() && (static_cast<unsigned char>(text[at]) & 0xC0) == 0x80) ++at;
+  while (at < text.size() && unicode::is_continuation_byte(text[at])) ++at;
   return at;
 }
 
@@ -151,10 +151,9 @@ bool Encoding::continues_word(std::string_view text, size_t i) const {
     return false;
   const size_t at = offsets[i].begin;
   if (offsets[i - 1].end != at || at == 0 || at >= text.size() || offsets[i].end <= at) return false;
-  const auto inside_character = [&](size_t pos) { return (static_cast<unsigned char>(text[pos]) & 0xC0) == 0x80; };
-  if (inside_character(at)) return true;
+  if (unicode::is_continuation_byte(text[at])) return true;
   size_t before = at - 1, length = 0;
-  while (before > 0 && inside_character(before)) --before;
+  while (before > 0 && unicode::is_continuation_byte(text[before])) --before;
   return unicode::is_word_character(unicode::decode(text, before, &length)) &&
          unicode::is_word_character(unicode::decode(text, at, &length));
 }

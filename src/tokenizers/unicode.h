@@ -9,6 +9,9 @@
 
 namespace semroute::unicode {
 
+// True for the second to fourth bytes of a UTF-8 character.
+inline bool is_continuation_byte(char c) { return (static_cast<unsigned char>(c) & 0xC0) == 0x80; }
+
 // Decodes the code point at text[pos] (text must be valid UTF-8) and returns
 // its byte length through `length`.
 char32_t decode(std::string_view text, size_t pos, size_t* length);

@@ -46,7 +46,7 @@ class WordPieceModel final : public TokenizerModel {
       // No piece is longer than the longest vocabulary entry: start there
       // (on a character boundary), so a long word costs linear time.
       size_t end = std::min(word.size(), start + longest_token_bytes());
-      while (end > start && end < word.size() && (static_cast<unsigned char>(word[end]) & 0xC0) == 0x80) --end;
+      while (end > start && end < word.size() && unicode::is_continuation_byte(word[end])) --end;
       std::optional<int32_t> found;
       while (end > start) {
         candidate.assign(start > 0 ? prefix_ : "");
@@ -54,7 +54,7 @@ class WordPieceModel final : public TokenizerModel {
         if ((found = token_to_id(candidate))) break;
         // Step back one whole character.
         do --end;
-        while (end > start && (static_cast<unsigned char>(word[end]) & 0xC0) == 0x80);
+        while (end > start && unicode::is_continuation_byte(word[end]));
       }
       if (!found) {
         out.resize(first);
