@@ -4,7 +4,8 @@
 # capped by their switch. Machines of one kind differ (AVX-512 + AMX on some,
 # AVX2 only on others); CI runs both paths on every host. (ONEDNN_MAX_CPU_ISA
 # alone also caps semroute's kernels; SEMROUTE_MAX_CPU_ISA says it explicitly.)
+# The unit tests run in a few processes (scripts/test-shards.sh), the rest in ctest.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export ONEDNN_MAX_CPU_ISA=AVX2 ATEN_CPU_CAPABILITY=avx2 SEMROUTE_MAX_CPU_ISA=avx2
-ctest --test-dir "${BUILD_DIR:-build}" --output-on-failure --parallel "$(nproc)" "$@"
+./scripts/test-shards.sh "${BUILD_DIR:-build}" "$@"

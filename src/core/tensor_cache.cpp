@@ -48,7 +48,7 @@ class TensorCache final : public c10::Allocator {
 
   TensorCacheStats stats() const {
     const std::lock_guard<std::mutex> lock(mutex_);
-    return {idle_bytes_, reused_, fresh_, true};
+    return {idle_bytes_, reused_, fresh_, cap_, true};
   }
 
  private:

@@ -23,6 +23,7 @@ struct TensorCacheStats {
   size_t idle_bytes = 0;   // freed blocks held for reuse
   size_t reused = 0;       // allocations served from held blocks
   size_t fresh = 0;        // allocations that went to the system
+  size_t cap_bytes = 0;    // the most it holds idle
   bool installed = false;
 };
 TensorCacheStats tensor_cache_stats();

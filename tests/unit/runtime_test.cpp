@@ -29,14 +29,18 @@ TEST(TensorCache, ReusesFreedBlocksOfASizeClass) {
   ensure_runtime_initialized();
   const TensorCacheStats before = tensor_cache_stats();
   if (!before.installed) GTEST_SKIP() << "the cache is off (AddressSanitizer, or SEMROUTE_TENSOR_CACHE_MB=0)";
+  // Tests sharing a process (scripts/test-shards.sh) may have filled it: a freed block then goes back to the system.
+  if (before.idle_bytes + 2'000'000 > before.cap_bytes) GTEST_SKIP() << "the cache already holds its cap";
   c10::InferenceMode guard;
   const void* first = nullptr;
+  size_t idle_while_in_use = 0;  // it may have been served from a block freed by earlier work
   {
     const at::Tensor a = at::ones({300'000});  // 1.2 MB
     first = a.data_ptr();
+    idle_while_in_use = tensor_cache_stats().idle_bytes;
     EXPECT_EQ(a.sum().item<float>(), 300'000.0f);
   }
-  EXPECT_GE(tensor_cache_stats().idle_bytes, before.idle_bytes + 1'200'000);
+  EXPECT_GE(tensor_cache_stats().idle_bytes, idle_while_in_use + 1'200'000);
   // A little longer, same size class: the same block, and no stale state visible through the API.
   const at::Tensor b = at::ones({310'000});
   EXPECT_EQ(b.data_ptr(), first);

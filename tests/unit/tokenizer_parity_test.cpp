@@ -6,28 +6,11 @@
 
 #include <fstream>
 #include <map>
-#include <mutex>
 #include <nlohmann/json.hpp>
 
 #include "tokenizer_test_util.h"
 
 namespace semroute::test {
-
-std::shared_ptr<const Tokenizer> real_tokenizer(const std::string& name) {
-  static std::mutex mutex;
-  static std::map<std::string, std::shared_ptr<const Tokenizer>> cache;
-  std::lock_guard<std::mutex> lock(mutex);
-  auto& slot = cache[name];
-  if (!slot) {
-    for (const auto& t : real_tokenizers())
-      if (t.name == name) {
-        if (!std::filesystem::exists(t.file))
-          throw std::runtime_error(t.file.string() + " is missing: run scripts/fetch-tokenizers.sh");
-        slot = load_tokenizer(t.file);
-      }
-  }
-  return slot;
-}
 
 namespace {
 
