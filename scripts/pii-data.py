@@ -2,16 +2,24 @@
 """PII training sentences beyond presidio's templates, for the default PII model.
 
 presidio's samples come from ~200 templates, and a model trained on them
-learns the templates: on templates it never saw it finds a fraction of the
-entities and cuts phone numbers into pieces. This writes sentences from the
-project's own carrier phrases (below: chat requests, signatures, forms)
-with values in many formats: names, places and organisations from WordNet
-3.0's instances (Debian's wordnet-base; licence in models/LICENSES), and
-phone numbers, e-mail addresses, card numbers, SSNs, IBANs, IP addresses,
-dates and street addresses generated here. Offsets are UTF-8 byte offsets,
-as `semroute train --task token` reads them. Seeded, so reproducible.
+learns the templates: on templates it never saw it takes rare words for
+names, persons for places and organisations, and cuts phone numbers into
+pieces. This writes sentences from the project's own carrier phrases
+(below: requests, signatures and forms, news and story sentences, reviews,
+lists of names, logs, lower-case chat) with values in many formats:
+- names, towns, countries, streets, postcodes, companies, job titles and
+  phone numbers from Faker (Debian's python3-fake-factory, MIT; licence in
+  models/LICENSES) in 18 locales, people and places named in WordNet 3.0
+  (Debian's wordnet-base), and organisation names coined from WordNet's
+  concrete nouns ("Moorfowl Health");
+- e-mail addresses, card numbers, SSNs, IBANs, IP addresses, dates, ages,
+  driver's licences and web addresses generated here;
+and, as text that holds no entity, WordNet's lower-case usage examples: a
+quarter of the sentences carry one beside them, and --plain-rows more stand
+alone. Offsets are UTF-8 byte offsets, as `semroute train --task token`
+reads them. Seeded, so reproducible.
 
-  scripts/pii-data.py OUT.jsonl [--rows 1500] [--wordnet /usr/share/wordnet]
+  scripts/pii-data.py OUT.jsonl [--rows 4000] [--plain-rows 800] [--wordnet /usr/share/wordnet]
 """
 import argparse
 import json
@@ -19,6 +27,7 @@ import os
 import random
 import re
 import sys
+import unicodedata
 from importlib import import_module
 from pathlib import Path
 
@@ -26,7 +35,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 wordnet = import_module("wordnet-data")
 
 # {TYPE} slots; types as the PII model names them (presidio's, with
-# addresses as STREET_ADDRESS and locations as GPE).
+# addresses as STREET_ADDRESS and locations as GPE); {ADDRESS} is a whole
+# postal address (street, town, code, country), labelled STREET_ADDRESS.
+# Written to vary what surrounds a value: requests, signatures and forms,
+# news and story sentences, reviews, lists, logs, lower-case chat.
 CARRIERS = [
     "Hi, my name is {PERSON} and I live in {GPE}.",
     "You can reach me on {PHONE_NUMBER} after 5pm.",
@@ -68,6 +80,78 @@ CARRIERS = [
     "Can you check why {IP_ADDRESS} is on the blocklist?",
     "We met {PERSON} in {GPE} on {DATE_TIME}.",
     "Does {ORGANIZATION} still have an office in {GPE}?",
+    # news and story sentences
+    "{PERSON}, a {AGE}-year-old {TITLE} from {GPE}, joined the board of {ORGANIZATION}.",
+    "According to {PERSON}, the merger of {ORGANIZATION} and {ORGANIZATION} closes in {DATE_TIME}.",
+    "Born in {GPE} on {DATE_TIME}, {PERSON} moved to {GPE} as a teenager.",
+    "The {NRP} delegation, led by {PERSON}, arrived in {GPE} on {DATE_TIME}.",
+    "Our guest tonight is {PERSON}, who worked as a {TITLE} for twenty years.",
+    "{PERSON} and {PERSON} wrote the first version of the compiler over one summer.",
+    "The prize went to {PERSON} of {ORGANIZATION} for her work on soil erosion.",
+    "Police in {GPE} say {PERSON}, {AGE}, was last seen near {STREET_ADDRESS}.",
+    "{ORGANIZATION} hired {PERSON} as its new {TITLE} on {DATE_TIME}.",
+    "After the flood, {PERSON} rebuilt the bakery on {STREET_ADDRESS} almost alone.",
+    "Historians still argue whether {PERSON} ever visited {GPE}.",
+    "The letter, signed by {PERSON} and dated {DATE_TIME}, was found in an attic in {GPE}.",
+    "When {PERSON} retired, {PERSON} took over the orchard.",
+    "{PERSON} grew up speaking {NRP} at home and English at school.",
+    "Last winter {PERSON} and I drove from {GPE} to {GPE} without a map.",
+    "Every Sunday {PERSON} plays chess with {PERSON} at the library.",
+    "The research group of {PERSON} at {ORGANIZATION} published three papers on enzyme kinetics.",
+    "I was interviewed by {PREFIX} {PERSON}, the {TITLE}, and {PERSON}, who runs the lab.",
+    "Witnesses: {PERSON}, {PERSON} and {PERSON}.",
+    "Present at the meeting were {PERSON}, {PERSON}, {PERSON} and {PERSON}.",
+    "The committee ({PERSON}, {PERSON}, {PERSON}) meets on {DATE_TIME}.",
+    "Ask {PERSON} or {PERSON} about the rota.",
+    "Shortlisted: {PERSON}; {PERSON}; {PERSON}.",
+    # reviews and opinions, with plain words that are not names
+    "The soprano was wonderful, but {PERSON}'s staging felt static and oddly melancholic.",
+    "I bought this kettle after {PERSON} recommended it; the lid broke within a week.",
+    "{PERSON} is a gifted cellist, yet the arrangement buries her under synthesizers.",
+    "A slow, lyrical film about grief; {PERSON} plays the widowed lighthouse keeper.",
+    "Honestly the risotto at the place {PERSON} picked in {GPE} was the best I have had.",
+    "I think {PERSON} is right about the zoning plan, but {PERSON} makes a fair point too.",
+    "The essay by {PERSON} argues that irrigation, not conquest, shaped the region.",
+    # requests
+    "Can you write a birthday message for {PERSON}, who turns {AGE} on {DATE_TIME}?",
+    "Help me plan a week in {GPE} with my friend {PERSON}.",
+    "I'm a {TITLE} at {ORGANIZATION} and need help with a slide deck on quarterly sales.",
+    "My driver's license number is {US_DRIVER_LICENSE}; when does it expire?",
+    "Is {DOMAIN_NAME} a safe site to buy from?",
+    "Our new website {DOMAIN_NAME} went live on {DATE_TIME}.",
+    "I am {AGE} years old and live in {GPE}; which pension plan suits me?",
+    "{PREFIX} {PERSON}, your appointment is confirmed for {DATE_TIME}.",
+    "As a {NRP} citizen living in {GPE}, do I need a visa for {GPE}?",
+    "Please correct the grammar in this note to {PERSON}: i will be late tomorow.",
+    "Draft a polite complaint to {ORGANIZATION} about order 88213 sent to {ADDRESS}",
+    "Write a toast for the wedding of {PERSON} and {PERSON}.",
+    "What should I tell {PERSON} about the delayed shipment to {GPE}?",
+    "Could you check whether the postcode {ZIP_CODE} belongs to {GPE}?",
+    "Change the delivery address on my account to:\n{ADDRESS}",
+    # forms, records, signatures
+    "DOB: {DATE_TIME}\nAge: {AGE}\nZIP: {ZIP_CODE}",
+    "Employee: {PERSON}\nPosition: {TITLE}\nOffice: {STREET_ADDRESS}",
+    "To: {EMAIL_ADDRESS}\nCc: {EMAIL_ADDRESS}\nSubject: lunch with {PERSON}",
+    "License no. {US_DRIVER_LICENSE}, issued {DATE_TIME}, holder {PERSON}.",
+    "Mailing address:\n{ADDRESS}",
+    "{PREFIX} {PERSON}\n{TITLE}, {ORGANIZATION}\n{PHONE_NUMBER}",
+    "Account holder: {PERSON} | IBAN: {IBAN_CODE} | since {DATE_TIME}",
+    "Next of kin: {PERSON} ({AGE}), {ADDRESS}",
+    "Nationality: {NRP}. Place of birth: {GPE}. Date of birth: {DATE_TIME}.",
+    "Ref. 4471/B, applicant {PERSON}, tel. {PHONE_NUMBER}, web {DOMAIN_NAME}",
+    "Sent from {EMAIL_ADDRESS} on {DATE_TIME}",
+    "{PERSON}, {TITLE}\n{ORGANIZATION}\n{ADDRESS}",
+    # logs and technical text
+    "Failed login for user {PERSON} from {IP_ADDRESS} at {DATE_TIME}",
+    "ssh to {IP_ADDRESS} works, but {IP_ADDRESS} times out since the upgrade",
+    "The webhook posts to {DOMAIN_NAME} and retries three times with exponential backoff.",
+    "Ticket opened by {PERSON} ({EMAIL_ADDRESS}): the export job fails with a timeout.",
+    # informal, lower case
+    "hey its {PERSON} again, new number is {PHONE_NUMBER}",
+    "omg {PERSON} just landed in {GPE}!!",
+    "can u send the pics to {EMAIL_ADDRESS} thx",
+    "tell {PERSON} i said hi and that the party moved to {STREET_ADDRESS}",
+    "lol {PERSON} and {PERSON} got lost in {GPE} again",
 ]
 STREETS = ["Street", "Avenue", "Road", "Lane", "Drive", "Boulevard", "Court", "Way", "Place"]
 TITLES = {"Queen", "King", "President", "Saint", "Sir", "Lord", "Pope", "General", "Prince", "Princess", "Emperor",
@@ -75,6 +159,35 @@ TITLES = {"Queen", "King", "President", "Saint", "Sir", "Lord", "Pope", "General
           "Chief", "Duke", "Baron", "Count", "Dame"}
 ORGANISATION = re.compile(r"\b(company|corporation|university|bank|agency|airline|manufacturer|firm)\b")
 DOMAINS = ["example.com", "mail.example.org", "example.net", "corp.example", "inbox.example.co.uk"]
+# Faker's locales whose names, towns, streets and phone numbers are written
+# in Latin script (presidio's samples mix many such countries); en_US is
+# listed three times, so drawn three times as often.
+LOCALES = ["en_US", "en_US", "en_US", "en_GB", "de_DE", "fr_FR", "es_ES", "it_IT", "nl_NL", "sv_SE", "fi_FI",
+           "hu_HU", "pl_PL", "cs_CZ", "pt_BR", "no_NO", "dk_DK", "hr_HR", "sl_SI", "et_EE"]
+# Nationalities, religions and political groups (presidio's NRP).
+NRP = ["English", "French", "German", "Italian", "Spanish", "Portuguese", "Dutch", "Swedish", "Norwegian", "Danish",
+       "Finnish", "Icelandic", "Polish", "Czech", "Slovenian", "Croatian", "Hungarian", "Greek", "Turkish", "Russian",
+       "Ukrainian", "Chinese", "Japanese", "Korean", "Vietnamese", "Cambodian", "Thai", "Indian", "Pakistani",
+       "Nigerian", "Kenyan", "Egyptian", "Moroccan", "Brazilian", "Mexican", "Argentinian", "Peruvian", "Canadian",
+       "American", "Australian", "Catholic", "Protestant", "Muslim", "Jewish", "Hindu", "Buddhist", "Sikh",
+       "Democrat", "Republican", "Socialist", "Conservative"]
+PREFIXES = ["Mr.", "Mrs.", "Ms.", "Miss", "Dr.", "Prof.", "Mr", "Mrs", "Dr"]
+ORGANISATION_KINDS = ["", "", "", " Inc.", " Corporation", " Incorporated", " Labs", " Analytics", " Foods", " Systems",
+                      " Capital", " Health", " Media", " Logistics", " Holdings", " Software", " Foundation"]
+MONTHS = ["January", "February", "March", "April", "May", "June", "July", "August", "September", "October",
+          "November", "December"]
+
+
+def import_faker():
+    """Faker (Debian's python3-fake-factory), also from a Python other than Debian's own."""
+    try:
+        return import_module("faker")
+    except ImportError:
+        sys.path.append("/usr/lib/python3/dist-packages")
+        try:
+            return import_module("faker")
+        except ImportError:
+            sys.exit("no Faker: apt-get install python3-fake-factory")
 
 
 def wordnet_names(root):
@@ -98,6 +211,25 @@ def wordnet_names(root):
     return sorted(w for w, k in firsts.items() if k >= 2), sorted(lasts), sorted(places), sorted(orgs)
 
 
+def brand_words(synsets):
+    """Short concrete nouns (animals, plants, things, substances) to coin organisation names from."""
+    words = set()
+    for synset in synsets.values():
+        if synset["pos"] == "n" and synset["lexname"] in (5, 6, 13, 17, 20, 27):
+            words.update(w for w in synset["words"] if w.isalpha() and w.islower() and 4 <= len(w) <= 8)
+    return sorted(words)
+
+
+def plain_examples(synsets):
+    """WordNet's usage examples with no capital letter or digit: text with no entity in it."""
+    rows = set()
+    for synset in synsets.values():
+        for example in wordnet.split_gloss(synset["gloss"])[1]:
+            if len(example.split()) >= 5 and example == example.lower() and not re.search(r"[0-9]", example):
+                rows.add(example[0].upper() + example[1:] + ("" if example[-1] in ".?!" else "."))
+    return sorted(rows)
+
+
 def luhn_digits(rng, prefix, length=16):
     digits = [int(c) for c in prefix] + [rng.randrange(10) for _ in range(length - len(prefix) - 1)]
     total = 0
@@ -107,76 +239,175 @@ def luhn_digits(rng, prefix, length=16):
     return "".join(map(str, digits + [(10 - total % 10) % 10]))
 
 
-def value(rng, kind, names):
-    firsts, lasts, places, orgs = names
-    n = lambda k: "".join(str(rng.randrange(10)) for _ in range(k))  # noqa: E731
-    if kind == "PERSON":
-        first, last = rng.choice(firsts), rng.choice(lasts)
-        return rng.choice([f"{first} {last}", f"{first} {last}", first, f"{first} {last}".lower(),
+def ascii_fold(text):
+    return unicodedata.normalize("NFKD", text).encode("ascii", "ignore").decode().replace(" ", "").replace("'", "")
+
+
+class Values:
+    """A value of each PII type: Faker's names, towns, streets, companies, jobs and phone numbers in many locales,
+    WordNet's named people and places, and numbers in the formats people write them."""
+
+    def __init__(self, rng, names, brand_words, faker):
+        self.rng, self.names, self.brand_words = rng, names, brand_words
+        self.fakers = {}
+        for locale in sorted(set(LOCALES)):
+            self.fakers[locale] = faker.Faker(locale)
+            self.fakers[locale].seed_instance(rng.randrange(1 << 30))
+
+    def fake(self, method):
+        """Faker's METHOD in a random locale (en_US where that locale lacks it)."""
+        f = self.fakers[self.rng.choice(LOCALES)]
+        return getattr(f, method)() if hasattr(f, method) else getattr(self.fakers["en_US"], method)()
+
+    def digits(self, k):
+        return "".join(str(self.rng.randrange(10)) for _ in range(k))
+
+    def person(self):
+        rng, (firsts, lasts, _, _) = self.rng, self.names
+        if rng.random() < 0.2:
+            first, last = rng.choice(firsts), rng.choice(lasts)
+        else:
+            f = self.fakers[rng.choice(LOCALES)]
+            first, last = f.first_name(), f.last_name()
+        full = f"{first} {last}"
+        return rng.choice([full, full, full, first, first, last, full.lower(), full.upper(),
                            f"{first} {rng.choice('ABCDEFGHJKLMNPRSTW')}. {last}"])
-    if kind == "GPE":
-        return rng.choice(places)
-    if kind == "ORGANIZATION":
-        if orgs and rng.random() < 0.1:
+
+    def place(self):
+        rng, places = self.rng, self.names[2]
+        kind = rng.random()
+        place = (rng.choice(places) if kind < 0.3 else self.fake("city") if kind < 0.7 else
+                 self.fakers["en_US"].state() if kind < 0.8 else self.fake("country"))
+        return place.lower() if rng.random() < 0.1 else place
+
+    def organization(self):
+        rng, (_, lasts, _, orgs), words = self.rng, self.names, self.brand_words
+        kind = rng.random()
+        if kind < 0.4:
+            return self.fake("company")
+        if kind < 0.45 and orgs:
             return rng.choice(orgs)
-        return f"{rng.choice(lasts)} {rng.choice(['Ltd', 'Inc.', '& Sons', 'GmbH', 'Partners', 'Group', 'Labs'])}"
-    if kind == "EMAIL_ADDRESS":
-        first, last = rng.choice(firsts).lower(), rng.choice(lasts).lower()
-        user = rng.choice([f"{first}.{last}", f"{first}{n(2)}", f"{first[0]}{last}", f"{last}_{first}"])
-        return f"{user}@{rng.choice(DOMAINS)}"
-    if kind == "PHONE_NUMBER":
-        return rng.choice([f"{n(3)}-555-{n(4)}", f"({n(3)}) 555-{n(4)}", f"+1 {n(3)} 555 {n(4)}",
-                           f"+44 20 {n(4)} {n(4)}", f"555.{n(3)}.{n(4)}", f"+49 30 {n(8)}", f"0{n(3)} {n(3)} {n(4)}",
-                           f"+33 6 {n(2)} {n(2)} {n(2)} {n(2)}"])
-    if kind == "CREDIT_CARD":
-        digits = luhn_digits(rng, rng.choice(["4", "51", "55", "37", "6011"]))
-        sep = rng.choice(["", " ", "-"])
-        return sep.join(digits[i:i + 4] for i in range(0, 16, 4))
-    if kind == "US_SSN":
-        return f"{rng.randrange(100, 900)}-{n(2)}-{n(4)}"
-    if kind == "IBAN_CODE":
-        return rng.choice(["GB", "DE", "FR", "NL"]) + n(2) + "".join(rng.choice("ABCDEFGHIJKLMNOPQRSTUVWXYZ")
-                                                                  for _ in range(4)) + n(14)
-    if kind == "IP_ADDRESS":
-        return ".".join(str(rng.randrange(1, 255)) for _ in range(4))
-    if kind == "DATE_TIME":
-        month = rng.choice(["January", "February", "March", "April", "May", "June", "July", "August", "September",
-                            "October", "November", "December"])
-        return rng.choice([f"{month} {rng.randrange(1, 29)}, {rng.randrange(1950, 2030)}",
-                           f"{rng.randrange(1950, 2030)}-{rng.randrange(1, 13):02d}-{rng.randrange(1, 29):02d}",
-                           f"{rng.randrange(1, 13):02d}/{rng.randrange(1, 29):02d}/{rng.randrange(1950, 2030)}",
-                           f"{rng.randrange(1, 29)} {month} {rng.randrange(1950, 2030)}"])
-    if kind == "STREET_ADDRESS":
-        return f"{rng.randrange(1, 9999)} {rng.choice(lasts)} {rng.choice(STREETS)}"
-    raise ValueError(kind)
+        if kind < 0.6:
+            return f"{rng.choice(lasts)} {rng.choice(['Ltd', 'Inc.', '& Sons', 'GmbH', 'Partners', 'Group', 'Labs'])}"
+        # A coined name, as brands are: one or two words, fused or not, and a kind of business.
+        name = rng.choice(words).capitalize()
+        if rng.random() < 0.5:
+            name += rng.choice(["", " "]) + (rng.choice(words) if rng.random() < 0.8 else rng.choice(words).capitalize())
+        return name + rng.choice(ORGANISATION_KINDS)
+
+    def email(self):
+        rng, lasts = self.rng, self.names[1]
+        f = self.fakers[rng.choice(LOCALES)]
+        first, last = ascii_fold(f.first_name()).lower(), ascii_fold(f.last_name()).lower()
+        user = rng.choice([f"{first}.{last}", f"{first}{self.digits(2)}", f"{first[:1]}{last}", f"{last}_{first}",
+                           f"{first.capitalize()}{last.capitalize()}"])
+        domain = rng.choice(DOMAINS + [f"{ascii_fold(rng.choice(lasts)).lower()}.{rng.choice(['com', 'de', 'io'])}"])
+        return f"{user}@{domain}"
+
+    def phone(self):
+        n = self.digits
+        return self.rng.choice([f"{n(3)}-555-{n(4)}", f"({n(3)}) 555-{n(4)}", f"+1 {n(3)} 555 {n(4)}",
+                                f"+44 20 {n(4)} {n(4)}", f"555.{n(3)}.{n(4)}", f"+49 30 {n(8)}", f"0{n(3)} {n(3)} {n(4)}",
+                                f"+33 6 {n(2)} {n(2)} {n(2)} {n(2)}", self.fake("phone_number"),
+                                self.fake("phone_number")])
+
+    def date_time(self):
+        rng, month = self.rng, self.rng.choice(MONTHS)
+        year, m, d = rng.randrange(1930, 2030), rng.randrange(1, 13), rng.randrange(1, 29)
+        moment = self.fakers["en_US"].date_time()
+        return rng.choice([f"{month} {d}, {year}", f"{year}-{m:02d}-{d:02d}", f"{m:02d}/{d:02d}/{year}",
+                           f"{d} {month} {year}", f"{m}/{d}/{year}", str(moment), moment.strftime("%d.%m.%Y %H:%M"),
+                           f"{month} {year}", f"{month} {d}", str(year)])
+
+    def address(self):
+        """A whole postal address: street, town and code, sometimes on separate lines and with a country."""
+        rng, f = self.rng, self.fakers[self.rng.choice(LOCALES)]
+        if f is self.fakers["en_US"] and rng.random() < 0.5:
+            return f.address()
+        sep = rng.choice([", ", "\n"])
+        text = f"{f.street_address()}{sep}{f.postcode()} {f.city()}"
+        return text + f"{sep}{self.fakers['en_US'].country()}" if rng.random() < 0.4 else text
+
+    def __call__(self, kind):
+        rng, n = self.rng, self.digits
+        simple = {"PERSON": self.person, "GPE": self.place, "ORGANIZATION": self.organization,
+                  "EMAIL_ADDRESS": self.email, "PHONE_NUMBER": self.phone, "DATE_TIME": self.date_time,
+                  "ADDRESS": self.address, "TITLE": lambda: self.fakers["en_US"].job(),
+                  "STREET_ADDRESS": lambda: (self.fake("street_address") if rng.random() < 0.7 else
+                                             f"{rng.randrange(1, 9999)} {rng.choice(self.names[1])} {rng.choice(STREETS)}"),
+                  "ZIP_CODE": lambda: self.fake("postcode"), "AGE": lambda: str(rng.randrange(1, 100)),
+                  "PREFIX": lambda: rng.choice(PREFIXES), "NRP": lambda: rng.choice(NRP),
+                  "US_SSN": lambda: f"{rng.randrange(100, 900)}-{n(2)}-{n(4)}"}
+        if kind in simple:
+            return simple[kind]()
+        if kind == "CREDIT_CARD":
+            digits = luhn_digits(rng, rng.choice(["4", "51", "55", "37", "6011"]))
+            sep = rng.choice(["", "", " ", "-"])
+            return sep.join(digits[i:i + 4] for i in range(0, 16, 4))
+        if kind == "IBAN_CODE":
+            return rng.choice(["GB", "DE", "FR", "NL"]) + n(2) + "".join(rng.choice("ABCDEFGHIJKLMNOPQRSTUVWXYZ")
+                                                                      for _ in range(4)) + n(14)
+        if kind == "IP_ADDRESS":
+            return (self.fakers["en_US"].ipv6() if rng.random() < 0.2 else
+                    ".".join(str(rng.randrange(1, 255)) for _ in range(4)))
+        if kind == "DOMAIN_NAME":
+            name = ascii_fold(rng.choice(self.names[1])).lower() + rng.choice(["", "shop", "travel", "news", "labs"])
+            tld = rng.choice(["com", "org", "net", "de", "co.uk", "fr", "io"])
+            return rng.choice([f"http://www.{name}.{tld}/", f"https://{name}.{tld}", f"www.{name}.{tld}", f"{name}.{tld}"])
+        if kind == "US_DRIVER_LICENSE":
+            return rng.choice([n(9), rng.choice("ABCDEFGHJKLMNPRSTW") + n(8), f"{n(3)}-{n(3)}-{n(3)}"])
+        raise ValueError(kind)
 
 
-def sentence(rng, carrier, names):
+def sentence(carrier, values, source="generated"):
     text, spans = b"", []
     for literal, kind in re.findall(r"([^{]*)(?:\{([A-Z_]+)\})?", carrier):
         text += literal.encode()
         if kind:
-            v = value(rng, kind, names).encode()
-            spans.append({"start": len(text), "end": len(text) + len(v), "label": kind})
+            v = values(kind).encode()
+            label = "STREET_ADDRESS" if kind == "ADDRESS" else kind
+            spans.append({"start": len(text), "end": len(text) + len(v), "label": label})
             text += v
-    return {"text": text.decode(), "spans": spans, "source": "generated"}
+    return {"text": text.decode(), "spans": spans, "source": source}
+
+
+def joined(row, plain, before):
+    """ROW with a sentence of plain text before or after it (offsets moved along)."""
+    if not before:
+        return dict(row, text=row["text"] + " " + plain)
+    shift = len(plain.encode()) + 1
+    return dict(row, text=plain + " " + row["text"],
+                spans=[dict(s, start=s["start"] + shift, end=s["end"] + shift) for s in row["spans"]])
 
 
 def main():
+    if os.environ.get("PYTHONHASHSEED") != "0":  # some Faker locales pick from sets: fix their order
+        os.environ["PYTHONHASHSEED"] = "0"
+        os.execv(sys.executable, [sys.executable] + sys.argv)
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("out")
-    parser.add_argument("--rows", type=int, default=1500)
+    parser.add_argument("--rows", type=int, default=4000)
+    parser.add_argument("--plain-rows", type=int, default=800)
     parser.add_argument("--wordnet", default="/usr/share/wordnet")
     args = parser.parse_args()
     if not os.path.exists(os.path.join(args.wordnet, "data.noun")):
         sys.exit(f"no WordNet in {args.wordnet}: apt-get install wordnet-base")
     names = wordnet_names(args.wordnet)
+    synsets = wordnet.read_wordnet(args.wordnet)
+    plain = plain_examples(synsets)
     rng = random.Random(5)
+    values = Values(rng, names, brand_words(synsets), import_faker())
     with open(args.out, "w") as f:
         for i in range(args.rows):
-            f.write(json.dumps(sentence(rng, CARRIERS[i % len(CARRIERS)], names)) + "\n")
-    print(json.dumps({"rows": args.rows, "carriers": len(CARRIERS), "first_names": len(names[0]),
-                      "surnames": len(names[1]), "places": len(names[2]), "organisations": len(names[3])}))
+            row = sentence(CARRIERS[i % len(CARRIERS)], values)
+            if rng.random() < 0.25:  # entities amid ordinary prose
+                row = joined(row, rng.choice(plain), rng.random() < 0.5)
+            f.write(json.dumps(row) + "\n")
+        for text in rng.sample(plain, min(args.plain_rows, len(plain))):
+            f.write(json.dumps({"text": text, "spans": [], "source": "generated"}) + "\n")
+    print(json.dumps({"rows": args.rows, "plain_rows": min(args.plain_rows, len(plain)), "carriers": len(CARRIERS),
+                      "first_names": len(names[0]), "surnames": len(names[1]), "places": len(names[2]),
+                      "organisations": len(names[3]), "plain_examples": len(plain)}))
 
 
 if __name__ == "__main__":

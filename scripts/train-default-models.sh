@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Trains semroute's default models from the licensed data in shared/data
-# and WordNet (apt-get install wordnet-base)
+# Trains semroute's default models from the licensed data in shared/data,
+# WordNet and Faker (apt-get install wordnet-base python3-fake-factory)
 # (see models/README.md): a vocabulary trimmed to the training texts, a
 # ModernBERT "small" encoder pretrained on them (masked LM), and from it a
 # domain classifier, a jailbreak classifier, a PII token classifier, and the
@@ -9,7 +9,7 @@
 # the text alone. The masked-LM pretraining (10,994 steps of 64 texts) takes
 # about 5 minutes on one GPU (SEMROUTE_TRAIN_DEVICE=cuda, a semroute built
 # against a CUDA libtorch: docs/building.md) or about 4 hours on 2 cores; the
-# fine-tuning after it about 1 h 5 min on 2 cores (each model card: its minutes).
+# fine-tuning after it about 1 h 11 min on 2 cores (each model card: its minutes).
 # Resumable: every training step checkpoints into $work/checkpoints (each
 # epoch and every 200 steps); run the script again after a stop and each
 # step goes on from its last checkpoint (finished ones return at once).
@@ -52,7 +52,9 @@ domain=$domain,$work/wordnet/questions.jsonl
 # framed as jailbreak templates are.
 jailbreak_train=$jailbreak,$work/wordnet/requests.jsonl,$work/wordnet/instructions.jsonl
 # presidio's samples come from ~200 templates; sentences of the project's own
-# (values in many formats, names and places from WordNet) widen them.
+# (106 carrier phrases; names, places and companies from Faker and WordNet,
+# values in many formats; WordNet's usage examples as entity-free text)
+# widen them.
 python3 scripts/pii-data.py "$work/wordnet/pii.jsonl" > "$work/pii-data.json"
 pii_train=$pii,$work/wordnet/pii.jsonl
 
