@@ -24,6 +24,7 @@ test_packages=(
   redis-server                   # the shared cache's tests start their own server
   clang libclang-rt-14-dev       # scripts/fuzz.sh: libFuzzer with ASan + UBSan
   python3-venv python3-pip python3-setuptools python3-wheel python3-numpy python3-pytest  # bindings/python
+  wordnet-base python3-fake-factory  # the default models' data scripts (scripts/pii-data.py and its test)
 )
 packages=("${build_packages[@]}")
 build_only=0

@@ -137,9 +137,8 @@ TASKS = {
             "On templates it never saw (out of source) it finds about half to two thirds of the entities exactly: it "
             "still mixes up persons, places and organisations in sentences unlike its data, takes some rare words "
             "and titles for names, and follows other ways of marking the same text (an address cut into street, "
-            "town and code) only as its data marks them. Trained again on another draw of the generated sentences "
-            "(other names and values, same carrier phrases) that score was 0.66 instead of 0.57: read it as a "
-            "range, not a point.",
+            "town and code) only as its data marks them. Trained again on nearly the same generated sentences, it "
+            "scored 0.66 and 0.57 there: read the score as a range, not a point.",
         ]),
 }
 

@@ -364,7 +364,7 @@ def sentence(carrier, values, source="generated"):
     for literal, kind in re.findall(r"([^{]*)(?:\{([A-Z_]+)\})?", carrier):
         text += literal.encode()
         if kind:
-            v = values(kind).encode()
+            v = values(kind).strip().encode()  # some Faker locales end a street with a space
             label = "STREET_ADDRESS" if kind == "ADDRESS" else kind
             spans.append({"start": len(text), "end": len(text) + len(v), "label": label})
             text += v

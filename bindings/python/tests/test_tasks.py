@@ -38,19 +38,29 @@ def test_unified_equals_the_cli(repo):
             unified.classify(PROMPT, tasks=["no such task"])
 
 
-def test_engine_equals_the_unified_lora_path(repo):
+def test_engine_equals_the_unified_lora_path(repo, tmp_path):
     m = repo / "models/multitask"
-    with semroute.Unified(repo / "models/router.yaml") as unified, \
-            semroute.Engine(m / "base", {"domain": m / "domain", "pii": (m / "pii", "token")}) as engine:
+    with semroute.Engine(m / "base", {"domain": m / "domain", "pii": (m / "pii", "token")}) as engine:
         assert engine.tasks == ["domain", "pii"]
-        want = unified.classify(PROMPT, tasks=["domain", "pii"])
         got = engine.classify(PROMPT)
+    # The unified config keeps the adapter's entities at its threshold; the engine returns all. The
+    # default config at its card's threshold, and a copy whose threshold splits this prompt's entities.
+    card = json.loads((m / "pii" / "evaluation.json").read_text())["entity_threshold"]
+    scores = sorted(e.score for e in got["pii"].entities)
+    assert len(scores) >= 2 and scores[0] < scores[-1]
+    split = (scores[0] + scores[-1]) / 2
+    config = (repo / "models/router.yaml").read_text().replace(f"threshold: {card}}}", f"threshold: {split}}}")
+    assert f"threshold: {split}}}" in config
+    # Its paths made absolute ("model: " also ends "base_model: ").
+    (tmp_path / "router.yaml").write_text(config.replace("model: ", f"model: {repo / 'models'}/")
+                                          .replace("adapter: ", f"adapter: {repo / 'models'}/"))
+    for path, threshold in ((repo / "models/router.yaml", card), (tmp_path / "router.yaml", split)):
+        with semroute.Unified(path) as unified:
+            want = unified.classify(PROMPT, tasks=["domain", "pii"])
         assert got["domain"].label == want["domain"].label
         assert abs(got["domain"].confidence - want["domain"].confidence) <= TOLERANCE
-        # The unified config keeps the adapter's entities at its card's threshold; the engine returns all.
-        threshold = json.loads((m / "pii" / "evaluation.json").read_text())["entity_threshold"]
         assert [e.text for e in got["pii"].entities if e.score >= threshold] == [e.text for e in want["pii"].entities]
-        assert len(got["pii"].entities) > len(want["pii"].entities)  # "3x" scores under it
+    assert 0 < len(want["pii"].entities) < len(got["pii"].entities)
     with pytest.raises(semroute.InvalidArgument):
         semroute.Engine(m / "base", {})
 
