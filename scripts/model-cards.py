@@ -81,8 +81,8 @@ DATA = {
         "usage examples (text with no entity) in 4 800 sentences of the project's own (`scripts/pii-data.py`, source "
         "`generated`: 106 carrier phrases, from requests, signatures and forms to news sentences, reviews, lists of "
         "names, logs and lower-case chat; a quarter with a usage example beside them, and 800 usage examples alone) "
-        "with phone numbers, e-mail addresses, card numbers, SSNs, IBANs, IP addresses, dates, ages, driver's "
-        "licences and web addresses generated in many formats.",
+        "with phone numbers, e-mail addresses (people's and role accounts), card numbers, SSNs, IBANs, IP addresses, "
+        "dates and clock times, ages, driver's licences and web addresses generated in many formats.",
         "Faker (Debian's `python3-fake-factory` 0.9.3, https://github.com/joke2k/faker), MIT License, © 2012 "
         "Daniele Faraglia (`LICENSES/Faker.MIT.txt`): the names, towns, countries, streets, postcodes, companies, job "
         "titles and phone numbers of 18 locales in those sentences.",
@@ -137,8 +137,8 @@ TASKS = {
             "On templates it never saw (out of source) it finds about half to two thirds of the entities exactly: it "
             "still mixes up persons, places and organisations in sentences unlike its data, takes some rare words "
             "and titles for names, and follows other ways of marking the same text (an address cut into street, "
-            "town and code) only as its data marks them. Trained again on nearly the same generated sentences, it "
-            "scored 0.66 and 0.57 there: read the score as a range, not a point.",
+            "town and code) only as its data marks them. Three trainings on nearly the same generated sentences "
+            "(models/README.md) scored between 0.57 and 0.66 there: read the score as a range, not a point.",
         ]),
 }
 

@@ -12,8 +12,9 @@ lists of names, logs, lower-case chat) with values in many formats:
   models/LICENSES) in 18 locales, people and places named in WordNet 3.0
   (Debian's wordnet-base), and organisation names coined from WordNet's
   concrete nouns ("Moorfowl Health");
-- e-mail addresses, card numbers, SSNs, IBANs, IP addresses, dates, ages,
-  driver's licences and web addresses generated here;
+- e-mail addresses (people's and role accounts such as support@), card
+  numbers, SSNs, IBANs, IP addresses, dates and clock times, ages, driver's
+  licences and web addresses generated here;
 and, as text that holds no entity, WordNet's lower-case usage examples: a
 quarter of the sentences carry one beside them, and --plain-rows more stand
 alone. Offsets are UTF-8 byte offsets, as `semroute train --task token`
@@ -174,6 +175,9 @@ NRP = ["English", "French", "German", "Italian", "Spanish", "Portuguese", "Dutch
 PREFIXES = ["Mr.", "Mrs.", "Ms.", "Miss", "Dr.", "Prof.", "Mr", "Mrs", "Dr"]
 ORGANISATION_KINDS = ["", "", "", " Inc.", " Corporation", " Incorporated", " Labs", " Analytics", " Foods", " Systems",
                       " Capital", " Health", " Media", " Logistics", " Holdings", " Software", " Foundation"]
+ROLE_ACCOUNTS = ["support", "info", "sales", "billing", "admin", "contact", "hello", "accounts", "hr", "office",
+                 "team", "help", "orders", "press"]
+WEEKDAYS = ["Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday"]
 MONTHS = ["January", "February", "March", "April", "May", "June", "July", "August", "September", "October",
           "November", "December"]
 
@@ -300,7 +304,7 @@ class Values:
         f = self.fakers[rng.choice(LOCALES)]
         first, last = ascii_fold(f.first_name()).lower(), ascii_fold(f.last_name()).lower()
         user = rng.choice([f"{first}.{last}", f"{first}{self.digits(2)}", f"{first[:1]}{last}", f"{last}_{first}",
-                           f"{first.capitalize()}{last.capitalize()}"])
+                           f"{first.capitalize()}{last.capitalize()}", rng.choice(ROLE_ACCOUNTS)])
         domain = rng.choice(DOMAINS + [f"{ascii_fold(rng.choice(lasts)).lower()}.{rng.choice(['com', 'de', 'io'])}"])
         return f"{user}@{domain}"
 
@@ -315,9 +319,13 @@ class Values:
         rng, month = self.rng, self.rng.choice(MONTHS)
         year, m, d = rng.randrange(1930, 2030), rng.randrange(1, 13), rng.randrange(1, 29)
         moment = self.fakers["en_US"].date_time()
+        hour, minute = rng.randrange(1, 13), rng.choice(["00", "15", "30", "45"])
+        clock = rng.choice([f"{hour}pm", f"{hour} am", f"{hour}:{minute} pm", f"{hour}:{minute}am", f"{hour} p.m.",
+                            f"{rng.randrange(0, 24):02d}:{minute}"])
         return rng.choice([f"{month} {d}, {year}", f"{year}-{m:02d}-{d:02d}", f"{m:02d}/{d:02d}/{year}",
                            f"{d} {month} {year}", f"{m}/{d}/{year}", str(moment), moment.strftime("%d.%m.%Y %H:%M"),
-                           f"{month} {year}", f"{month} {d}", str(year)])
+                           f"{month} {year}", f"{month} {d}", str(year), clock, clock,
+                           f"{rng.choice(WEEKDAYS)} at {clock}", f"{month} {d} at {clock}"])
 
     def address(self):
         """A whole postal address: street, town and code, sometimes on separate lines and with a country."""
