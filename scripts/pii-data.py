@@ -194,10 +194,10 @@ def import_faker():
             sys.exit("no Faker: apt-get install python3-fake-factory")
 
 
-def wordnet_names(root):
+def wordnet_names(synsets):
     """(first names, surnames, places, organisations) from WordNet's instances."""
     firsts, lasts, places, orgs = {}, set(), set(), set()
-    for synset in wordnet.read_wordnet(root).values():
+    for synset in synsets.values():
         if not any(symbol == "@i" for symbol, _ in synset["pointers"]):
             continue  # instances only: named things
         for word in map(wordnet.lemma, synset["words"]):
@@ -257,6 +257,15 @@ class Values:
         for locale in sorted(set(LOCALES)):
             self.fakers[locale] = faker.Faker(locale)
             self.fakers[locale].seed_instance(rng.randrange(1 << 30))
+        en_us = self.fakers["en_US"]
+        self.generators = {
+            "PERSON": self.person, "GPE": self.place, "ORGANIZATION": self.organization, "EMAIL_ADDRESS": self.email,
+            "PHONE_NUMBER": self.phone, "DATE_TIME": self.date_time, "ADDRESS": self.address,
+            "STREET_ADDRESS": self.street_address, "CREDIT_CARD": self.credit_card, "IBAN_CODE": self.iban,
+            "IP_ADDRESS": self.ip_address, "DOMAIN_NAME": self.web_address, "US_DRIVER_LICENSE": self.driver_licence,
+            "TITLE": en_us.job, "ZIP_CODE": lambda: self.fake("postcode"), "AGE": lambda: str(rng.randrange(1, 100)),
+            "PREFIX": lambda: rng.choice(PREFIXES), "NRP": lambda: rng.choice(NRP),
+            "US_SSN": lambda: f"{rng.randrange(100, 900)}-{self.digits(2)}-{self.digits(4)}"}
 
     def fake(self, method):
         """Faker's METHOD in a random locale (en_US where that locale lacks it)."""
@@ -336,38 +345,42 @@ class Values:
         text = f"{f.street_address()}{sep}{f.postcode()} {f.city()}"
         return text + f"{sep}{self.fakers['en_US'].country()}" if rng.random() < 0.4 else text
 
-    def __call__(self, kind):
+    def street_address(self):
+        rng = self.rng
+        if rng.random() < 0.7:
+            return self.fake("street_address")
+        return f"{rng.randrange(1, 9999)} {rng.choice(self.names[1])} {rng.choice(STREETS)}"
+
+    def credit_card(self):
+        digits = luhn_digits(self.rng, self.rng.choice(["4", "51", "55", "37", "6011"]))
+        return self.rng.choice(["", "", " ", "-"]).join(digits[i:i + 4] for i in range(0, 16, 4))
+
+    def iban(self):
         rng, n = self.rng, self.digits
-        simple = {"PERSON": self.person, "GPE": self.place, "ORGANIZATION": self.organization,
-                  "EMAIL_ADDRESS": self.email, "PHONE_NUMBER": self.phone, "DATE_TIME": self.date_time,
-                  "ADDRESS": self.address, "TITLE": lambda: self.fakers["en_US"].job(),
-                  "STREET_ADDRESS": lambda: (self.fake("street_address") if rng.random() < 0.7 else
-                                             f"{rng.randrange(1, 9999)} {rng.choice(self.names[1])} {rng.choice(STREETS)}"),
-                  "ZIP_CODE": lambda: self.fake("postcode"), "AGE": lambda: str(rng.randrange(1, 100)),
-                  "PREFIX": lambda: rng.choice(PREFIXES), "NRP": lambda: rng.choice(NRP),
-                  "US_SSN": lambda: f"{rng.randrange(100, 900)}-{n(2)}-{n(4)}"}
-        if kind in simple:
-            return simple[kind]()
-        if kind == "CREDIT_CARD":
-            digits = luhn_digits(rng, rng.choice(["4", "51", "55", "37", "6011"]))
-            sep = rng.choice(["", "", " ", "-"])
-            return sep.join(digits[i:i + 4] for i in range(0, 16, 4))
-        if kind == "IBAN_CODE":
-            return rng.choice(["GB", "DE", "FR", "NL"]) + n(2) + "".join(rng.choice("ABCDEFGHIJKLMNOPQRSTUVWXYZ")
-                                                                      for _ in range(4)) + n(14)
-        if kind == "IP_ADDRESS":
-            return (self.fakers["en_US"].ipv6() if rng.random() < 0.2 else
-                    ".".join(str(rng.randrange(1, 255)) for _ in range(4)))
-        if kind == "DOMAIN_NAME":
-            name = ascii_fold(rng.choice(self.names[1])).lower() + rng.choice(["", "shop", "travel", "news", "labs"])
-            tld = rng.choice(["com", "org", "net", "de", "co.uk", "fr", "io"])
-            return rng.choice([f"http://www.{name}.{tld}/", f"https://{name}.{tld}", f"www.{name}.{tld}", f"{name}.{tld}"])
-        if kind == "US_DRIVER_LICENSE":
-            return rng.choice([n(9), rng.choice("ABCDEFGHJKLMNPRSTW") + n(8), f"{n(3)}-{n(3)}-{n(3)}"])
-        raise ValueError(kind)
+        return rng.choice(["GB", "DE", "FR", "NL"]) + n(2) + "".join(rng.choice("ABCDEFGHIJKLMNOPQRSTUVWXYZ")
+                                                                  for _ in range(4)) + n(14)
+
+    def ip_address(self):
+        rng = self.rng
+        return self.fakers["en_US"].ipv6() if rng.random() < 0.2 else ".".join(str(rng.randrange(1, 255)) for _ in range(4))
+
+    def web_address(self):
+        rng = self.rng
+        name = ascii_fold(rng.choice(self.names[1])).lower() + rng.choice(["", "shop", "travel", "news", "labs"])
+        tld = rng.choice(["com", "org", "net", "de", "co.uk", "fr", "io"])
+        return rng.choice([f"http://www.{name}.{tld}/", f"https://{name}.{tld}", f"www.{name}.{tld}", f"{name}.{tld}"])
+
+    def driver_licence(self):
+        n = self.digits
+        return self.rng.choice([n(9), self.rng.choice("ABCDEFGHJKLMNPRSTW") + n(8), f"{n(3)}-{n(3)}-{n(3)}"])
+
+    def __call__(self, kind):
+        if kind not in self.generators:
+            raise ValueError(kind)
+        return self.generators[kind]()
 
 
-def sentence(carrier, values, source="generated"):
+def sentence(carrier, values):
     text, spans = b"", []
     for literal, kind in re.findall(r"([^{]*)(?:\{([A-Z_]+)\})?", carrier):
         text += literal.encode()
@@ -376,7 +389,7 @@ def sentence(carrier, values, source="generated"):
             label = "STREET_ADDRESS" if kind == "ADDRESS" else kind
             spans.append({"start": len(text), "end": len(text) + len(v), "label": label})
             text += v
-    return {"text": text.decode(), "spans": spans, "source": source}
+    return {"text": text.decode(), "spans": spans, "source": "generated"}
 
 
 def joined(row, plain, before):
@@ -400,8 +413,8 @@ def main():
     args = parser.parse_args()
     if not os.path.exists(os.path.join(args.wordnet, "data.noun")):
         sys.exit(f"no WordNet in {args.wordnet}: apt-get install wordnet-base")
-    names = wordnet_names(args.wordnet)
     synsets = wordnet.read_wordnet(args.wordnet)
+    names = wordnet_names(synsets)
     plain = plain_examples(synsets)
     rng = random.Random(5)
     values = Values(rng, names, brand_words(synsets), import_faker())
