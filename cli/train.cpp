@@ -39,7 +39,8 @@ const char* kTrainUsage =
     "         [--random-windows N] [--final-sentences MIN_WORDS] [--map-labels OLD=NEW,...]\n"
     "         [--hold-out FIELD=VALUE,...] [--hold-out-share FIELD=FRACTION,...]\n"
     "         [--checkpoint-dir DIR [--checkpoint-every N]] [--alarm-label LABEL [--max-false-alarms F]]\n"
-    "         [--entity-threshold P] [--entity-aggregation word|token] [--device cpu|cuda|cuda:N] [--json]\n"
+    "         [--entity-threshold P] [--entity-aggregation word|token] [--device cpu|cuda|cuda:N]\n"
+    "         [--compute-dtype float32|bfloat16] [--json]\n"
     "--data takes several files (comma-separated); a text is held out (--valid, --test fractions)\n"
     "by a hash of its text and --seed, so runs with the same seed agree on the split.\n"
     "--hold-out source=xstest keeps every row whose field equals the value out of training (and out of\n"
@@ -54,13 +55,21 @@ const char* kTrainUsage =
     "--checkpoint-dir: a checkpoint after every epoch (and every N steps); run the same command again\n"
     "after a stop and training goes on from the last one, to the same weights (on the CPU; a GPU run resumes\n"
     "on a GPU, its dropout draws anew).\n"
-    "--device cuda trains on the GPU of a CUDA libtorch; the model is scored and saved as on the CPU.";
+    "--device cuda trains on the GPU of a CUDA libtorch; the model is scored and saved as on the CPU.\n"
+    "--compute-dtype bfloat16: mixed precision, the matrix products in bfloat16 (~1.5x faster on a CPU with\n"
+    "AVX-512 BF16 or AMX, refused on one without), weights, gradients and the rest in float32.";
 
 c10::ScalarType parse_storage(const std::string& name) {
   if (name == "float32") return at::kFloat;
   if (name == "float16") return at::kHalf;
   if (name == "bfloat16") return at::kBFloat16;
   throw InvalidInput("--save-dtype must be float32, float16 or bfloat16");
+}
+
+c10::ScalarType compute_dtype_option(const std::string& name) {
+  if (name == "float32") return at::kFloat;
+  if (name == "bfloat16") return at::kBFloat16;
+  throw InvalidInput("--compute-dtype must be float32 or bfloat16");
 }
 
 // --entity-aggregation: how the token model's spans are read, saved with it
@@ -170,13 +179,15 @@ int run_train(const std::vector<std::string>& argv) {
              "batch-size", "lr", "max-length", "dropout", "patience", "valid", "test", "seed", "max-steps", "pooling",
              "save-dtype", "random-windows", "final-sentences", "map-labels", "hold-out", "hold-out-share",
              "checkpoint-dir", "checkpoint-every", "alarm-label", "max-false-alarms", "entity-threshold", "device",
-             "entity-aggregation"});
+             "entity-aggregation", "compute-dtype"});
   const std::string out = args.get("out"), base = args.get("base");
   if (args.get("task").empty() || args.get("data").empty() || out.empty() || !args.positional.empty())
     throw InvalidInput(kTrainUsage);
   if (!base.empty() && args.values.count("preset")) throw InvalidInput("--base and --preset exclude each other");
   const Objective kind = parse_task(args.get("task"));
   const c10::Device device = parse_device(args.get("device", "cpu"));  // before the data: a bad name fails at once
+  const c10::ScalarType compute_dtype = compute_dtype_option(args.get("compute-dtype", "float32"));
+  check_compute_dtype(compute_dtype, device);
   ensure_runtime_initialized();  // the thread count printed below is the one training gets
   const uint64_t seed = static_cast<uint64_t>(args.integer("seed", 1));
   const fs::path tokenizer_path = args.get("tokenizer", base.empty() ? "" : (fs::path(base) / "tokenizer.json").string());
@@ -202,6 +213,7 @@ int run_train(const std::vector<std::string>& argv) {
   if (lora.r > 0 && base.empty()) throw InvalidInput("a LoRA adapter needs --base");
   model.add_lora(lora, seed + 1);
   model.to(device);
+  model.set_compute_dtype(compute_dtype);
 
   const size_t max_length = static_cast<size_t>(args.integer("max-length", 256));
   auto train_set = encode(*tokenizer, parts.train, kind, labels, max_length);

@@ -8,6 +8,7 @@
 
 #include "core/checkpoint.h"
 #include "core/config_reader.h"
+#include "core/cpu_features.h"
 #include "models/layers.h"
 #include "semroute/error.h"
 
@@ -157,12 +158,39 @@ at::Tensor TrainableModernBert::w(const std::string& name) const {
   return it == weights_.end() ? at::Tensor() : it->second;
 }
 
+void check_compute_dtype(at::ScalarType dtype, c10::Device device) {
+  if (dtype != at::kFloat && dtype != at::kBFloat16) throw InvalidInput("training computes in float32 or bfloat16");
+  // Without bfloat16 instructions oneDNN emulates the products, slower than
+  // float32 (and under an AVX2 cap it has none at all).
+  if (dtype == at::kBFloat16 && device.is_cpu() && !cpu_features().native_bf16_gemm())
+    throw InvalidInput("bfloat16 products need a CPU with AVX-512 BF16 or AMX, or a GPU; " +
+                       cpu_features().describe() + " has none (float32 is the faster choice there)");
+}
+
+void TrainableModernBert::set_compute_dtype(at::ScalarType dtype) {
+  check_compute_dtype(dtype, device_);
+  compute_dtype_ = dtype;
+}
+
+at::Tensor TrainableModernBert::affine(const at::Tensor& x, const at::Tensor& weight, const at::Tensor& bias) const {
+  if (compute_dtype_ == at::kFloat) return at::linear(x, weight, bias);
+  // The bias is added in float32: bfloat16 keeps 8 bits of a sum's mantissa.
+  const at::Tensor y = at::linear(x.to(compute_dtype_), weight.to(compute_dtype_)).to(at::kFloat);
+  return bias.defined() ? y + bias : y;
+}
+
+at::Tensor TrainableModernBert::product(const at::Tensor& a, const at::Tensor& b) const {
+  if (compute_dtype_ == at::kFloat) return at::matmul(a, b);
+  return at::matmul(a.to(compute_dtype_), b.to(compute_dtype_)).to(at::kFloat);
+}
+
 at::Tensor TrainableModernBert::linear(const std::string& module, const at::Tensor& x, bool train) const {
-  at::Tensor y = at::linear(x, w(module + ".weight"), w(module + ".bias"));
+  at::Tensor y = affine(x, w(module + ".weight"), w(module + ".bias"));
   const auto it = lora_.find(module);
   if (it == lora_.end()) return y;
   const double scale = lora_spec_.alpha / static_cast<double>(lora_spec_.r);
-  return y + at::linear(at::linear(at::dropout(x, dropout_, train), it->second.first), it->second.second) * scale;
+  const at::Tensor down = affine(at::dropout(x, dropout_, train), it->second.first, {});
+  return y + affine(down, it->second.second, {}) * scale;
 }
 
 at::Tensor TrainableModernBert::encode(const at::Tensor& ids, const at::Tensor& mask, bool train) const {
@@ -198,8 +226,8 @@ at::Tensor TrainableModernBert::encode(const at::Tensor& ids, const at::Tensor& 
     const at::Tensor normed = i == 0 ? x : norm(x, p + "attn_norm");
     const auto qkv = linear(p + "attn.Wqkv", normed, train).view({batch, length, 3, heads, hd}).permute({2, 0, 3, 1, 4});
     const at::Tensor q = rotate(qkv[0], cos, sin), k = rotate(qkv[1], cos, sin);
-    const at::Tensor scores = at::matmul(q, k.transpose(-1, -2)) * scale + (global ? keys : local);
-    const at::Tensor context = at::matmul(at::softmax(scores, -1), qkv[2]).transpose(1, 2).reshape({batch, length, h});
+    const at::Tensor scores = product(q, k.transpose(-1, -2)) * scale + (global ? keys : local);
+    const at::Tensor context = product(at::softmax(scores, -1), qkv[2]).transpose(1, 2).reshape({batch, length, h});
     x = x + at::dropout(linear(p + "attn.Wo", context, train), dropout_, train);
     const auto input_gate = linear(p + "mlp.Wi", norm(x, p + "mlp_norm"), train).chunk(2, -1);
     const at::Tensor mlp = at::dropout(differentiable(act, input_gate[0]) * input_gate[1], dropout_, train);
@@ -219,7 +247,7 @@ at::Tensor TrainableModernBert::logits(const at::Tensor& ids, const at::Tensor& 
   const at::Tensor hidden = encode(ids, mask, train);
   if (kind_ == Objective::kMaskedLm) {
     const at::Tensor picked = hidden.index({targets != kIgnore});
-    return at::linear(head(picked, train), w("model.embeddings.tok_embeddings.weight"), w("decoder.bias"));
+    return affine(head(picked, train), w("model.embeddings.tok_embeddings.weight"), w("decoder.bias"));
   }
   at::Tensor features = hidden;
   if (kind_ == Objective::kSequence) {

@@ -28,6 +28,10 @@ struct LoraSpec {
   std::vector<std::string> targets = {"Wqkv", "Wo", "Wi"};
 };
 
+// Throws InvalidInput unless training can compute in `dtype` on `device`:
+// float32 anywhere, bfloat16 on a GPU or a CPU with native bfloat16 GEMMs.
+void check_compute_dtype(at::ScalarType dtype, c10::Device device);
+
 class TrainableModernBert {
  public:
   // `config` is a ModernBERT config.json; its classifier settings and
@@ -70,9 +74,19 @@ class TrainableModernBert {
   // Training-time dropout (embeddings, attention output, MLP, classifier).
   void set_dropout(double p) { dropout_ = p; }
   double dropout() const { return dropout_; }
+  // Mixed precision: the matrix products run in `dtype` (kBFloat16 halves
+  // their cost on CPUs with AVX-512 BF16 or AMX and on recent GPUs); norms,
+  // softmax, residual sums, losses, the weights, their gradients and AdamW's
+  // moments stay float32. kFloat (the default): every op in float32. Call
+  // after to(): check_compute_dtype for the model's device.
+  void set_compute_dtype(at::ScalarType dtype);
+  at::ScalarType compute_dtype() const { return compute_dtype_; }
 
  private:
   at::Tensor linear(const std::string& module, const at::Tensor& x, bool train) const;
+  // x·weightᵀ + bias and a·b in the compute type, the result in float32.
+  at::Tensor affine(const at::Tensor& x, const at::Tensor& weight, const at::Tensor& bias) const;
+  at::Tensor product(const at::Tensor& a, const at::Tensor& b) const;
   at::Tensor encode(const at::Tensor& ids, const at::Tensor& mask, bool train) const;
   at::Tensor head(const at::Tensor& x, bool train) const;
   at::Tensor w(const std::string& name) const;
@@ -81,6 +95,7 @@ class TrainableModernBert {
   ModernBertConfig config_;
   Objective kind_;
   double dropout_ = 0;
+  at::ScalarType compute_dtype_ = at::kFloat;
   c10::Device device_ = c10::kCPU;
   std::map<std::string, at::Tensor> weights_;
   std::map<std::string, std::pair<at::Tensor, at::Tensor>> lora_;

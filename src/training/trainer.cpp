@@ -300,7 +300,8 @@ std::string run_fingerprint(const TrainableModernBert& model, const TrainOptions
   f << "epochs " << o.epochs << ", batch " << o.batch_size << ", lr " << o.learning_rate << ", decay "
     << o.weight_decay << ", warmup " << o.warmup_fraction << ", dropout " << o.dropout << ", clip " << o.max_grad_norm
     << ", patience " << o.patience << ", masking " << o.mask_probability << ", max steps " << o.max_steps << ", seed "
-    << o.seed << (model.device().is_cpu() ? "" : ", device " + model.device().str()) << ", " << train_size << " training and " << valid_size << " validation examples, " << weights
+    << o.seed << (model.device().is_cpu() ? "" : ", device " + model.device().str())
+    << (model.compute_dtype() == at::kFloat ? "" : ", compute bfloat16") << ", " << train_size << " training and " << valid_size << " validation examples, " << weights
     << " weights, data " << std::hex << data_hash(valid, data_hash(train_set));
   return f.str();
 }

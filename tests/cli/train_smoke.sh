@@ -89,6 +89,24 @@ if "$cli" train "${ckpt[@]}" --lr 1e-3 --out "$work/c3" 2> "$work/err" > /dev/nu
   echo "a checkpoint of another run was used"; exit 1
 fi
 grep -q "is of another run" "$work/err"
+# Mixed precision (where the CPU multiplies bfloat16; refused elsewhere) is
+# another run: a float32 run's checkpoint does not go on in it.
+if "$cli" train "${ckpt[@]}" --compute-dtype bfloat16 --out "$work/c4" 2> "$work/err" > /dev/null; then
+  echo "a float32 run's checkpoint went on in bfloat16"; exit 1
+fi
+if grep -q "is of another run" "$work/err"; then
+  "$cli" train --task sequence --preset tiny --tokenizer "$tokenizer" --data "$work/seq.jsonl" --out "$work/bf16" \
+    "${common[@]}" --compute-dtype bfloat16 --json > "$work/bf16.json" 2> /dev/null
+  grep -q '"compute-dtype": "bfloat16"' "$work/bf16.json"
+  "$cli" classify "$work/bf16" "solve the equation number 9" --json | grep -q '"label": "\(math\|law\)"'
+else
+  grep -q "bfloat16 products need a CPU with AVX-512 BF16 or AMX" "$work/err"
+fi
+if "$cli" train --task sequence --preset tiny --tokenizer "$tokenizer" --data "$work/seq.jsonl" --out "$work/x" \
+  --compute-dtype float16 2> "$work/err"; then
+  echo "--compute-dtype float16 was accepted"; exit 1
+fi
+grep -q "compute-dtype must be float32 or bfloat16" "$work/err"
 
 # Bad input is an error with a reason, not a crash.
 echo '{"text": 5}' > "$work/bad.jsonl"

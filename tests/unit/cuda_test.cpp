@@ -281,29 +281,38 @@ PaddedBatch stacked(const std::vector<training::Encoded>& examples, int32_t pad_
   return b;
 }
 
-// `semroute train --device cuda`: the same steps on the GPU follow the CPU's
-// (float32, no dropout: only summation order differs), a GPU checkpoint
-// resumes on the GPU to the weights of an unbroken run, and the saved model
-// answers on the CPU as the trainer does.
-TEST(CudaTraining, FollowsTheCpuAndSavesWhatTheCpuReads) {
-  SKIP_WITHOUT_CUDA();
-  using namespace training;
-  const char* texts[][2] = {{"solve the integral of x", "math"},    {"factor this polynomial", "math"},
-                            {"find the roots of the quadratic", "math"}, {"is this contract binding", "law"},
-                            {"how do I file a lawsuit", "law"},     {"who inherits without a will", "law"}};
-  std::vector<Example> examples;
-  for (int round = 0; round < 4; ++round)
-    for (const auto& [text, label] : texts) examples.push_back({std::string(text) + (round ? " now" : ""), label, {}, {}});
-  const auto tokenizer = load_tokenizer(kModernBertTokenizer);
-  const auto labels = label_set(examples, Objective::kSequence);
-  const auto encoded = encode(*tokenizer, examples, Objective::kSequence, labels, 64);
+// Two classes a bag of words separates, the tiny preset, 12 steps of AdamW
+// without dropout: only summation order (and the compute type) may differ
+// between devices.
+struct ToyTraining {
+  std::vector<training::Example> examples;
+  std::vector<std::string> labels;
+  std::vector<training::Encoded> encoded;
   nlohmann::json config = modernbert_preset_config("tiny");
-  for (size_t i = 0; i < labels.size(); ++i) config["id2label"][std::to_string(i)] = labels[i];
-  TrainOptions options;
-  options.epochs = 4, options.batch_size = 8, options.learning_rate = 3e-3, options.dropout = 0, options.patience = 100;
-  const auto run = [&](c10::Device device, const std::string& checkpoints, int64_t kill_at) {
+  training::TrainOptions options;
+  std::shared_ptr<const Tokenizer> tokenizer = load_tokenizer(kModernBertTokenizer);
+
+  ToyTraining() {
+    using namespace training;
+    const char* texts[][2] = {{"solve the integral of x", "math"},    {"factor this polynomial", "math"},
+                              {"find the roots of the quadratic", "math"}, {"is this contract binding", "law"},
+                              {"how do I file a lawsuit", "law"},     {"who inherits without a will", "law"}};
+    for (int round = 0; round < 4; ++round)
+      for (const auto& [text, label] : texts) examples.push_back({std::string(text) + (round ? " now" : ""), label, {}, {}});
+    labels = label_set(examples, Objective::kSequence);
+    encoded = encode(*tokenizer, examples, Objective::kSequence, labels, 64);
+    for (size_t i = 0; i < labels.size(); ++i) config["id2label"][std::to_string(i)] = labels[i];
+    options.epochs = 4, options.batch_size = 8, options.learning_rate = 3e-3, options.dropout = 0, options.patience = 100;
+  }
+
+  // Trains on `device` (checkpoints in `checkpoints` when given; the progress
+  // callback throws at step `kill_at` to stop the run as a kill would).
+  training::TrainableModernBert run(c10::Device device, const std::string& checkpoints = "", int64_t kill_at = -1,
+                                    at::ScalarType compute = at::kFloat) const {
+    using namespace training;
     TrainableModernBert model(config, Objective::kSequence, 5);
     model.to(device);
+    model.set_compute_dtype(compute);
     TrainOptions o = options;
     o.checkpoint_dir = checkpoints, o.checkpoint_every = checkpoints.empty() ? 0 : 2;
     struct Killed {};
@@ -313,28 +322,40 @@ TEST(CudaTraining, FollowsTheCpuAndSavesWhatTheCpuReads) {
     } catch (const Killed&) {
     }
     return model;
-  };
-  const TrainableModernBert cpu = run(c10::kCPU, "", -1);
-  const TrainableModernBert gpu = run(parse_device("cuda"), "", -1);
+  }
+
+  // softmax of the model's logits on every example, on the CPU.
+  at::Tensor probabilities(const training::TrainableModernBert& model) const {
+    const PaddedBatch all = stacked(encoded, tokenizer->pad_id());
+    c10::NoGradGuard no_grad;
+    const c10::Device d = model.device();
+    return at::softmax(model.logits(all.ids.to(d), all.mask.to(d), false), -1).cpu();
+  }
+};
+
+// `semroute train --device cuda`: the same steps on the GPU follow the CPU's
+// (float32, no dropout: only summation order differs), a GPU checkpoint
+// resumes on the GPU to the weights of an unbroken run, and the saved model
+// answers on the CPU as the trainer does.
+TEST(CudaTraining, FollowsTheCpuAndSavesWhatTheCpuReads) {
+  SKIP_WITHOUT_CUDA();
+  using namespace training;
+  const ToyTraining toy;
+  const TrainableModernBert cpu = toy.run(c10::kCPU);
+  const TrainableModernBert gpu = toy.run(parse_device("cuda"));
   const auto gpu_weights = gpu.snapshot();
   for (const at::Tensor& w : gpu_weights) ASSERT_TRUE(w.is_cuda()) << "a weight left the GPU";
   // The two runs' probabilities on every example (AdamW normalizes each step,
   // so single weights may drift by a step where a gradient is near zero).
-  const PaddedBatch all = stacked(encoded, tokenizer->pad_id());
-  const auto probabilities = [&](const TrainableModernBert& model) {
-    c10::NoGradGuard no_grad;
-    const c10::Device d = model.device();
-    return at::softmax(model.logits(all.ids.to(d), all.mask.to(d), false), -1).cpu();
-  };
-  const at::Tensor p_cpu = probabilities(cpu), p_gpu = probabilities(gpu);
+  const at::Tensor p_cpu = toy.probabilities(cpu), p_gpu = toy.probabilities(gpu);
   const double worst = (p_gpu - p_cpu).abs().max().item<double>();
   std::printf("    12 steps of AdamW, GPU against CPU: max probability difference %.3g\n", worst);
   EXPECT_LT(worst, 1e-3);
   EXPECT_TRUE(p_gpu.argmax(-1).equal(p_cpu.argmax(-1)));
 
   test::TempDir checkpoints;
-  run(parse_device("cuda"), checkpoints.path().string(), 7);
-  const auto resumed = run(parse_device("cuda"), checkpoints.path().string(), -1).snapshot();
+  toy.run(parse_device("cuda"), checkpoints.path().string(), 7);
+  const auto resumed = toy.run(parse_device("cuda"), checkpoints.path().string()).snapshot();
   double resume_gap = 0;
   for (size_t i = 0; i < resumed.size(); ++i)
     resume_gap = std::max(resume_gap, (resumed[i] - gpu_weights[i]).abs().max().item<double>());
@@ -343,11 +364,26 @@ TEST(CudaTraining, FollowsTheCpuAndSavesWhatTheCpuReads) {
   test::TempDir saved;
   save_model(gpu, saved.path(), kModernBertTokenizer, at::kFloat);
   std::vector<std::string_view> views;
-  for (const Example& e : examples) views.push_back(e.text);
+  for (const Example& e : toy.examples) views.push_back(e.text);
   const auto answers = SequenceClassifier::load(saved.path())->classify(views);
-  for (size_t i = 0; i < examples.size(); ++i)
-    for (size_t c = 0; c < labels.size(); ++c)
+  for (size_t i = 0; i < toy.examples.size(); ++i)
+    for (size_t c = 0; c < toy.labels.size(); ++c)
       EXPECT_NEAR(p_gpu[static_cast<int64_t>(i)][static_cast<int64_t>(c)].item<double>(), answers[i].probabilities[c], 1e-5);
+}
+
+// `--device cuda --compute-dtype bfloat16`: the products in bfloat16 on the
+// GPU, the weights float32 there, the answers those of float32 on the CPU
+// to bfloat16's rounding.
+TEST(CudaTraining, MixedPrecisionFollowsFloat32) {
+  SKIP_WITHOUT_CUDA();
+  const ToyTraining toy;
+  const training::TrainableModernBert mixed = toy.run(parse_device("cuda"), "", -1, at::kBFloat16);
+  for (const at::Tensor& w : mixed.snapshot()) ASSERT_EQ(w.scalar_type(), at::kFloat) << "a weight left float32";
+  const at::Tensor p_cpu = toy.probabilities(toy.run(c10::kCPU)), p_mixed = toy.probabilities(mixed);
+  const double worst = (p_mixed - p_cpu).abs().max().item<double>();
+  std::printf("    12 steps of AdamW, GPU bfloat16 against CPU float32: max probability difference %.3g\n", worst);
+  EXPECT_LT(worst, 0.05);
+  EXPECT_TRUE(p_mixed.argmax(-1).equal(p_cpu.argmax(-1)));
 }
 
 }  // namespace

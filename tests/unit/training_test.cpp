@@ -6,10 +6,12 @@
 #include <ATen/ATen.h>
 #include <gtest/gtest.h>
 
+#include <cstdio>
 #include <fstream>
 #include <set>
 
 #include "core/config_reader.h"
+#include "core/cpu_features.h"
 #include "models/random_model.h"
 #include "reference.h"
 #include "tasks/sequence_classifier.h"
@@ -52,6 +54,46 @@ TEST(TrainableModernBert, MatchesHuggingFaceLogits) {
       test::expect_matches(c, "logits", logits);
     }
   }
+}
+
+// Mixed precision (bfloat16 products, the rest float32) keeps the reference
+// logits to bfloat16's rounding (8 bits of mantissa: ~0.4 % per product),
+// and its gradients point where float32's do.
+TEST(TrainableModernBert, ComputesInBfloat16NearFloat32) {
+  TrainableModernBert model = fixture_model("modernbert_seqcls_mean", Objective::kSequence);
+  EXPECT_THROW(model.set_compute_dtype(at::kHalf), InvalidInput);
+  if (!cpu_features().native_bf16_gemm()) {
+    EXPECT_THROW(model.set_compute_dtype(at::kBFloat16), InvalidInput);
+    GTEST_SKIP() << cpu_features().describe() << " has no bfloat16 GEMMs: refused, as it should be";
+  }
+  const auto cases = test::load_reference(data_dir() / "modernbert_seqcls_mean" / "reference.json");
+  ASSERT_FALSE(cases.empty());
+  std::vector<at::Tensor> gradients[2];
+  for (const at::ScalarType dtype : {at::kFloat, at::kBFloat16}) {
+    model.set_compute_dtype(dtype);
+    for (const auto& c : cases) {
+      c10::NoGradGuard no_grad;
+      const test::Agreement a =
+          test::compare(model.logits(c.inputs.input_ids, c.inputs.attention_mask, false), c.expected("logits"), c.inputs.attention_mask);
+      SCOPED_TRACE(c.name);
+      std::printf("    %s/logits in %s: max abs error %.3g, cosine %.9f\n", c.name.c_str(),
+                  dtype == at::kFloat ? "float32" : "bfloat16", a.max_abs_error, a.cosine);
+      EXPECT_LT(a.max_abs_error, dtype == at::kFloat ? 1e-4 : 0.05) << "max abs error";
+      EXPECT_GT(a.cosine, dtype == at::kFloat ? 0.999999 : 0.999) << "cosine";
+    }
+    const auto& c = cases.back();
+    const at::Tensor loss = model.logits(c.inputs.input_ids, c.inputs.attention_mask, false).logsumexp(-1).sum();
+    const auto [no_decay, decay] = model.trainable();
+    for (const at::Tensor& t : decay) const_cast<at::Tensor&>(t).mutable_grad() = at::Tensor();
+    loss.backward();
+    for (const at::Tensor& t : decay) gradients[dtype == at::kFloat ? 0 : 1].push_back(t.grad().flatten().clone());
+    EXPECT_EQ(loss.scalar_type(), at::kFloat);
+  }
+  const at::Tensor full = at::cat(gradients[0]), mixed = at::cat(gradients[1]);
+  const double cosine = at::cosine_similarity(full, mixed, 0).item<double>();
+  std::printf("    gradients, bfloat16 vs float32: cosine %.6f\n", cosine);
+  EXPECT_GT(cosine, 0.99) << "cosine of the float32 and bfloat16 gradients";
+  EXPECT_EQ(mixed.scalar_type(), at::kFloat) << "the weights and their gradients stay float32";
 }
 
 // Two classes a bag of words separates; the texts are ours.
@@ -117,6 +159,22 @@ TEST(Trainer, LowersTheLossAndSavesWhatTheClassifierReadsBack) {
       worst = std::max(worst, std::abs(p[static_cast<int64_t>(c)].item<double>() - answers[i].probabilities[c]));
   }
   EXPECT_LT(worst, 1e-5) << "max abs error of the probabilities, trainer vs inference engine";
+}
+
+TEST(Trainer, LearnsInBfloat16) {
+  const auto tokenizer = load_tokenizer(kTokenizer);
+  const auto examples = toy_sequences();
+  const auto labels = label_set(examples, Objective::kSequence);
+  const auto encoded = encode(*tokenizer, examples, Objective::kSequence, labels, 64);
+  TrainableModernBert model(tiny_config(labels), Objective::kSequence, 7);
+  if (!cpu_features().native_bf16_gemm()) GTEST_SKIP() << cpu_features().describe() << " has no bfloat16 GEMMs";
+  model.set_compute_dtype(at::kBFloat16);
+  const double before = evaluate(model, encoded, labels, 8, tokenizer->pad_id()).loss;
+  train(model, encoded, {}, labels, quick(60), tokenizer->pad_id(), -1, {});
+  const Metrics after = evaluate(model, encoded, labels, 8, tokenizer->pad_id());
+  EXPECT_LT(after.loss, before * 0.5) << "before " << before << " after " << after.loss;
+  EXPECT_EQ(after.accuracy, 1.0);
+  for (const auto& [name, tensor] : model.weights()) EXPECT_EQ(tensor.scalar_type(), at::kFloat) << name;
 }
 
 TEST(Trainer, IsReproducibleForASeed) {
