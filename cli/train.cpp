@@ -56,7 +56,7 @@ const char* kTrainUsage =
     "after a stop and training goes on from the last one, to the same weights (on the CPU; a GPU run resumes\n"
     "on a GPU, its dropout draws anew).\n"
     "--device cuda trains on the GPU of a CUDA libtorch; the model is scored and saved as on the CPU.\n"
-    "--compute-dtype bfloat16: mixed precision, the matrix products in bfloat16 (~1.5x faster on a CPU with\n"
+    "--compute-dtype bfloat16: mixed precision, the matrix products in bfloat16 (1.1-1.4x faster on a CPU with\n"
     "AVX-512 BF16 or AMX, refused on one without), weights, gradients and the rest in float32.";
 
 c10::ScalarType parse_storage(const std::string& name) {
