@@ -108,9 +108,9 @@ TensorCache* installed = nullptr;  // set once, never destroyed: tensors may out
 
 void TensorCache::give_back(void* data) { installed->keep_or_free(static_cast<char*>(data) - kHeader); }
 
-[[maybe_unused]] size_t cap_from_environment() {  // unused under ASan (no cache there)
+[[maybe_unused]] size_t cap_from_environment(size_t default_cap) {  // unused under ASan (no cache there)
   const char* value = std::getenv("SEMROUTE_TENSOR_CACHE_MB");
-  if (value == nullptr) return size_t{512} << 20;
+  if (value == nullptr) return default_cap;
   const long long mb = std::atoll(value);
   return mb > 0 ? static_cast<size_t>(mb) << 20 : 0;
 }
@@ -126,13 +126,13 @@ void TensorCache::give_back(void* data) { installed->keep_or_free(static_cast<ch
 #endif
 #endif
 
-void install_tensor_cache() {
+void install_tensor_cache([[maybe_unused]] size_t default_cap) {
 #if defined(SEMROUTE_ASAN)
   return;
 #else
   static std::once_flag once;
-  std::call_once(once, [] {
-    const size_t cap = cap_from_environment();
+  std::call_once(once, [default_cap] {
+    const size_t cap = cap_from_environment(default_cap);
     if (cap == 0) return;
     installed = new TensorCache(cap);
     // Priority above libtorch's default CPU allocator (0).

@@ -8,7 +8,7 @@
 //
 // It is libtorch's CPU allocator for the whole process once installed (the
 // process's own malloc is untouched). SEMROUTE_TENSOR_CACHE_MB sets the cap
-// (default 512; 0 leaves libtorch's allocator alone). Not installed under
+// (default 512, `semroute train` more; 0 leaves libtorch's allocator alone). Not installed under
 // AddressSanitizer, whose use-after-free checks a cache would hide.
 #pragma once
 
@@ -16,8 +16,13 @@
 
 namespace semroute {
 
-// Installs the cache as libtorch's CPU allocator (once; thread-safe).
-void install_tensor_cache();
+constexpr size_t kDefaultTensorCacheBytes = size_t{512} << 20;
+
+// Installs the cache as libtorch's CPU allocator (once; thread-safe: the
+// first call decides), holding at most SEMROUTE_TENSOR_CACHE_MB idle, or
+// else `default_cap` bytes (training asks for more: its steps free and ask
+// again for gigabytes).
+void install_tensor_cache(size_t default_cap = kDefaultTensorCacheBytes);
 
 struct TensorCacheStats {
   size_t idle_bytes = 0;   // freed blocks held for reuse
