@@ -24,7 +24,7 @@ extra=(${SEMROUTE_TRAIN_EXTRA:-})  # e.g. "--max-steps 3" for a smoke run
 cli=${SEMROUTE_CLI:-./build/cli/semroute}  # a copy keeps a long run safe from rebuilds
 pretrain_device=(--device "${SEMROUTE_TRAIN_DEVICE:-cpu}")  # cuda: the pretraining on a GPU
 # bfloat16: mixed precision, 1.1-1.4x faster on a CPU with AVX-512 BF16 or
-# AMX (a pretraining step 1.7x with the training's tensor cache;
+# AMX (a pretraining step 1.6x, with the training's tensor cache;
 # docs/training.md), at the cost of other weights than the shipped ones.
 [ -z "${SEMROUTE_TRAIN_COMPUTE_DTYPE:-}" ] || extra+=(--compute-dtype "$SEMROUTE_TRAIN_COMPUTE_DTYPE")
 domain=$data/domain/mmlu_pro.jsonl,$data/domain/mmlu.jsonl,$data/domain/medquad_health.jsonl
