@@ -14,6 +14,8 @@
 # epoch and every 200 steps); run the script again after a stop and each
 # step goes on from its last checkpoint (finished ones return at once).
 # Delete that directory to train from scratch after changing data or options.
+# SEMROUTE_TRAIN_STOP_AFTER=base stops after the pretraining (with
+# SEMROUTE_TRAIN_DEVICE=cuda: all a short GPU loan needs to do).
 #   scripts/train-default-models.sh [DATA_DIR] [OUT_DIR]
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -75,6 +77,8 @@ base=$out/multitask/base
   --data "$domain,$jailbreak,$pii,$glosses" "${held_out_all[@]}" --out "$base" --epochs 15 --max-steps 10994 \
   --lr 1e-3 --batch-size 64 --max-length 128 --save-dtype float16 "${pretrain_device[@]}" \
   $(checkpoints base) "${extra[@]}" --json > "$work/base.json"
+# A GPU lent for minutes: stop here, carry $base to the CPU machine, run again there.
+[ "${SEMROUTE_TRAIN_STOP_AFTER:-}" != base ] || { log "stopped after the pretraining: $base"; exit 0; }
 
 # Each task fine-tuned fully, then as a LoRA adapter on the shared encoder.
 train_task() {  # NAME TASK DATA [OPTIONS…]
