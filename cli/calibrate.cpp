@@ -231,8 +231,9 @@ nlohmann::json calibrate_token(const fs::path& dir, const Options& args, const T
   return report;
 }
 
-// One line per part and source: the headline numbers of the report.
-void print_report(const nlohmann::json& report) {
+}  // namespace
+
+void print_calibration_report(const nlohmann::json& report) {
   if (report.contains("temperature")) std::printf("temperature %.4f (fitted on validation)\n", report["temperature"].get<double>());
   if (report.contains("entity_threshold"))
     std::printf("entity threshold %.2f (%s)\n", report["entity_threshold"].get<double>(),
@@ -255,8 +256,6 @@ void print_report(const nlohmann::json& report) {
       std::printf("\n");
     }
 }
-
-}  // namespace
 
 nlohmann::json calibrate_saved_model(const fs::path& dir, const Options& train_args, const TrainingData& data) {
   const Objective kind = parse_task(train_args.get("task"));
@@ -294,7 +293,7 @@ int run_calibrate(const std::vector<std::string>& argv) {
     std::printf("%s\n", report.dump(2).c_str());
     return 0;
   }
-  print_report(report);
+  print_calibration_report(report);
   std::printf("wrote %s\n", (dir / "evaluation.json").c_str());
   return 0;
 }

@@ -77,6 +77,7 @@ int run_unified(const Args& args);
 // Their own options (see train.cpp): the arguments after the command.
 int run_train(const std::vector<std::string>& argv);
 int run_calibrate(const std::vector<std::string>& argv);
+int run_average(const std::vector<std::string>& argv);
 int run_trim_vocab(const std::vector<std::string>& argv);
 int run_serve(const std::vector<std::string>& argv);
 int run_compress(const std::vector<std::string>& argv);

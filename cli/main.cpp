@@ -83,6 +83,10 @@ commands:
       Score a model `semroute train` saved on its validation, test and
       held-out-source rows by source; fit and save its temperature; pick an
       alarm threshold on validation (train runs this at its end).
+  average --out DIR MODEL_DIR MODEL_DIR [MODEL_DIR...]
+      The mean of models (or adapters) trained from the same start on the
+      same split (e.g. differing in --order-seed): one model that scores as
+      well as each or better; calibrated as by calibrate.
   trim-vocab --tokenizer FILE --data A.jsonl[,B.jsonl] --size N --out FILE
       Cut a BPE tokenizer.json down to the N tokens the texts use most.
   serve CONFIG.yaml [--listen HOST:PORT] [--unix-socket PATH]
@@ -124,6 +128,7 @@ extern "C" __attribute__((visibility("default"))) int semroute_cli_main(int argc
     const std::vector<std::string> rest(argv + 2, argv + argc);
     if (command == "train") return cli::run_train(rest);
     if (command == "calibrate") return cli::run_calibrate(rest);
+    if (command == "average") return cli::run_average(rest);
     if (command == "trim-vocab") return cli::run_trim_vocab(rest);
     if (command == "serve") return cli::run_serve(rest);
     if (command == "compress") return cli::run_compress(rest);

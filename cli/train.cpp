@@ -37,7 +37,7 @@ const char* kTrainUsage =
     "         (--base MODEL_DIR | --preset small|medium|tiny|modernbert-base --tokenizer tokenizer.json)\n"
     "         [--lora R [--lora-alpha A] [--lora-targets Wqkv,Wo,Wi]] [--epochs N] [--batch-size N]\n"
     "         [--lr X] [--max-length N] [--dropout P] [--patience N] [--valid F] [--test F] [--seed N]\n"
-    "         [--max-steps N] [--pooling mean|cls] [--save-dtype float32|float16|bfloat16]\n"
+    "         [--order-seed N] [--max-steps N] [--pooling mean|cls] [--save-dtype float32|float16|bfloat16]\n"
     "         [--random-windows N] [--final-sentences MIN_WORDS] [--map-labels OLD=NEW,...]\n"
     "         [--hold-out FIELD=VALUE,...] [--hold-out-share FIELD=FRACTION,...]\n"
     "         [--checkpoint-dir DIR [--checkpoint-every N]] [--alarm-label LABEL [--max-false-alarms F]]\n"
@@ -49,6 +49,8 @@ const char* kTrainUsage =
     "--valid/--test): it is scored apart, as out-of-source data; --hold-out-share template_id=0.1 holds out\n"
     "a seeded tenth of the field's values. --final-sentences N adds the last sentence (N+ words) of every\n"
     "multi-sentence training text as a short example with its label.\n"
+    "--order-seed N draws the example order, dropout and masking (by default --seed): runs that differ\n"
+    "only in it share the split and the starting weights, and can be averaged (`semroute average`).\n"
     "--entity-aggregation (token tasks): the saved model's spans are read word by word (a word takes its\n"
     "first token's label; the default) or token by token.\n"
     "At the end the saved model is scored as `semroute calibrate` does (evaluation.json): the temperature\n"
@@ -190,7 +192,7 @@ int run_train(const std::vector<std::string>& argv) {
              "batch-size", "lr", "max-length", "dropout", "patience", "valid", "test", "seed", "max-steps", "pooling",
              "save-dtype", "random-windows", "final-sentences", "map-labels", "hold-out", "hold-out-share",
              "checkpoint-dir", "checkpoint-every", "alarm-label", "max-false-alarms", "entity-threshold", "device",
-             "entity-aggregation", "compute-dtype"});
+             "entity-aggregation", "compute-dtype", "order-seed"});
   install_tensor_cache(training_tensor_cache_bytes());  // before anything starts the runtime
   const std::string out = args.get("out"), base = args.get("base");
   if (args.get("task").empty() || args.get("data").empty() || out.empty() || !args.positional.empty())
@@ -250,7 +252,7 @@ int run_train(const std::vector<std::string>& argv) {
   options.dropout = args.number("dropout", 0.1);
   options.patience = args.integer("patience", 2);
   options.max_steps = args.integer("max-steps", 0);
-  options.seed = seed;
+  options.seed = static_cast<uint64_t>(args.integer("order-seed", static_cast<int64_t>(seed)));
   options.checkpoint_dir = args.get("checkpoint-dir");
   options.checkpoint_every = args.integer("checkpoint-every", 0);
   if (options.checkpoint_every < 0) throw InvalidInput("--checkpoint-every must not be negative");

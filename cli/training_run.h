@@ -41,5 +41,7 @@ TrainingData prepare_training_data(const Options& args, training::Objective kind
 // types found per text. Writes `dir`/evaluation.json and returns it.
 nlohmann::json calibrate_saved_model(const std::filesystem::path& dir, const Options& train_args,
                                      const TrainingData& data);
+// One line per part and source: the headline numbers of such a report.
+void print_calibration_report(const nlohmann::json& report);
 
 }  // namespace semroute::cli

@@ -3,7 +3,7 @@
 # classifier from a preset (a source held out, calibrated, `semroute
 # calibrate` again), a LoRA adapter on it, a token classifier; each output
 # answers through `semroute classify` / `tokens`; a checkpointed run resumes
-# to the same weights.
+# to the same weights; models trained from one start average into one.
 set -euo pipefail
 cli=$1 tokenizer=$2
 work=$(mktemp -d)
@@ -89,6 +89,45 @@ if "$cli" train "${ckpt[@]}" --lr 1e-3 --out "$work/c3" 2> "$work/err" > /dev/nu
   echo "a checkpoint of another run was used"; exit 1
 fi
 grep -q "is of another run" "$work/err"
+# Averaging (a model soup): runs that differ in --order-seed share the split
+# and the starting weights; their mean is one model, rescored and calibrated,
+# and so is the mean of two adapters.
+"$cli" train --task sequence --preset tiny --tokenizer "$tokenizer" --data "$work/seq.jsonl" "${common[@]}" \
+  --order-seed 2 --out "$work/o2" > /dev/null
+if cmp -s "$work/c1/model.safetensors" "$work/o2/model.safetensors"; then echo "--order-seed changed nothing"; exit 1; fi
+"$cli" average --out "$work/soup" "$work/c1" "$work/o2" > "$work/soup.txt"
+grep -q "averaged 2 models" "$work/soup.txt"
+python3 - "$work/c1" "$work/o2" "$work/soup" <<'PY' || { echo "the average is not the mean of the weights"; exit 1; }
+import json, struct, sys
+def weights(model):
+    raw = open(model + "/model.safetensors", "rb").read()
+    size = struct.unpack("<Q", raw[:8])[0]
+    header, data = json.loads(raw[8:8 + size]), raw[8 + size:]
+    return {name: struct.unpack("<%df" % ((t["data_offsets"][1] - t["data_offsets"][0]) // 4),
+                                data[t["data_offsets"][0]:t["data_offsets"][1]])
+            for name, t in header.items() if name != "__metadata__"}
+a, b, mean = (weights(m) for m in sys.argv[1:])
+assert a.keys() == mean.keys()
+worst = max(abs((x + y) / 2 - m) for k in mean for x, y, m in zip(a[k], b[k], mean[k]))
+assert worst <= 1e-6, worst
+s = json.load(open(sys.argv[3] + "/training_summary.json"))
+assert len(s["training"]["averaged_from"]) == 2 and "accuracy" in s["test"], s["training"]
+assert json.load(open(sys.argv[3] + "/evaluation.json"))["temperature"] > 0
+PY
+"$cli" classify "$work/soup" "solve the equation number 9" --json | grep -q '"label": "\(math\|law\)"'
+"$cli" train --task sequence --base "$work/seq" --lora 4 --data "$work/seq.jsonl" --out "$work/adapter2" \
+  "${common[@]}" --order-seed 2 > /dev/null
+# (written a level deeper: the mean names its base from where it lies)
+"$cli" average --out "$work/soups/adapter" "$work/adapter" "$work/adapter2" > /dev/null
+grep -q '"base_model_name_or_path": "../../seq"' "$work/soups/adapter/adapter_config.json"
+"$cli" classify "$work/seq" "is contract 9 legally binding" --adapter "$work/soups/adapter" --json |
+  grep -q '"label": "\(math\|law\)"'
+if "$cli" average --out "$work/x" "$work/c1" "$work/seq" 2> "$work/err"; then
+  echo "models of other splits were averaged"; exit 1
+fi
+grep -q "only runs from the same start on the same split can be averaged" "$work/err"
+if "$cli" average --out "$work/x" "$work/c1" 2> "$work/err"; then echo "one model was averaged"; exit 1; fi
+grep -q "usage: semroute average" "$work/err"
 # Mixed precision (where the CPU multiplies bfloat16; refused elsewhere) is
 # another run: a float32 run's checkpoint does not go on in it.
 if "$cli" train "${ckpt[@]}" --compute-dtype bfloat16 --out "$work/c4" 2> "$work/err" > /dev/null; then
