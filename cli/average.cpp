@@ -3,8 +3,9 @@
 // split, differing only in the order they read the examples (--order-seed)
 // or in how long and how fast they learned (a uniform "model soup",
 // Wortsman et al. 2022, arXiv:2203.05482). Fine-tuned from one start, such
-// models lie in one basin of the loss, and their mean scores as well or
-// better than each, out of distribution most, at the size and speed of one.
+// models lie in one basin of the loss, and their mean is a model that
+// scores above the members' average (docs/training.md has the measurements),
+// at the size and speed of one.
 #include <unistd.h>
 
 #include <fstream>
@@ -171,10 +172,11 @@ int run_average(const std::vector<std::string>& argv) {
   const fs::path out = args.get("out");
   if (out.empty() || args.positional.size() < 2) throw InvalidInput(kAverageUsage);
   const std::vector<fs::path> dirs(args.positional.begin(), args.positional.end());
-  for (const fs::path& dir : dirs)
-    if (fs::exists(out) && fs::equivalent(dir, out)) throw InvalidInput("--out must not be one of the models");
   std::vector<nlohmann::json> summaries;
-  for (const fs::path& dir : dirs) summaries.push_back(summary_of(dir));
+  for (const fs::path& dir : dirs) {
+    summaries.push_back(summary_of(dir));  // a clear error for a missing or foreign directory
+    if (fs::exists(out) && fs::equivalent(dir, out)) throw InvalidInput("--out must not be one of the models");
+  }
   check_members(dirs, summaries);
   Options train_args;  // the run's options, as `semroute calibrate` rebuilds its rows
   for (const auto& [key, value] : summaries[0]["options"].items())

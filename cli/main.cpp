@@ -85,8 +85,8 @@ commands:
       alarm threshold on validation (train runs this at its end).
   average --out DIR MODEL_DIR MODEL_DIR [MODEL_DIR...]
       The mean of models (or adapters) trained from the same start on the
-      same split (e.g. differing in --order-seed): one model that scores as
-      well as each or better; calibrated as by calibrate.
+      same split (e.g. differing in --order-seed): one model, steadier than
+      a single run, at the cost of one; calibrated as by calibrate.
   trim-vocab --tokenizer FILE --data A.jsonl[,B.jsonl] --size N --out FILE
       Cut a BPE tokenizer.json down to the N tokens the texts use most.
   serve CONFIG.yaml [--listen HOST:PORT] [--unix-socket PATH]
