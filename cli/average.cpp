@@ -89,13 +89,13 @@ std::vector<std::pair<std::string, at::Tensor>> mean_weights(const std::vector<f
   std::vector<Checkpoint> members;
   for (const fs::path& dir : dirs) members.push_back(Checkpoint::open_weights_in(dir, stem));
   const std::vector<std::string> names = members[0].names();
+  for (size_t i = 1; i < members.size(); ++i)
+    if (members[i].names() != names) throw InvalidInput(dirs[i].string() + " holds other tensors than " + dirs[0].string());
   std::vector<std::pair<std::string, at::Tensor>> out;
   for (const std::string& name : names) {
     const at::Tensor first = members[0].tensor(name);
     at::Tensor sum = first.to(at::kFloat);
     for (size_t i = 1; i < members.size(); ++i) {
-      if (members[i].names() != names)
-        throw InvalidInput(dirs[i].string() + " holds other tensors than " + dirs[0].string());
       const at::Tensor t = members[i].tensor(name);
       if (t.sizes() != first.sizes())
         throw InvalidInput(name + " has another shape in " + dirs[i].string() + " than in " + dirs[0].string());
