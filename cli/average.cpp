@@ -39,13 +39,6 @@ const std::set<std::string> kFreeOptions = {"out", "order-seed", "checkpoint-dir
                                             "compute-dtype", "save-dtype", "alarm-label", "max-false-alarms",
                                             "entity-threshold"};
 
-nlohmann::json summary_of(const fs::path& dir) {
-  const nlohmann::json summary = ConfigReader::from_file(dir / "training_summary.json").json();
-  if (!summary.contains("options") || !summary["options"].is_object())
-    throw InvalidInput((dir / "training_summary.json").string() + " has no \"options\" (not saved by semroute train?)");
-  return summary;
-}
-
 // A member's options less those it may choose freely, its paths made
 // absolute (the same files, named from elsewhere, are the same start).
 nlohmann::json fixed_options(const nlohmann::json& summary) {
@@ -172,15 +165,14 @@ int run_average(const std::vector<std::string>& argv) {
   const fs::path out = args.get("out");
   if (out.empty() || args.positional.size() < 2) throw InvalidInput(kAverageUsage);
   const std::vector<fs::path> dirs(args.positional.begin(), args.positional.end());
-  std::vector<nlohmann::json> summaries;
-  for (const fs::path& dir : dirs) {
-    summaries.push_back(summary_of(dir));  // a clear error for a missing or foreign directory
-    if (fs::exists(out) && fs::equivalent(dir, out)) throw InvalidInput("--out must not be one of the models");
+  std::vector<nlohmann::json> summaries(dirs.size());
+  std::vector<Options> runs;  // the members' options, as `semroute calibrate` rebuilds their rows
+  for (size_t i = 0; i < dirs.size(); ++i) {
+    runs.push_back(saved_run_options(dirs[i], &summaries[i]));  // a clear error for a missing or foreign directory
+    if (fs::exists(out) && fs::equivalent(dirs[i], out)) throw InvalidInput("--out must not be one of the models");
   }
   check_members(dirs, summaries);
-  Options train_args;  // the run's options, as `semroute calibrate` rebuilds its rows
-  for (const auto& [key, value] : summaries[0]["options"].items())
-    if (value.is_string()) train_args.values[key] = value.get<std::string>();
+  const Options& train_args = runs[0];
   const training::Objective kind = parse_task(train_args.get("task"));
   if (kind == training::Objective::kMaskedLm)  // trained from scratch, two runs end in different basins
     throw InvalidInput("masked-LM encoders are not averaged: only models fine-tuned from one start are");
@@ -198,7 +190,7 @@ int run_average(const std::vector<std::string>& argv) {
     summary["training"]["averaged_from"].push_back({{"model", dirs[i].string()}, {"options", summaries[i]["options"]},
                                                     {"training", summaries[i]["training"]},
                                                     {"test", summaries[i]["test"]}});
-  const TrainingData data = prepare_training_data(train_args, kind, static_cast<uint64_t>(train_args.integer("seed", 1)));
+  const TrainingData data = prepare_training_data(train_args, kind);
   rescore(summary, out, train_args, data, kind);
   summary["evaluation"] = calibrate_saved_model(out, train_args, data);
   std::ofstream(out / "training_summary.json") << summary.dump(2) << "\n";

@@ -277,16 +277,10 @@ int run_calibrate(const std::vector<std::string>& argv) {
       parse_options(argv, kCalibrateUsage, {"data", "alarm-label", "max-false-alarms", "entity-threshold"});
   if (args.positional.size() != 1) throw InvalidInput(kCalibrateUsage);
   const fs::path dir = args.positional[0];
-  const nlohmann::json summary = ConfigReader::from_file(dir / "training_summary.json").json();
-  const auto stored = summary.find("options");
-  if (stored == summary.end() || !stored->is_object())
-    throw InvalidInput((dir / "training_summary.json").string() + " has no \"options\" (not saved by semroute train?)");
-  Options train_args;
-  for (const auto& [key, value] : stored->items())
-    if (value.is_string()) train_args.values[key] = value.get<std::string>();
+  Options train_args = saved_run_options(dir);
   for (const auto& [key, value] : args.values) train_args.values[key] = value;  // this call's choices win
   const Objective kind = parse_task(train_args.get("task"));
-  const TrainingData data = prepare_training_data(train_args, kind, static_cast<uint64_t>(train_args.integer("seed", 1)));
+  const TrainingData data = prepare_training_data(train_args, kind);
   const nlohmann::json report = calibrate_saved_model(dir, train_args, data);
   if (report.is_null()) throw InvalidInput("a masked-LM model has no classes to calibrate");
   if (args.json) {

@@ -208,7 +208,7 @@ int run_train(const std::vector<std::string>& argv) {
   if (tokenizer_path.empty()) throw InvalidInput("training from a preset needs --tokenizer");
   const auto tokenizer = load_tokenizer(tokenizer_path);
 
-  TrainingData data = prepare_training_data(args, kind, seed);
+  TrainingData data = prepare_training_data(args, kind);
   const std::vector<std::string>& labels = data.labels;
   Split& parts = data.parts;
   const std::vector<Example>& out_of_source = data.out_of_source;

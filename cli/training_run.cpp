@@ -4,6 +4,7 @@
 #include <map>
 #include <utility>
 
+#include "core/config_reader.h"
 #include "semroute/error.h"
 
 namespace semroute::cli {
@@ -60,7 +61,8 @@ std::vector<Example> read_data(const Options& args, Objective kind, uint64_t see
   return examples;
 }
 
-TrainingData prepare_training_data(const Options& args, Objective kind, uint64_t seed) {
+TrainingData prepare_training_data(const Options& args, Objective kind) {
+  const auto seed = static_cast<uint64_t>(args.integer("seed", 1));
   TrainingData data;
   std::vector<Example> examples = read_data(args, kind, seed, &data.out_of_source);
   // --map-labels OLD=NEW,… merges label names across files (spans too).
@@ -84,6 +86,19 @@ TrainingData prepare_training_data(const Options& args, Objective kind, uint64_t
     data.parts.train.insert(data.parts.train.end(), extra.begin(), extra.end());
   }
   return data;
+}
+
+Options saved_run_options(const std::filesystem::path& dir, nlohmann::json* summary) {
+  const std::filesystem::path file = dir / "training_summary.json";
+  nlohmann::json json = ConfigReader::from_file(file).json();
+  const auto stored = json.find("options");
+  if (stored == json.end() || !stored->is_object())
+    throw InvalidInput(file.string() + " has no \"options\" (not saved by semroute train?)");
+  Options options;
+  for (const auto& [key, value] : stored->items())
+    if (value.is_string()) options.values[key] = value.get<std::string>();
+  if (summary != nullptr) *summary = std::move(json);
+  return options;
 }
 
 }  // namespace semroute::cli

@@ -28,7 +28,11 @@ struct TrainingData {
 };
 // The --data rows less the held-out sources, labels renamed (--map-labels),
 // split by --seed, --valid, --test, with any --final-sentences.
-TrainingData prepare_training_data(const Options& args, training::Objective kind, uint64_t seed);
+TrainingData prepare_training_data(const Options& args, training::Objective kind);
+
+// The options of the run that saved `dir`, from its training_summary.json
+// (which `summary`, when given, receives whole); refused if it has none.
+Options saved_run_options(const std::filesystem::path& dir, nlohmann::json* summary = nullptr);
 
 // Scores the model `semroute train` saved in `dir` through the inference
 // path, on its run's validation, test and out-of-source rows, by source
