@@ -7,12 +7,15 @@
 #include <signal.h>
 #include <spawn.h>
 #include <sys/socket.h>
+#include <sys/un.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <chrono>
 #include <cmath>
 #include <cstdlib>
+#include <cstring>
+#include <functional>
 #include <thread>
 
 #include "router/redis_cache.h"
@@ -25,18 +28,39 @@ extern char** environ;
 namespace semroute::test {
 namespace {
 
-// A port nobody listens on now.
-int free_port() {
-  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  ::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr);
-  socklen_t len = sizeof addr;
-  ::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len);
-  ::close(fd);
-  return ntohs(addr.sin_port);
-}
+// A loopback TCP port bound and not listening while this lives: a
+// connection to it is refused, and no other process can listen on it (a
+// port found free and then released could be taken by a parallel test).
+class HeldPort {
+ public:
+  explicit HeldPort(int port = 0) : fd_(::socket(AF_INET, SOCK_STREAM, 0)) {
+    sockaddr_in addr{};
+    addr.sin_family = AF_INET;
+    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    addr.sin_port = htons(static_cast<uint16_t>(port));
+    socklen_t len = sizeof addr;
+    if (::bind(fd_, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0 ||
+        ::getsockname(fd_, reinterpret_cast<sockaddr*>(&addr), &len) != 0) {
+      ::close(fd_);
+      fd_ = -1;
+    }
+    port_ = ntohs(addr.sin_port);
+  }
+  ~HeldPort() {
+    if (fd_ >= 0) ::close(fd_);
+  }
+  HeldPort(const HeldPort&) = delete;
+  HeldPort& operator=(const HeldPort&) = delete;
+  bool held() const { return fd_ >= 0; }
+  int port() const { return port_; }
+
+ private:
+  int fd_;
+  int port_ = 0;
+};
+
+// A port nobody listens on now (released at once: another process may take it).
+int port_free_now() { return HeldPort().port(); }
 
 // Runs args[0] (looked up in PATH) with extra environment variables; `quiet`
 // sends its output to /dev/null.
@@ -67,32 +91,55 @@ int wait_exit(pid_t pid) {
   return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
 }
 
-// redis-server on a free loopback port, without persistence, for one test.
+// True once `done` holds, polled until `within` has passed.
+bool eventually(const std::function<bool()>& done, std::chrono::milliseconds within) {
+  const auto deadline = std::chrono::steady_clock::now() + within;
+  while (!done()) {
+    if (std::chrono::steady_clock::now() > deadline) return false;
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  return true;
+}
+
+// True when a Redis server answers PING on the Unix socket at `path`.
+bool answers_ping(const std::filesystem::path& path) {
+  const int fd = ::socket(AF_UNIX, SOCK_STREAM, 0);
+  sockaddr_un addr{};
+  addr.sun_family = AF_UNIX;
+  std::strncpy(addr.sun_path, path.c_str(), sizeof addr.sun_path - 1);
+  const timeval second{1, 0};
+  ::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &second, sizeof second);
+  std::string reply;
+  if (::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0 && ::write(fd, "PING\r\n", 6) == 6) {
+    char c = 0;
+    while (reply.size() < 16 && ::read(fd, &c, 1) == 1 && c != '\n') reply += c;
+  }
+  ::close(fd);
+  return reply == "+PONG\r";
+}
+
+// redis-server on loopback, without persistence, for one test. Its TCP port
+// is one found free a moment before: when another process takes it first,
+// redis-server exits and another port is tried. The server also listens on
+// a Unix socket of its own, where the test asks PING until it answers:
+// redis-server serves nothing until every listener is open, so an answer
+// there means it holds the TCP port too.
 class RedisServer {
  public:
-  RedisServer() : port_(free_port()) {
-    pid_ = spawn({"redis-server", "--port", std::to_string(port_), "--bind", "127.0.0.1", "--save", "",
-                  "--appendonly", "no", "--daemonize", "no", "--loglevel", "warning"},
-                 {}, true);
-    // Up when a cache can connect (at most 5 s).
-    for (int i = 0; i < 100 && !up(); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  RedisServer() {
+    for (int attempt = 0; attempt < 5 && pid_ < 0; ++attempt) start(port_free_now());
   }
-  ~RedisServer() { stop(); }
-  void stop() {
+  ~RedisServer() {
     if (pid_ <= 0) return;
     ::kill(pid_, SIGTERM);
+    ::kill(pid_, SIGCONT);  // a paused one
     wait_exit(pid_);
-    pid_ = -1;
   }
+  // Stops the server answering (SIGSTOP): commands time out. It keeps its
+  // port, so no other server can take it meanwhile.
+  void pause() { ::kill(pid_, SIGSTOP); }
   int port() const { return port_; }
-  bool up() const {
-    try {
-      make_redis_cache(4, CacheOptions{}, options());
-      return true;
-    } catch (const Error&) {
-      return false;
-    }
-  }
+  bool up() const { return pid_ > 0 && answers_ping(socket()); }
   RedisOptions options(const std::string& prefix = "t:") const {
     RedisOptions o;
     o.port = port_;
@@ -101,7 +148,32 @@ class RedisServer {
   }
 
  private:
-  int port_;
+  std::filesystem::path socket() const { return dir_ / "redis.sock"; }
+
+  void start(int port) {
+    const pid_t pid = spawn({"redis-server", "--port", std::to_string(port), "--bind", "127.0.0.1", "--unixsocket",
+                             socket().string(), "--save", "", "--appendonly", "no", "--daemonize", "no",
+                             "--loglevel", "warning"},
+                            {}, true);
+    if (pid < 0) return;
+    bool exited = false;
+    const auto serving_or_gone = [&] {
+      exited = ::waitpid(pid, nullptr, WNOHANG) == pid;
+      return exited || answers_ping(socket());
+    };
+    if (eventually(serving_or_gone, std::chrono::seconds(10)) && !exited) {
+      pid_ = pid;
+      port_ = port;
+      return;
+    }
+    if (!exited) {
+      ::kill(pid, SIGKILL);
+      wait_exit(pid);
+    }
+  }
+
+  TempDir dir_;
+  int port_ = 0;
   pid_t pid_ = -1;
 };
 
@@ -147,20 +219,21 @@ TEST(RedisCache, EntriesExpireInRedis) {
   const auto a = make_redis_cache(8, options(100, 1), server.options());
   a->store("p", direction(1), "soon gone");
   EXPECT_TRUE(a->lookup("p", direction(1)));
-  std::this_thread::sleep_for(std::chrono::milliseconds(2100));  // Redis expires keys to the second
-  EXPECT_FALSE(a->lookup("p", direction(1)));
+  // Redis expires keys to the second: gone within about 2 s, given 10.
+  EXPECT_TRUE(eventually([&] { return !a->lookup("p", direction(1)); }, std::chrono::seconds(10)));
 }
 
 TEST(RedisCache, AnUnreachableServerIsAMissOrAnError) {
-  const int port = free_port();
+  const HeldPort refusing;
+  ASSERT_TRUE(refusing.held());
   RedisOptions nowhere;
-  nowhere.port = port;
+  nowhere.port = refusing.port();
   expect_error([&] { make_redis_cache(8, options(), nowhere); }, ErrorCode::kNotFound, "redis 127.0.0.1:");
   RedisServer server;
   ASSERT_TRUE(server.up());
   const auto a = make_redis_cache(8, options(), server.options());
   a->store("p", direction(1), "x");
-  server.stop();
+  server.pause();  // as a server that hangs or is cut off: each command times out
   EXPECT_FALSE(a->lookup("p", direction(1)));  // served as a miss, with a warning
   expect_error([&] { a->store("p", direction(2), "y"); }, ErrorCode::kNotFound, "redis 127.0.0.1:");
 }
@@ -212,8 +285,9 @@ TEST(RedisCache, TheRouterUsesIt) {
   const RouteResult hit = replica2->route(request);
   EXPECT_TRUE(hit.cache_hit);
   EXPECT_EQ(hit.response["id"], "helicase");
+  const HeldPort refusing;
   write_file(dir / "bad.yaml", "cache: {embedding_model: " + (repo_dir() / "models/multitask/base").string() +
-                                   ", backend: redis, redis: {port: " + std::to_string(free_port()) + "}}\n");
+                                   ", backend: redis, redis: {port: " + std::to_string(refusing.port()) + "}}\n");
   expect_error([&] { Router::load(dir / "bad.yaml"); }, ErrorCode::kNotFound, "cache.redis: redis 127.0.0.1:");
 }
 

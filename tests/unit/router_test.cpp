@@ -6,6 +6,7 @@
 #include <yaml-cpp/yaml.h>
 
 #include <atomic>
+#include <chrono>
 #include <condition_variable>
 #include <functional>
 #include <mutex>
@@ -669,13 +670,58 @@ TEST(RouterUnified, TasksSharingABaseAreOneSignalAndOnePass) {
 namespace semroute::test {
 namespace {
 
+// A door that signal threads wait at until the test opens it, counting the
+// threads that came and the ones that went through: the tests order threads
+// by it, never by sleeps. A thread left waiting goes through on its own after
+// `kGateGivesUp`, so a broken budget fails an expectation instead of hanging.
+class Gate {
+ public:
+  static constexpr std::chrono::seconds kGateGivesUp{30};
+
+  void pass() {
+    std::unique_lock<std::mutex> lock(mutex_);
+    ++arrived_;
+    changed_.notify_all();
+    changed_.wait_for(lock, kGateGivesUp, [&] { return open_; });
+    ++passed_;
+    changed_.notify_all();
+  }
+  void open() {
+    const std::lock_guard<std::mutex> lock(mutex_);
+    open_ = true;
+    changed_.notify_all();
+  }
+  int arrived() const {
+    const std::lock_guard<std::mutex> lock(mutex_);
+    return arrived_;
+  }
+  int passed() const {
+    const std::lock_guard<std::mutex> lock(mutex_);
+    return passed_;
+  }
+  // False when fewer than n threads have arrived (or passed) within 30 s.
+  bool wait_for_arrivals(int n) { return wait_until_count(arrived_, n); }
+  bool wait_for_passes(int n) { return wait_until_count(passed_, n); }
+
+ private:
+  bool wait_until_count(const int& count, int n) {
+    std::unique_lock<std::mutex> lock(mutex_);
+    return changed_.wait_for(lock, kGateGivesUp, [&] { return count >= n; });
+  }
+
+  mutable std::mutex mutex_;
+  std::condition_variable changed_;
+  bool open_ = false;
+  int arrived_ = 0;
+  int passed_ = 0;
+};
+
 TEST(RouterBudgets, ASlowSignalIsDroppedAtItsBudget) {
-  auto finished = std::make_shared<std::atomic<bool>>(false);
+  auto gate = std::make_shared<Gate>();
   auto slow = std::make_shared<FakeSignal>(
       "slow", 10, std::map<std::string, FieldSpec>{{"", {FieldType::kLabel, {"a", "b"}}}},
-      [finished](const RouteInput&) {
-        std::this_thread::sleep_for(std::chrono::milliseconds(400));
-        *finished = true;
+      [gate](const RouteInput&) {
+        gate->pass();
         return SignalValues{{"", FieldValue::of_label("a")}};
       });
   const SignalSet signals{{"slow", with_budget(slow, std::chrono::milliseconds(20))}};
@@ -683,12 +729,13 @@ TEST(RouterBudgets, ASlowSignalIsDroppedAtItsBudget) {
   const RouteInput input{"text", {}, {}};
   SignalBoard board(signals, input);
   std::vector<Condition::Held> held;
+  // The gate is shut: the request can only go on because the budget ran out.
   EXPECT_FALSE(compiler.compile(YAML::Load("\"slow == a\""), "when")->holds(board, held));
-  EXPECT_FALSE(*finished);  // the request went on before the signal ended
+  EXPECT_EQ(gate->passed(), 0);
   EXPECT_TRUE(compiler.compile(YAML::Load("slow.timed_out"), "when")->holds(board, held));
   EXPECT_FALSE(compiler.compile(YAML::Load("\"slow in [a, b]\""), "when")->holds(board, held));
-  for (int i = 0; i < 200 && !*finished; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(10));
-  EXPECT_TRUE(*finished);  // and it finished in the background
+  gate->open();
+  EXPECT_TRUE(gate->wait_for_passes(1));  // and it finished in the background
 
   // Within its budget, the values come through.
   const SignalSet quick{{"slow", with_budget(slow, std::chrono::seconds(10))}};
@@ -698,44 +745,27 @@ TEST(RouterBudgets, ASlowSignalIsDroppedAtItsBudget) {
 }
 
 TEST(RouterBudgets, AStalledSignalIsNotStartedAgainPastSixteenOverdueCalls) {
-  struct Gate {
-    std::mutex mutex;
-    std::condition_variable open_cv;
-    bool open = false;
-    int started = 0;
-  };
   auto gate = std::make_shared<Gate>();
   auto stalled = std::make_shared<FakeSignal>(
       "stalled", 10, std::map<std::string, FieldSpec>{{"", {FieldType::kBool, {}}}}, [gate](const RouteInput&) {
-        std::unique_lock<std::mutex> lock(gate->mutex);
-        ++gate->started;
-        gate->open_cv.wait(lock, [&] { return gate->open; });
+        gate->pass();
         return SignalValues{{"", FieldValue::boolean(true)}};
       });
   const auto budgeted = with_budget(stalled, std::chrono::milliseconds(1));
   const RouteInput input{"text", {}, {}};
   for (int i = 0; i < 40; ++i) EXPECT_TRUE(budgeted->compute(input).at("timed_out").truth);
-  const auto started = [&] {
-    const std::lock_guard<std::mutex> lock(gate->mutex);
-    return gate->started;
-  };
   // The 16 threads started may still be on their way in on a loaded machine.
-  for (const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(20);
-       started() < 16 && std::chrono::steady_clock::now() < until;)
-    std::this_thread::sleep_for(std::chrono::milliseconds(5));
-  {
-    const std::lock_guard<std::mutex> lock(gate->mutex);
-    EXPECT_EQ(gate->started, 16);  // the rest timed out without a thread
-    gate->open = true;
-    gate->open_cv.notify_all();
-  }
+  EXPECT_TRUE(gate->wait_for_arrivals(16));
+  EXPECT_EQ(gate->arrived(), 16);  // the rest timed out without a thread
+  gate->open();
   // Once the overdue calls finish, the signal starts again.
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
-  while (started() == 16 && std::chrono::steady_clock::now() < deadline) {
+  EXPECT_TRUE(gate->wait_for_passes(16));
+  const auto deadline = std::chrono::steady_clock::now() + Gate::kGateGivesUp;
+  while (gate->arrived() == 16 && std::chrono::steady_clock::now() < deadline) {
+    budgeted->compute(input);  // answered timed out until the finished calls are counted off
     std::this_thread::sleep_for(std::chrono::milliseconds(5));
-    budgeted->compute(input);
   }
-  EXPECT_GT(started(), 16);
+  EXPECT_GT(gate->arrived(), 16);
 }
 
 TEST(RouterBudgets, ParallelSignalsGiveTheLazyDecisions) {
