@@ -8,6 +8,37 @@ set -euo pipefail
 cli=$1 tokenizer=$2
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
+# label_is LABEL TEXT MODEL_DIR [OPTION...]: the model's top label for TEXT is LABEL.
+label_is() {
+  local want=$1 text=$2 got
+  shift 2
+  got=$("$cli" classify "$@" --json -- "$text" | python3 -c 'import json, sys; print(json.load(sys.stdin)["results"][0]["label"])')
+  [ "$got" = "$want" ] || { echo "$*: \"$text\" -> $got, expected $want"; exit 1; }
+}
+# is_mean_of MEAN A B: every tensor of the safetensors file MEAN is the mean of
+# A's and B's (float32, to 1e-6), and A and B differ.
+is_mean_of() {
+  python3 - "$@" <<'PY'
+import json, struct, sys
+def weights(path):
+    raw = open(path, "rb").read()
+    size = struct.unpack("<Q", raw[:8])[0]
+    header, data = json.loads(raw[8:8 + size]), raw[8 + size:]
+    return {name: struct.unpack("<%df" % ((t["data_offsets"][1] - t["data_offsets"][0]) // 4),
+                                data[t["data_offsets"][0]:t["data_offsets"][1]])
+            for name, t in header.items() if name != "__metadata__"}
+mean, a, b = (weights(path) for path in sys.argv[1:])
+assert a.keys() == b.keys() == mean.keys(), (sorted(a), sorted(mean))
+assert a != b, "the members are the same"
+worst = max(abs((x + y) / 2 - m) for k in mean for x, y, m in zip(a[k], b[k], mean[k]))
+assert worst <= 1e-6, worst
+PY
+}
+# Separable rows: every math text is "solve the equation number N", every law
+# text asks whether contract N is legally binding; they share no word but the
+# number. A model trained on them answers "solve the equation number 9" with
+# math and "is contract 9 legally binding" with law (by margins of 0.99 or
+# more over seeds), so the answers are asserted, not only their form.
 for i in 1 2 3 4 5 6; do
   echo "{\"text\": \"solve the equation number $i\", \"label\": \"math\", \"source\": \"exam\"}"
   echo "{\"text\": \"Read the contract. Is contract $i legally binding\", \"label\": \"law\", \"source\": \"exam\"}"
@@ -43,7 +74,7 @@ PY
 "$cli" calibrate "$work/seq" --alarm-label law --max-false-alarms 0.5 > "$work/cal.txt"
 grep -q "alarm 'law' at" "$work/cal.txt" && grep -q "out_of_source  chat" "$work/cal.txt" ||
   { echo "semroute calibrate: $(cat "$work/cal.txt")"; exit 1; }
-"$cli" classify "$work/seq" "solve the equation number 9" --json | grep -q '"label": "\(math\|law\)"'
+label_is math "solve the equation number 9" "$work/seq"
 
 "$cli" train --task sequence --base "$work/seq" --lora 4 --data "$work/seq.jsonl" --out "$work/adapter" \
   "${common[@]}" > "$work/adapter.txt"
@@ -56,7 +87,7 @@ unmerged=$("$cli" classify "$work/seq" "is contract 9 legally binding" --adapter
 python3 - "$merged" "$unmerged" <<'PY' || { echo "merged and unmerged answers differ"; exit 1; }
 import json, sys
 a, b = (json.loads(x)["results"][0] for x in sys.argv[1:])
-assert a["label"] == b["label"], (a, b)
+assert a["label"] == b["label"] == "law", (a, b)
 assert all(abs(a["probabilities"][k] - b["probabilities"][k]) <= 1e-5 for k in a["probabilities"]), (a, b)
 PY
 
@@ -97,31 +128,24 @@ grep -q "is of another run" "$work/err"
 if cmp -s "$work/c1/model.safetensors" "$work/o2/model.safetensors"; then echo "--order-seed changed nothing"; exit 1; fi
 "$cli" average --out "$work/soup" "$work/c1" "$work/o2" > "$work/soup.txt"
 grep -q "averaged 2 models" "$work/soup.txt"
-python3 - "$work/c1" "$work/o2" "$work/soup" <<'PY' || { echo "the average is not the mean of the weights"; exit 1; }
-import json, struct, sys
-def weights(model):
-    raw = open(model + "/model.safetensors", "rb").read()
-    size = struct.unpack("<Q", raw[:8])[0]
-    header, data = json.loads(raw[8:8 + size]), raw[8 + size:]
-    return {name: struct.unpack("<%df" % ((t["data_offsets"][1] - t["data_offsets"][0]) // 4),
-                                data[t["data_offsets"][0]:t["data_offsets"][1]])
-            for name, t in header.items() if name != "__metadata__"}
-a, b, mean = (weights(m) for m in sys.argv[1:])
-assert a.keys() == mean.keys()
-worst = max(abs((x + y) / 2 - m) for k in mean for x, y, m in zip(a[k], b[k], mean[k]))
-assert worst <= 1e-6, worst
-s = json.load(open(sys.argv[3] + "/training_summary.json"))
+is_mean_of "$work/soup/model.safetensors" "$work/c1/model.safetensors" "$work/o2/model.safetensors" ||
+  { echo "the average is not the mean of the weights"; exit 1; }
+python3 - "$work/soup" <<'PY' || { echo "the average was not rescored and calibrated"; exit 1; }
+import json, sys
+s = json.load(open(sys.argv[1] + "/training_summary.json"))
 assert len(s["training"]["averaged_from"]) == 2 and "accuracy" in s["test"], s["training"]
-assert json.load(open(sys.argv[3] + "/evaluation.json"))["temperature"] > 0
+assert json.load(open(sys.argv[1] + "/evaluation.json"))["temperature"] > 0
 PY
-"$cli" classify "$work/soup" "solve the equation number 9" --json | grep -q '"label": "\(math\|law\)"'
+label_is math "solve the equation number 9" "$work/soup"
 "$cli" train --task sequence --base "$work/seq" --lora 4 --data "$work/seq.jsonl" --out "$work/adapter2" \
   "${common[@]}" --order-seed 2 > /dev/null
 # (written a level deeper: the mean names its base from where it lies)
 "$cli" average --out "$work/soups/adapter" "$work/adapter" "$work/adapter2" > /dev/null
 grep -q '"base_model_name_or_path": "../../seq"' "$work/soups/adapter/adapter_config.json"
-"$cli" classify "$work/seq" "is contract 9 legally binding" --adapter "$work/soups/adapter" --json |
-  grep -q '"label": "\(math\|law\)"'
+# Each factor is averaged apart (lora_A with lora_A, lora_B with lora_B), the head with the head.
+is_mean_of "$work/soups/adapter/adapter_model.safetensors" "$work/adapter/adapter_model.safetensors" \
+  "$work/adapter2/adapter_model.safetensors" || { echo "the averaged adapter is not the mean of the adapters"; exit 1; }
+label_is law "is contract 9 legally binding" "$work/seq" --adapter "$work/soups/adapter"
 if "$cli" average --out "$work/x" "$work/c1" "$work/seq" 2> "$work/err"; then
   echo "models of other splits were averaged"; exit 1
 fi
@@ -137,7 +161,7 @@ if grep -q "is of another run" "$work/err"; then
   "$cli" train --task sequence --preset tiny --tokenizer "$tokenizer" --data "$work/seq.jsonl" --out "$work/bf16" \
     "${common[@]}" --compute-dtype bfloat16 --json > "$work/bf16.json" 2> /dev/null
   grep -q '"compute-dtype": "bfloat16"' "$work/bf16.json"
-  "$cli" classify "$work/bf16" "solve the equation number 9" --json | grep -q '"label": "\(math\|law\)"'
+  label_is math "solve the equation number 9" "$work/bf16"
 else
   grep -q "bfloat16 products need a CPU with AVX-512 BF16 or AMX" "$work/err"
 fi
