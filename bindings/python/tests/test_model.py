@@ -43,6 +43,7 @@ def test_entities_equal_the_cli_with_python_indices(repo, pii):
     texts = ["My email is jane.doe@example.com", "Écrivez à josé, jose@exemple.fr — Paris", "no entities here"]
     want = cli_json("tokens", repo / "models/pii", *texts)["results"]
     got = pii.token_classify_batch(texts)
+    assert len(got) == len(want) == len(texts)
     assert [r.entities for r in got] == pii.entities_batch(texts)
     for text, g, w in zip(texts, got, want):
         assert len(g.entities) == len(w["entities"])
@@ -63,6 +64,7 @@ def test_embeddings_similarity_and_top_k(tiny):
     with semroute.Model(tiny / "intent", task="embedding") as model:
         got = model.embed_batch(texts)
         assert got.shape == (3, model.embedding_dim) and str(got.dtype) == "float32"
+        assert [len(w) for w in want["embeddings"]] == [model.embedding_dim] * 3
         for row, w in zip(got, want["embeddings"]):
             assert max(abs(a - b) for a, b in zip(row, w)) <= TOLERANCE
         assert close(float((got[0] ** 2).sum()), 1.0)

@@ -31,7 +31,9 @@ def test_models_answer_as_in_process(server, domain, pii):
     texts = ["What is the derivative of x^2 + 3x?", "Écrivez à José, jose@example.com"]
     for address in server:
         client = semroute.Client(address)
-        for got, want in zip(client.model("domain").classify_batch(texts), domain.classify_batch(texts)):
+        answers, expected = client.model("domain").classify_batch(texts), domain.classify_batch(texts)
+        assert len(answers) == len(expected) == len(texts)
+        for got, want in zip(answers, expected):
             assert got.label == want.label and got.class_id == want.class_id
             assert all(abs(got.probabilities[k] - v) <= TOLERANCE for k, v in want.probabilities.items())
             assert got.input == want.input
@@ -46,6 +48,7 @@ def test_embeddings_unified_and_router(server, repo):
     with semroute.Model(repo / "models/multitask/base", task="embedding") as encoder:
         want = encoder.embed_batch(["solve for x", "court ruling"])
     got = client.model("encoder").embed_batch(["solve for x", "court ruling"])
+    assert got.shape == want.shape == (2, want.shape[1]) and want.shape[1] > 0
     assert abs(got - want).max() <= TOLERANCE
     assert abs(client.model("encoder").similarity("solve for x", "solve for x") - 1.0) <= 1e-5
     with semroute.Unified(repo / "models/router.yaml") as unified:

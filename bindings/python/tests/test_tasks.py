@@ -15,6 +15,7 @@ def same_answer(got: semroute.TaskAnswer, want: dict):
     assert (got.task, got.path, got.reason) == (want["task"], want["path"], want["reason"])
     if "label" in want:
         assert got.kind == "sequence" and got.label == want["label"]
+        assert len(got.probabilities) == len(want["probabilities"])
         assert abs(got.confidence - want["confidence"]) <= TOLERANCE
         assert all(abs(p - w) <= TOLERANCE for p, w in zip(got.probabilities, want["probabilities"].values()))
         assert abs(got.risk - want["risk"]) <= TOLERANCE and got.flagged == want["flagged"]
