@@ -6,8 +6,8 @@
 # the repository; nothing is downloaded): route prompts to a domain, flag a
 # jailbreak, find personal data, and answer all three at once with the
 # unified classifier. The prompts are ours, not training data
-# (tests/cli/default_models.sh checks these answers). Prints how long each
-# step took.
+# (tests/cli/default_models.sh scores them with more, against a floor of
+# accuracy). Prints how long each step took.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 start=$SECONDS
