@@ -1,12 +1,16 @@
 // `semroute serve CONFIG.yaml`: the classification layer as a separate
-// process (src/server/). SIGTERM / SIGINT: stop accepting, finish the
-// requests in flight, exit 0. SIGHUP: reload the router configs (each keeps
-// its old version when its new one does not load).
+// process (src/server/). SIGTERM / SIGINT: stop accepting, answer what was
+// sent, cancel what still computes after --grace-seconds, exit 0. SIGHUP:
+// reload the router configs (each that loads replaces its old version; each
+// that does not keeps it).
+#include <pthread.h>
+
 #include <algorithm>
+#include <chrono>
 #include <csignal>
 #include <cstdio>
 #include <cstdlib>
-#include <pthread.h>
+#include <thread>
 
 #include "cli.h"
 #include "core/runtime.h"
@@ -21,7 +25,21 @@ constexpr const char* kServeUsage =
     "usage: semroute serve CONFIG.yaml [--listen HOST:PORT] [--unix-socket PATH] [--grace-seconds N]\n"
     "Serves the models, unified classifiers and routers CONFIG.yaml names over HTTP/1.1 (docs/serve.md).\n"
     "--listen / --unix-socket replace the config's; port 0 picks a free port. The first line printed\n"
-    "says where it listens. SIGTERM: finish the requests in flight (at most --grace-seconds, 30) and exit.";
+    "says where it listens. SIGTERM: answer the requests already sent (at most --grace-seconds, 30; then what\n"
+    "still computes is cancelled) and exit.";
+
+// Past the grace, cancelled work ends at its next step (one forward); this
+// long after it the process exits whatever still runs.
+constexpr auto kCancelMargin = std::chrono::seconds(10);
+
+void exit_at_the_latest(std::chrono::seconds after) {
+  std::thread([after] {
+    std::this_thread::sleep_for(after);
+    std::fprintf(stderr, "semroute serve: requests still running %lld s after SIGTERM; exiting\n",
+                 static_cast<long long>(after.count()));
+    std::_Exit(1);
+  }).detach();
+}
 
 std::string bearer_token(const ServeConfig& config) {
   if (config.auth_token_env.empty()) return "";
@@ -70,17 +88,17 @@ int run_serve(const std::vector<std::string>& argv) {
     int signal = 0;
     sigwait(&signals, &signal);
     if (signal == SIGHUP) {
-      try {
-        service->reload_routers();
-        std::fprintf(stderr, "semroute serve: routers reloaded\n");
-      } catch (const Error& e) {
-        std::fprintf(stderr, "semroute serve: reload failed, the old routers serve on: %s\n", e.what());
-      }
+      const std::vector<std::string> failures = service->reload_routers();
+      for (const auto& failure : failures)
+        std::fprintf(stderr, "semroute serve: reload failed, its old version serves on: %s\n", failure.c_str());
+      std::fprintf(stderr, "semroute serve: %zu of %zu routers reloaded\n", config.routers.size() - failures.size(),
+                   config.routers.size());
       release_openmp_team();
       continue;
     }
     std::fprintf(stderr, "semroute serve: stopping (%lld requests in flight)\n",
                  static_cast<long long>(server.in_flight()));
+    exit_at_the_latest(grace + kCancelMargin);
     server.shutdown(grace);
     return 0;
   }

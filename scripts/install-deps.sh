@@ -15,7 +15,7 @@ build_packages=(
   libpcre2-dev libutf8proc-dev
   libssl-dev                     # SHA-256 of model files: the router drop-in's embedding descriptors
   libhiredis-dev                 # the semantic cache shared by router replicas
-  libmicrohttpd-dev              # semroute serve: HTTP/1.1 (chosen by measurement, docs/serve.md)
+  libboost-dev                   # semroute serve: HTTP/1.1 on Boost.Beast, header-only (why: docs/serve.md)
   libgtest-dev libgmock-dev libbenchmark-dev  # the configure step finds them (tests, benchmarks)
 )
 test_packages=(

@@ -33,8 +33,8 @@ if [[ -n "${DEPS_PREFIX:-}" ]]; then
   export PKG_CONFIG_LIBDIR=$DEPS_PREFIX/usr/lib/$multiarch/pkgconfig:$DEPS_PREFIX/usr/share/pkgconfig
   export PKG_CONFIG_SYSROOT_DIR=$DEPS_PREFIX  # the .pc files say /usr: read them as $DEPS_PREFIX/usr
   export LD_LIBRARY_PATH=$DEPS_PREFIX/usr/lib/$multiarch${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
-  # Requires.private names what only a static link needs (gnutls for
-  # libmicrohttpd), which unpacked packages do not bring along.
+  # Requires.private names what only a static link needs, which unpacked
+  # packages do not bring along.
   sed -i '/^Requires.private:/d' "$DEPS_PREFIX"/usr/lib/"$multiarch"/pkgconfig/*.pc
   command -v pkg-config >/dev/null || cmake_extra+=("-DPKG_CONFIG_EXECUTABLE=$DEPS_PREFIX/usr/bin/pkgconf")
 fi

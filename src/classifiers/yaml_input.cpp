@@ -1,10 +1,23 @@
 #include "classifiers/yaml_input.h"
 
+#include <unordered_set>
+
 #include "core/file_input.h"
 #include "semroute/error.h"
 
 namespace semroute {
 namespace {
+
+// yaml-cpp keeps both entries of a key written twice and answers lookups
+// with the first: a second `models:` would be ignored without a word.
+void check_unique_keys(const YAML::Node& map, const std::filesystem::path& path) {
+  std::unordered_set<std::string> seen;
+  for (const auto& item : map) {
+    if (!item.first.IsScalar() || seen.insert(item.first.Scalar()).second) continue;
+    throw LoadError(path.string() + ":" + std::to_string(item.first.Mark().line + 1) + ": the key '" +
+                    item.first.Scalar() + "' appears twice in one map");
+  }
+}
 
 // Counts the nodes and scalar bytes a full traversal would visit (aliases
 // expanded); iterative on an explicit stack, stopping at the first bound crossed.
@@ -25,6 +38,7 @@ void check_bounds(const YAML::Node& root, const std::filesystem::path& path) {
     if (node.IsSequence()) {
       for (const auto& child : node) stack.emplace_back(child, depth + 1);
     } else if (node.IsMap()) {
+      check_unique_keys(node, path);
       for (const auto& item : node) {
         stack.emplace_back(item.first, depth + 1);
         stack.emplace_back(item.second, depth + 1);

@@ -36,29 +36,36 @@ void AnswerStream::guard() const {
   if (finished_) throw InvalidInput("answer stream: the stream is finished");
 }
 
-std::vector<StreamEvent> AnswerStream::feed(std::string_view chunk) {
+std::vector<StreamEvent> AnswerStream::feed(std::string_view chunk, const CheckRunner& run) {
   guard();
   try {
+    if (const size_t bad = utf8_.feed(chunk); bad != std::string_view::npos)
+      throw InvalidInput("answer stream: invalid UTF-8 at byte " + std::to_string(bad) + " of this chunk (byte " +
+                             std::to_string(stream_bytes_ + bad) + " of the stream)",
+                         ErrorCode::kInvalidUtf8);
+    stream_bytes_ += chunk.size();
     if (options_.format == StreamFormat::kSse) {
       sse_.feed(chunk, pending_);
       finished_ = sse_.done();  // [DONE]: the answer is complete
     } else {
       pending_.append(chunk);
     }
-    return take_sentences(finished_);
+    return take_sentences(finished_, run);
   } catch (...) {
     failed_ = true;
     throw;
   }
 }
 
-std::vector<StreamEvent> AnswerStream::finish() {
+std::vector<StreamEvent> AnswerStream::finish(const CheckRunner& run) {
   if (finished_ && !failed_ && !stopped_) return {};  // [DONE] already ended it
   guard();
   try {
+    if (!utf8_.complete())
+      throw InvalidInput("answer stream: the stream ends inside a UTF-8 character", ErrorCode::kInvalidUtf8);
     if (options_.format == StreamFormat::kSse) sse_.finish(pending_);
     finished_ = true;
-    return take_sentences(true);
+    return take_sentences(true, run);
   } catch (...) {
     failed_ = true;
     throw;
@@ -75,7 +82,7 @@ void AnswerStream::remember(std::string_view text) {
   before_.erase(0, cut);
 }
 
-std::vector<StreamEvent> AnswerStream::take_sentences(bool at_end) {
+std::vector<StreamEvent> AnswerStream::take_sentences(bool at_end, const CheckRunner& run) {
   const SplitterOptions splitter{detector_->options().max_sentence_bytes};
   std::vector<StreamEvent> events;
   for (;;) {
@@ -94,7 +101,8 @@ std::vector<StreamEvent> AnswerStream::take_sentences(bool at_end) {
                          ErrorCode::kInvalidUtf8);
     remember(std::string_view(pending_).substr(0, begin));
     StreamEvent event;
-    event.check = detector_->check(*truth_, before_, sentence, pending_base_ + begin);
+    const auto judge = [&] { return detector_->check(*truth_, before_, sentence, pending_base_ + begin); };
+    event.check = run ? run(judge) : judge();
     event.kind = event_kind(event.check, options_.stop_severity);
     remember(sentence);
     pending_.erase(0, *end);

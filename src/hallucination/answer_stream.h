@@ -12,6 +12,7 @@
 // one-shot check agree exactly.
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -19,6 +20,7 @@
 
 #include "hallucination/hallucination_detector.h"
 #include "hallucination/sse_reader.h"
+#include "tokenizers/unicode.h"
 
 namespace semroute {
 
@@ -41,6 +43,11 @@ struct StreamEvent {
   SentenceCheck check;
 };
 
+// How each sentence's check runs: `judge()` wherever the caller wants it
+// (the server: on its compute lane, after checking the request's deadline; it
+// may throw to stop, which ends the stream). Empty: inline.
+using CheckRunner = std::function<SentenceCheck(const std::function<SentenceCheck()>& judge)>;
+
 class AnswerStream {
  public:
   AnswerStream(std::shared_ptr<const HallucinationDetector> detector, std::shared_ptr<const GroundTruth> truth,
@@ -49,10 +56,10 @@ class AnswerStream {
   // Events for the sentences `chunk` completes. After an error (malformed
   // SSE, invalid UTF-8) or a stop, every later call throws InvalidInput.
   // Not thread-safe: one stream, one caller at a time.
-  std::vector<StreamEvent> feed(std::string_view chunk);
+  std::vector<StreamEvent> feed(std::string_view chunk, const CheckRunner& run = {});
   // The end of the answer: its last sentence is judged. (An SSE stream's
   // [DONE] ends it too; finish() then has nothing left.)
-  std::vector<StreamEvent> finish();
+  std::vector<StreamEvent> finish(const CheckRunner& run = {});
 
   bool stopped() const { return stopped_; }
   uint64_t answer_bytes() const { return pending_base_ + pending_.size(); }
@@ -60,7 +67,7 @@ class AnswerStream {
   size_t buffered_bytes() const { return pending_.size() + before_.size() + sse_.buffered_bytes(); }
 
  private:
-  std::vector<StreamEvent> take_sentences(bool at_end);
+  std::vector<StreamEvent> take_sentences(bool at_end, const CheckRunner& run);
   void remember(std::string_view text);
   void guard() const;
 
@@ -68,6 +75,8 @@ class AnswerStream {
   std::shared_ptr<const GroundTruth> truth_;
   StreamOptions options_;
   SseReader sse_;
+  unicode::Utf8Pieces utf8_;   // every chunk's bytes checked as they come
+  uint64_t stream_bytes_ = 0;  // bytes fed so far
   std::string pending_;        // the answer from pending_base_ on
   uint64_t pending_base_ = 0;
   std::string before_;         // the end of the answer before pending_

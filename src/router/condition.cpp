@@ -375,6 +375,7 @@ ConditionPtr compile_comparison(const std::string& text, const SignalSet& signal
 SignalBoard::Computed& SignalBoard::compute(const std::string& signal) {
   auto it = computed_.find(signal);
   if (it == computed_.end()) {
+    if (checkpoint_) checkpoint_();
     const auto start = Clock::now();
     SignalValues values = signals_.at(signal)->compute(input_);
     const auto latency = std::chrono::duration_cast<std::chrono::microseconds>(Clock::now() - start);

@@ -14,6 +14,7 @@
 #pragma once
 
 #include <chrono>
+#include <functional>
 #include <map>
 #include <memory>
 #include <string>
@@ -31,7 +32,10 @@ namespace semroute {
 // latency: what a route's trace reports.
 class SignalBoard {
  public:
-  SignalBoard(const SignalSet& signals, const RouteInput& input) : signals_(signals), input_(input) {}
+  // `checkpoint`, if set, runs before each signal is computed and may throw
+  // to abandon the route (a server's deadline or cancellation).
+  SignalBoard(const SignalSet& signals, const RouteInput& input, std::function<void()> checkpoint = {})
+      : signals_(signals), input_(input), checkpoint_(std::move(checkpoint)) {}
 
   struct Computed {
     SignalValues values;
@@ -52,6 +56,7 @@ class SignalBoard {
  private:
   const SignalSet& signals_;
   const RouteInput& input_;
+  std::function<void()> checkpoint_;
   std::map<std::string, Computed> computed_;
 };
 

@@ -101,8 +101,11 @@ class RedisCache final : public SemanticCache {
     }
   }
 
-  void store(const std::string& partition, const std::vector<float>& embedding, const std::string& response) override {
+  // (The shared store's total is Redis's own to bound: its maxmemory and an
+  // eviction policy; one answer is bounded here.)
+  bool store(const std::string& partition, const std::vector<float>& embedding, const std::string& response) override {
     check(embedding);
+    if (cache_entry_bytes(embedding, response) > options_.max_bytes) return false;
     const std::lock_guard<std::mutex> lock(mutex_);
     const int64_t id = as_integer(connection_.run({"INCR", prefix_ + "seq"}));
     const std::string bytes(reinterpret_cast<const char*>(embedding.data()), embedding.size() * sizeof(float));
@@ -121,6 +124,7 @@ class RedisCache final : public SemanticCache {
       }
     }
     sync();  // our own entry, and any other replica's since the last look
+    return true;
   }
 
   size_t size() const override {

@@ -126,8 +126,9 @@ RouteResult Router::route(const RequestJson& request, const std::map<std::string
   RouteInput input{request_text(request), metadata, {}};
   check_text(input.text);
   input.compressor = parts_.compressor.get();
-  SignalBoard board(signals_, input);
+  SignalBoard board(signals_, input, options.checkpoint);
   if (!prefetched_.empty()) {
+    if (options.checkpoint) options.checkpoint();
     if (input.compressor) input.compressed();  // once, before the threads share it
     prefetch(input, board);
   }
@@ -149,7 +150,10 @@ RouteResult Router::route(const RequestJson& request, const std::map<std::string
     result.headers["x-semroute-blocked"] = "true";
   } else {
     apply_action(action, auto_models_, result.request);
-    if (action.cache && parts_.cache.store) look_up_answer(input, result);
+    if (action.cache && parts_.cache.store) {
+      if (options.checkpoint) options.checkpoint();
+      look_up_answer(input, result);
+    }
     if (action.check_answer && parts_.detector) {
       result.check_answer = true;
       result.headers["x-semroute-check-answer"] = "true";
@@ -191,8 +195,7 @@ bool Router::store_answer(const RouteResult& route, std::string_view response_js
   if (!parts_.cache.store || !route.cache_embedding) return false;
   const RequestJson response = parse_body(response_json, "answer");
   if (!response.is_object()) throw Error(ErrorCode::kInvalidArgument, "answer: not a JSON object");
-  parts_.cache.store->store(route.cache_partition, *route.cache_embedding, response.dump());
-  return true;
+  return parts_.cache.store->store(route.cache_partition, *route.cache_embedding, response.dump());
 }
 
 std::unique_ptr<AnswerStream> Router::check_answer(const RouteResult& route, std::string_view context, bool sse) const {

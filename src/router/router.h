@@ -52,6 +52,7 @@
 
 #include <chrono>
 #include <filesystem>
+#include <functional>
 #include <map>
 #include <memory>
 #include <string>
@@ -124,6 +125,9 @@ struct RouteOptions {
   // Compute every signal before deciding (to see them all in the trace, or
   // to measure what lazy evaluation saves); the decision is the same.
   bool all_signals = false;
+  // Runs before each signal is computed and before the cache's lookup; it may
+  // throw to abandon the route (the server's deadline and cancellation).
+  std::function<void()> checkpoint;
 };
 
 class Router {
@@ -144,7 +148,8 @@ class Router {
 
   // After a cache miss of a decision with `cache: true`, stores the answer
   // the model gave (a chat.completion JSON object) for similar prompts.
-  // Returns false when the route has nothing to store. Thread-safe.
+  // Returns false when the route has nothing to store or the answer is
+  // larger than the cache's max_bytes. Thread-safe.
   bool store_answer(const RouteResult& route, std::string_view response_json) const;
 
   // A stream that checks the model's answer to a routed request as it

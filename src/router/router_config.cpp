@@ -270,7 +270,7 @@ std::vector<Decision> parse_decisions(const YamlFields& f, const YAML::Node& nod
 
 RouterCache parse_cache(const YamlFields& f, const YAML::Node& node, ModelCache& models) {
   if (!node.IsMap()) f.fail("cache", "expected a map");
-  f.only(node, "cache", {"embedding_model", "threshold", "ttl_seconds", "capacity", "backend", "redis"});
+  f.only(node, "cache", {"embedding_model", "threshold", "ttl_seconds", "capacity", "max_bytes", "backend", "redis"});
   if (!node["embedding_model"]) f.fail("cache.embedding_model", "missing (a model folder that embeds prompts)");
   CacheOptions cache;
   cache.threshold = 0.95f;
@@ -288,6 +288,8 @@ RouterCache parse_cache(const YamlFields& f, const YAML::Node& node, ModelCache&
     if (capacity <= 0 || capacity > (int64_t{1} << 26)) f.fail("cache.capacity", "must lie in [1, 2^26]");
     cache.capacity = static_cast<size_t>(capacity);
   }
+  if (node["max_bytes"])
+    cache.max_bytes = static_cast<size_t>(f.number(node["max_bytes"], "cache.max_bytes", 1024, 1099511627776.0));
   const std::string backend =
       node["backend"] ? f.scalar<std::string>(node["backend"], "cache.backend", "memory or redis") : "memory";
   if (backend != "memory" && backend != "redis") f.fail("cache.backend", "'" + backend + "' is neither memory nor redis");

@@ -35,8 +35,10 @@ class MemoryCache final : public SemanticCache {
     return CacheHit{e.response, best->similarity};
   }
 
-  void store(const std::string& partition, const std::vector<float>& embedding, const std::string& response) override {
+  bool store(const std::string& partition, const std::vector<float>& embedding, const std::string& response) override {
     check(embedding);
+    const size_t bytes = cache_entry_bytes(embedding, response);
+    if (bytes > options_.max_bytes) return false;
     const std::lock_guard<std::mutex> lock(mutex_);
     auto it = partitions_.find(partition);
     if (it == partitions_.end()) it = partitions_.emplace(partition, Partition(dimension_)).first;
@@ -45,12 +47,16 @@ class MemoryCache final : public SemanticCache {
     if (found && found->similarity >= options_.threshold) {
       Entry& e = p.entries[static_cast<size_t>(found->row)];
       p.index.replace(found->row, embedding.data(), dimension_);
+      bytes_ += bytes - e.bytes;
       e.response = response;
+      e.bytes = bytes;
       e.created = options_.now();
       lru_.splice(lru_.begin(), lru_, e.lru);
-      return;
+      make_room(0);
+      return true;
     }
     if (live_ >= options_.capacity) evict(lru_.back().first, lru_.back().second);
+    make_room(bytes);
     int64_t row;
     if (!p.free_rows.empty()) {
       row = p.free_rows.back();
@@ -62,9 +68,12 @@ class MemoryCache final : public SemanticCache {
     }
     Entry& e = p.entries[static_cast<size_t>(row)];
     e.response = response;
+    e.bytes = bytes;
     e.created = options_.now();
     e.lru = lru_.emplace(lru_.begin(), &p, row);
     ++live_;
+    bytes_ += bytes;
+    return true;
   }
 
   size_t size() const override {
@@ -78,6 +87,7 @@ class MemoryCache final : public SemanticCache {
   using LruList = std::list<std::pair<Partition*, int64_t>>;
   struct Entry {
     std::string response;
+    size_t bytes = 0;  // cache_entry_bytes
     Clock::time_point created;
     LruList::iterator lru;
   };
@@ -111,8 +121,17 @@ class MemoryCache final : public SemanticCache {
     return std::nullopt;
   }
 
+  // Evicts the least recently used until `incoming` more bytes fit (the
+  // most recent entry, just stored or replaced, stays).
+  void make_room(size_t incoming) {
+    while (bytes_ + incoming > options_.max_bytes && lru_.size() > (incoming == 0 ? 1 : 0))
+      evict(lru_.back().first, lru_.back().second);
+  }
+
   void evict(Partition* p, int64_t row) {
     Entry& e = p->entries[static_cast<size_t>(row)];
+    bytes_ -= e.bytes;
+    e.bytes = 0;
     lru_.erase(e.lru);
     e.response.clear();
     e.response.shrink_to_fit();
@@ -127,6 +146,7 @@ class MemoryCache final : public SemanticCache {
   std::map<std::string, Partition> partitions_;
   LruList lru_;  // most recently used first
   size_t live_ = 0;
+  size_t bytes_ = 0;  // of the live entries
 };
 
 }  // namespace
@@ -136,6 +156,7 @@ void check_cache_options(int64_t dimension, const CacheOptions& options) {
   if (!(options.threshold > 0 && options.threshold <= 1))
     throw InvalidInput("semantic cache: the threshold must lie in (0, 1]");
   if (options.capacity == 0) throw InvalidInput("semantic cache: the capacity must be positive");
+  if (options.max_bytes == 0) throw InvalidInput("semantic cache: max_bytes must be positive");
   if (options.ttl.count() < 0) throw InvalidInput("semantic cache: the ttl must not be negative");
 }
 
@@ -150,6 +171,10 @@ void check_cache_embedding(int64_t dimension, const std::vector<float>& embeddin
 
 std::unique_ptr<SemanticCache> make_memory_cache(int64_t dimension, CacheOptions options) {
   return std::make_unique<MemoryCache>(dimension, std::move(options));
+}
+
+size_t cache_entry_bytes(const std::vector<float>& embedding, const std::string& response) {
+  return response.size() + embedding.size() * sizeof(float);
 }
 
 }  // namespace semroute

@@ -8,15 +8,23 @@
 
 namespace semroute {
 
+struct AnswerChecks::Detector {
+  std::shared_ptr<const HallucinationDetector> model;
+  std::atomic<int64_t> in_flight{0};  // requests judging sentences with it
+};
+
 // One answer being checked: its AnswerStream and what it decided so far.
 struct AnswerChecks::Stream {
-  std::mutex feeding;  // one request feeds it at a time
+  std::shared_ptr<Detector> detector;
+  size_t windows_per_sentence;  // the context windows each sentence's check reads
   AnswerStream answer;
-  std::chrono::steady_clock::time_point last_used;  // guarded by AnswerChecks::mutex_
+  bool busy = false;                                // a request feeds it; guarded by AnswerChecks::mutex_
+  std::chrono::steady_clock::time_point last_used;  // when its last feed ended; likewise
   size_t sentences = 0, flagged = 0;
   double max_score = 0;
 
-  explicit Stream(AnswerStream a) : answer(std::move(a)) {}
+  Stream(std::shared_ptr<Detector> d, size_t windows, AnswerStream a)
+      : detector(std::move(d)), windows_per_sentence(windows), answer(std::move(a)) {}
 
   nlohmann::json take(const std::vector<StreamEvent>& events) {
     nlohmann::json out = nlohmann::json::array();
@@ -33,6 +41,43 @@ struct AnswerChecks::Stream {
   }
 };
 
+// A stream taken by one request for its feed: 404 when there is none, busy()
+// while another request feeds it; on release it counts as used now.
+class AnswerChecks::Feeding {
+ public:
+  Feeding(const AnswerChecks& checks, const std::string& id) : checks_(checks), id_(id) {
+    const std::lock_guard<std::mutex> lock(checks_.mutex_);
+    checks_.drop_idle(std::chrono::steady_clock::now());
+    const auto it = checks_.streams_.find(id);
+    if (it == checks_.streams_.end()) throw Error(ErrorCode::kNotFound, "no answer stream '" + id + "' (ended, or idle too long)");
+    stream_ = it->second;
+    if (stream_->busy) return;
+    stream_->busy = owner_ = true;
+  }
+  ~Feeding() {
+    if (!owner_) return;
+    const std::lock_guard<std::mutex> lock(checks_.mutex_);
+    stream_->busy = false;
+    stream_->last_used = std::chrono::steady_clock::now();
+  }
+  Feeding(const Feeding&) = delete;
+  Feeding& operator=(const Feeding&) = delete;
+
+  bool busy() const { return !owner_; }
+  const std::shared_ptr<Stream>& stream() const { return stream_; }
+  // The stream leaves the table (finished, or it cannot go on).
+  void end() const {
+    const std::lock_guard<std::mutex> lock(checks_.mutex_);
+    checks_.streams_.erase(id_);
+  }
+
+ private:
+  const AnswerChecks& checks_;
+  std::string id_;
+  std::shared_ptr<Stream> stream_;
+  bool owner_ = false;
+};
+
 namespace {
 
 std::string optional_string(const nlohmann::json& request, const char* key) {
@@ -46,16 +91,37 @@ std::string server_sent_event(const std::string& name, const nlohmann::json& dat
   return "event: " + name + "\ndata: " + data.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n\n";
 }
 
+Reply stream_busy(const std::string& id) {
+  return error_reply(409, "stream_busy", "another request is feeding answer stream '" + id + "'");
+}
+
+// How a request's sentences are judged: its control checked and its budget of
+// context windows charged before each, the forwards on the compute lane.
+CheckRunner budgeted_runner(const RequestControl& control, size_t windows_per_sentence, size_t max_windows,
+                            size_t& windows_read) {
+  return [&control, windows_per_sentence, max_windows, &windows_read](const std::function<SentenceCheck()>& judge) {
+    windows_read += windows_per_sentence;
+    if (windows_read > max_windows)
+      throw Error(ErrorCode::kTooLong, "the answer check would read more than " + std::to_string(max_windows) +
+                                           " context windows (limits.max_check_windows: sentences x " +
+                                           std::to_string(windows_per_sentence) + " windows each)");
+    return control.on_lane(judge);
+  };
+}
+
 }  // namespace
 
 AnswerChecks::AnswerChecks(const std::map<std::string, ServedDetectorConfig>& detectors, const ServeLimits& limits)
-    : max_streams_(limits.max_streams), idle_(limits.stream_idle_ms) {
+    : max_streams_(limits.max_streams), max_queue_(limits.max_queue), max_windows_(limits.max_check_windows),
+      idle_(limits.stream_idle_ms) {
   for (const auto& [name, d] : detectors) {
+    auto served = std::make_shared<Detector>();
     try {
-      detectors_.emplace(name, HallucinationDetector::load(d.path, d.nli, d.options, d.pipeline));
+      served->model = HallucinationDetector::load(d.path, d.nli, d.options, d.pipeline);
     } catch (const Error& e) {
       throw LoadError("detectors." + name + ": " + e.what(), e.code());
     }
+    detectors_.emplace(name, std::move(served));
   }
 }
 
@@ -67,47 +133,48 @@ std::vector<std::string> AnswerChecks::names() const {
   return out;
 }
 
-namespace {
-
-// An AnswerStream over the request's detector and context, as `format` says.
-AnswerStream open_answer(const std::map<std::string, std::shared_ptr<const HallucinationDetector>>& detectors,
-                         const nlohmann::json& request, StreamFormat format) {
+// A stream over the request's detector and context, as `format` says.
+std::shared_ptr<AnswerChecks::Stream> AnswerChecks::open_stream(const nlohmann::json& request,
+                                                                StreamFormat format) const {
   const std::string name = optional_string(request, "detector");
-  const auto it = detectors.find(name);
-  if (it == detectors.end()) throw Error(ErrorCode::kNotFound, "no detector '" + name + "'");
+  const auto it = detectors_.find(name);
+  if (it == detectors_.end()) throw Error(ErrorCode::kNotFound, "no detector '" + name + "'");
   if (request.find("context") == request.end()) throw InvalidInput("\"context\": missing (the answer's ground truth)");
+  const HallucinationDetector& model = *it->second->model;
   StreamOptions options;
   options.format = format;
   options.stop_severity = severity_named(optional_string(request, "stop_at"));
-  return AnswerStream(it->second, it->second->pin(optional_string(request, "context"), optional_string(request, "question")),
-                      options);
+  auto truth = model.pin(optional_string(request, "context"), optional_string(request, "question"));
+  const size_t read = model.options().context_windows;
+  const size_t windows = read == 0 ? truth->windows.size() : std::min(read, truth->windows.size());
+  return std::make_shared<Stream>(it->second, std::max<size_t>(windows, 1),
+                                  AnswerStream(it->second->model, std::move(truth), options));
 }
 
-}  // namespace
-
-Reply AnswerChecks::check(const nlohmann::json& request) const {
+Reply AnswerChecks::check(const nlohmann::json& request, const RequestControl& control) const {
   const bool sse = request.contains("stream");
   if (sse == request.contains("answer"))
     throw InvalidInput("give exactly one of \"answer\" (text) and \"stream\" (SSE bytes)");
-  Stream stream(open_answer(detectors_, request, sse ? StreamFormat::kSse : StreamFormat::kText));
+  const auto stream = open_stream(request, sse ? StreamFormat::kSse : StreamFormat::kText);
+  const QueueSlot slot(stream->detector->in_flight, max_queue_);
+  if (slot.full()) return busy_reply("queue_full", "detector '" + optional_string(request, "detector") + "' has a full queue; retry shortly");
+  size_t windows_read = 0;
+  const CheckRunner run = budgeted_runner(control, stream->windows_per_sentence, max_windows_, windows_read);
   Reply reply;
   reply.content_type = "text/event-stream";
   const auto send = [&](const std::vector<StreamEvent>& events) {
-    for (const auto& event : stream.take(events)) reply.body += server_sent_event(event["event"], event);
+    for (const auto& event : stream->take(events)) reply.body += server_sent_event(event["event"], event);
   };
-  compute_lane().run([&] {  // the detector's forwards, on the process's compute lane
-    send(stream.answer.feed(optional_string(request, sse ? "stream" : "answer")));
-    if (!stream.answer.stopped()) send(stream.answer.finish());
-  });
-  reply.body += server_sent_event("done", stream.summary());
+  send(stream->answer.feed(optional_string(request, sse ? "stream" : "answer"), run));
+  if (!stream->answer.stopped()) send(stream->answer.finish(run));
+  reply.body += server_sent_event("done", stream->summary());
   return reply;
 }
 
 Reply AnswerChecks::open(const nlohmann::json& request) const {
   const std::string format = request.contains("format") ? optional_string(request, "format") : "sse";
   if (format != "sse" && format != "text") throw InvalidInput("\"format\": sse or text");
-  auto stream = std::make_shared<Stream>(
-      open_answer(detectors_, request, format == "sse" ? StreamFormat::kSse : StreamFormat::kText));
+  auto stream = open_stream(request, format == "sse" ? StreamFormat::kSse : StreamFormat::kText);
   const auto now = std::chrono::steady_clock::now();
   stream->last_used = now;
   std::string id = random_id();
@@ -121,46 +188,50 @@ Reply AnswerChecks::open(const nlohmann::json& request) const {
   return json_reply({{"stream", id}, {"idle_timeout_ms", idle_.count()}}, 201);
 }
 
-std::shared_ptr<AnswerChecks::Stream> AnswerChecks::stream(const std::string& id) const {
-  const std::lock_guard<std::mutex> lock(mutex_);
-  const auto now = std::chrono::steady_clock::now();
-  drop_idle(now);
-  const auto it = streams_.find(id);
-  if (it == streams_.end()) throw Error(ErrorCode::kNotFound, "no answer stream '" + id + "' (ended, or idle too long)");
-  it->second->last_used = now;
-  return it->second;
-}
-
 void AnswerChecks::drop_idle(std::chrono::steady_clock::time_point now) const {
   for (auto it = streams_.begin(); it != streams_.end();)
-    it = now - it->second->last_used > idle_ ? streams_.erase(it) : std::next(it);
+    it = !it->second->busy && now - it->second->last_used > idle_ ? streams_.erase(it) : std::next(it);
 }
 
-Reply AnswerChecks::feed(const std::string& id, std::string_view chunk) const {
-  const auto s = stream(id);
-  const std::unique_lock<std::mutex> feeding(s->feeding, std::try_to_lock);
-  if (!feeding.owns_lock()) return error_reply(409, "stream_busy", "another request is feeding answer stream '" + id + "'");
+// The events `chunk` completes (or, at_end, the last sentence's), judged for
+// the request that holds the stream; any failure ends the stream.
+Reply AnswerChecks::judge(const std::shared_ptr<Stream>& stream, const RequestControl& control, bool at_end,
+                          std::string_view chunk) const {
+  const QueueSlot slot(stream->detector->in_flight, max_queue_);
+  if (slot.full()) return busy_reply("queue_full", "the stream's detector has a full queue; retry shortly");
+  size_t windows_read = 0;
+  const CheckRunner run = budgeted_runner(control, stream->windows_per_sentence, max_windows_, windows_read);
+  if (at_end) {
+    nlohmann::json events = stream->answer.stopped() ? nlohmann::json::array() : stream->take(stream->answer.finish(run));
+    return json_reply({{"events", std::move(events)}, {"summary", stream->summary()}});
+  }
+  nlohmann::json events = stream->take(stream->answer.feed(chunk, run));
+  return json_reply({{"events", std::move(events)}, {"stopped", stream->answer.stopped()}});
+}
+
+Reply AnswerChecks::feed(const std::string& id, std::string_view chunk, const RequestControl& control) const {
+  const Feeding feeding(*this, id);
+  if (feeding.busy()) return stream_busy(id);
   try {
-    nlohmann::json events = compute_lane().run([&] { return s->take(s->answer.feed(chunk)); });
-    return json_reply({{"events", std::move(events)}, {"stopped", s->answer.stopped()}});
-  } catch (const Error&) {
-    const std::lock_guard<std::mutex> lock(mutex_);
-    streams_.erase(id);  // a malformed stream cannot go on
+    return judge(feeding.stream(), control, false, chunk);
+  } catch (...) {
+    feeding.end();  // a stream that failed mid-chunk cannot go on
     throw;
   }
 }
 
-Reply AnswerChecks::finish(const std::string& id) const {
-  const auto s = stream(id);
-  const std::unique_lock<std::mutex> feeding(s->feeding, std::try_to_lock);
-  if (!feeding.owns_lock()) return error_reply(409, "stream_busy", "another request is feeding answer stream '" + id + "'");
-  {
-    const std::lock_guard<std::mutex> lock(mutex_);
-    streams_.erase(id);
+Reply AnswerChecks::finish(const std::string& id, const RequestControl& control) const {
+  const Feeding feeding(*this, id);
+  if (feeding.busy()) return stream_busy(id);
+  Reply reply;
+  try {
+    reply = judge(feeding.stream(), control, true, {});
+  } catch (...) {
+    feeding.end();
+    throw;
   }
-  nlohmann::json events =
-      s->answer.stopped() ? nlohmann::json::array() : compute_lane().run([&] { return s->take(s->answer.finish()); });
-  return json_reply({{"events", std::move(events)}, {"summary", s->summary()}});
+  if (reply.status != 429) feeding.end();  // a full queue: the client may ask again
+  return reply;
 }
 
 }  // namespace semroute

@@ -11,8 +11,15 @@
 //      POST   /v1/check-answer/streams/ID   the answer's next bytes -> {"events": [...], "stopped"}
 //      DELETE /v1/check-answer/streams/ID   -> the last sentence's events and the summary; the stream ends
 // A stream is fed by one request at a time (409 while another feeds it);
-// streams unused for stream_idle_ms are dropped; at most max_streams live
-// (429 beyond). The context is pinned (tokenized) once, when the stream opens.
+// streams not fed for stream_idle_ms (a feed counts until it ends) are
+// dropped; at most max_streams live (429 beyond). The context is pinned
+// (tokenized) once, when the stream opens.
+//
+// Every request that judges sentences holds a slot of its detector's queue
+// (max_queue), runs each sentence's forwards as its own turn on the compute
+// lane after checking the request's deadline and cancellation, and may read
+// at most max_check_windows context windows in all (413-like too_long
+// beyond); a feed stopped by any of these ends its stream.
 #pragma once
 
 #include <nlohmann/json.hpp>
@@ -27,6 +34,7 @@
 
 #include "hallucination/answer_stream.h"
 #include "server/reply.h"
+#include "server/request_control.h"
 #include "server/serve_config.h"
 
 namespace semroute {
@@ -37,20 +45,25 @@ class AnswerChecks {
   AnswerChecks(const std::map<std::string, ServedDetectorConfig>& detectors, const ServeLimits& limits);
   ~AnswerChecks();
 
-  Reply check(const nlohmann::json& request) const;
+  Reply check(const nlohmann::json& request, const RequestControl& control) const;
   Reply open(const nlohmann::json& request) const;
-  Reply feed(const std::string& id, std::string_view chunk) const;
-  Reply finish(const std::string& id) const;
+  Reply feed(const std::string& id, std::string_view chunk, const RequestControl& control) const;
+  Reply finish(const std::string& id, const RequestControl& control) const;
 
   std::vector<std::string> names() const;
 
+  struct Detector;  // a loaded detector and its queue
+
  private:
   struct Stream;
-  std::shared_ptr<Stream> stream(const std::string& id) const;
+  class Feeding;
+  std::shared_ptr<Stream> open_stream(const nlohmann::json& request, StreamFormat format) const;
+  Reply judge(const std::shared_ptr<Stream>& stream, const RequestControl& control, bool at_end,
+              std::string_view chunk) const;
   void drop_idle(std::chrono::steady_clock::time_point now) const;  // with mutex_ held
 
-  std::map<std::string, std::shared_ptr<const HallucinationDetector>> detectors_;
-  size_t max_streams_;
+  std::map<std::string, std::shared_ptr<Detector>> detectors_;
+  size_t max_streams_, max_queue_, max_windows_;
   std::chrono::milliseconds idle_;
   mutable std::mutex mutex_;
   mutable std::map<std::string, std::shared_ptr<Stream>> streams_;

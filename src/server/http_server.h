@@ -1,21 +1,33 @@
-// HTTP/1.1 for the service, on GNU libmicrohttpd (chosen by measurement:
-// docs/serve.md): a thread per connection (so concurrent requests meet in a
-// model's dynamic batcher), a cap on connections (excess ones are closed at
-// once), a header memory limit, an idle timeout for slow clients, a body
-// limit checked from Content-Length before the body is read, an optional
-// bearer token compared in constant time, TCP and/or a Unix socket, and a
-// graceful shutdown: stop accepting, finish the requests in flight, close.
+// HTTP/1.1 for the service, on Boost.Beast's parser and serializer (chosen
+// for its strict parsing and because we own the socket: docs/serve.md): a
+// thread per connection (so concurrent requests meet in a model's dynamic
+// batcher), a cap on connections (excess ones are closed at once), a
+// deadline for each request's headers and one for its body (a client that
+// sends a byte at a time is cut at the deadline, not kept while it trickles),
+// a body limit checked from Content-Length before the body is read, an
+// optional bearer token compared in constant time, TCP and/or a Unix socket,
+// and a graceful shutdown: stop accepting, answer what was sent (on
+// kept-alive connections too, each answer then saying `Connection: close`),
+// close idle connections, and past the grace cancel what still computes.
+//
+// Bytes are checked before the service sees them: malformed request lines,
+// header fields, Content-Length values or chunk sizes, NUL or control bytes
+// anywhere in the path, query or a header value, and HTTP/1.1 without Host
+// are answered 400 and the connection is closed.
 #pragma once
 
 #include <atomic>
 #include <chrono>
+#include <condition_variable>
+#include <cstdint>
+#include <map>
 #include <memory>
+#include <mutex>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "server/service.h"
-
-struct MHD_Daemon;
 
 namespace semroute {
 
@@ -33,23 +45,40 @@ class HttpServer {
   // Requests being read or answered now.
   int64_t in_flight() const { return in_flight_.load(); }
 
-  // Stops accepting (new connections are refused), waits up to `grace` for
-  // the requests in flight, then closes every connection. Idempotent.
+  // Stops accepting (new connections are refused) and closes idle
+  // connections; answers the requests already sent for up to `grace`, then
+  // cancels what still computes (503) and closes every connection. Returns
+  // once every connection's thread has ended. Idempotent.
   void shutdown(std::chrono::milliseconds grace);
 
-  struct Listener;  // one libmicrohttpd daemon (public for its C callbacks)
+  struct Connection;  // one accepted socket and where its request stands
 
  private:
+  void accept_loop();
+  void accept_waiting(int listen_fd);
+  void serve(const std::shared_ptr<Connection>& connection);
+  void enforce_deadlines();  // the accept thread's sweep, every 50 ms
+  void wake_acceptor();
+  void shut_down_connections(bool answering_too);  // with mutex_ held
+
   std::shared_ptr<const Service> service_;
   ServeLimits limits_;
   std::string token_;
-  std::vector<std::unique_ptr<Listener>> listeners_;
+  std::vector<int> listeners_;
+  int wake_[2] = {-1, -1};  // a pipe that interrupts the accept thread's poll
   std::string tcp_address_;
   std::string unix_socket_;
-  mutable std::atomic<int64_t> in_flight_{0};
-  bool stopped_ = false;
+  std::thread acceptor_;
 
-  friend struct HttpCallbacks;
+  mutable std::mutex mutex_;
+  std::condition_variable all_closed_;
+  std::map<uint64_t, std::shared_ptr<Connection>> connections_;
+  uint64_t next_id_ = 0;
+  std::atomic<int64_t> in_flight_{0};
+  std::atomic<bool> draining_{false};    // no new connections; answers say Connection: close
+  std::atomic<bool> cancelling_{false};  // past the grace: work in flight ends at its next step
+  std::atomic<bool> acceptor_stop_{false};
+  bool stopped_ = false;
 };
 
 }  // namespace semroute

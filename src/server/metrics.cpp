@@ -3,6 +3,24 @@
 #include <fmt/format.h>
 
 namespace semroute {
+namespace {
+
+// A Prometheus label value: backslash, quote and newline escaped (names come
+// from the config's fixed set, but nothing reaching the text is trusted).
+std::string label(std::string_view value) {
+  std::string out;
+  for (const char c : value) {
+    if (c == '\\' || c == '"') out += '\\';
+    if (c == '\n') {
+      out += "\\n";
+      continue;
+    }
+    out += c;
+  }
+  return out;
+}
+
+}  // namespace
 
 void Metrics::record(const std::string& endpoint, int status, double seconds) {
   const std::lock_guard<std::mutex> lock(mutex_);
@@ -35,22 +53,23 @@ std::string Metrics::prometheus_text() const {
   out += "# HELP semroute_requests_total Requests by endpoint and HTTP status.\n"
          "# TYPE semroute_requests_total counter\n";
   for (const auto& [key, n] : requests_)
-    out += fmt::format("semroute_requests_total{{endpoint=\"{}\",status=\"{}\"}} {}\n", key.first, key.second, n);
+    out += fmt::format("semroute_requests_total{{endpoint=\"{}\",status=\"{}\"}} {}\n", label(key.first), key.second, n);
   out += "# HELP semroute_request_seconds Request latency by endpoint.\n"
          "# TYPE semroute_request_seconds histogram\n";
   for (const auto& [endpoint, h] : latency_) {
+    const std::string endpoint_label = label(endpoint);
     for (size_t i = 0; i < kLatencyBuckets.size(); ++i)
-      out += fmt::format("semroute_request_seconds_bucket{{endpoint=\"{}\",le=\"{}\"}} {}\n", endpoint,
+      out += fmt::format("semroute_request_seconds_bucket{{endpoint=\"{}\",le=\"{}\"}} {}\n", endpoint_label,
                          kLatencyBuckets[i], h.buckets[i]);
-    out += fmt::format("semroute_request_seconds_bucket{{endpoint=\"{}\",le=\"+Inf\"}} {}\n", endpoint, h.count);
-    out += fmt::format("semroute_request_seconds_sum{{endpoint=\"{}\"}} {}\n", endpoint, h.sum);
-    out += fmt::format("semroute_request_seconds_count{{endpoint=\"{}\"}} {}\n", endpoint, h.count);
+    out += fmt::format("semroute_request_seconds_bucket{{endpoint=\"{}\",le=\"+Inf\"}} {}\n", endpoint_label, h.count);
+    out += fmt::format("semroute_request_seconds_sum{{endpoint=\"{}\"}} {}\n", endpoint_label, h.sum);
+    out += fmt::format("semroute_request_seconds_count{{endpoint=\"{}\"}} {}\n", endpoint_label, h.count);
   }
   out += "# HELP semroute_in_flight Requests being answered or waiting, by model.\n"
          "# TYPE semroute_in_flight gauge\n";
-  for (const auto& [model, n] : in_flight_) out += fmt::format("semroute_in_flight{{model=\"{}\"}} {}\n", model, n);
+  for (const auto& [model, n] : in_flight_) out += fmt::format("semroute_in_flight{{model=\"{}\"}} {}\n", label(model), n);
   out += "# HELP semroute_model_bytes Weights in memory, by model.\n# TYPE semroute_model_bytes gauge\n";
-  for (const auto& [model, n] : model_bytes_) out += fmt::format("semroute_model_bytes{{model=\"{}\"}} {}\n", model, n);
+  for (const auto& [model, n] : model_bytes_) out += fmt::format("semroute_model_bytes{{model=\"{}\"}} {}\n", label(model), n);
   out += "# HELP semroute_cache_total Semantic cache lookups by outcome.\n# TYPE semroute_cache_total counter\n";
   out += fmt::format("semroute_cache_total{{outcome=\"hit\"}} {}\nsemroute_cache_total{{outcome=\"miss\"}} {}\n",
                      cache_hits_, cache_misses_);

@@ -39,12 +39,16 @@ struct ServedDetectorConfig {
 
 struct ServeLimits {
   size_t max_body_bytes = size_t{1} << 20;  // refused (413) before the body is read
-  size_t max_queue = 64;                    // requests waiting per model: 429 beyond
+  size_t max_queue = 64;                    // requests in flight per model (router, detector …): 429 beyond
   size_t max_connections = 1024;            // accepted at once; more wait in the listen backlog
-  int64_t header_timeout_ms = 5'000;        // headers must arrive within it (slow clients are dropped)
-  int64_t request_timeout_ms = 0;           // a request not started this long after its headers: 504 (0: none)
+  int64_t header_timeout_ms = 5'000;        // a request's headers (or the next, on a kept-alive connection) must
+                                            // all arrive within it from its first byte's wait: else closed
+  int64_t body_timeout_ms = 30'000;         // its body must arrive within it after its headers: else closed
+  int64_t request_timeout_ms = 0;           // a request not done this long after its headers: 504 (0: none)
   size_t max_streams = 256;                 // /v1/check-answer streams open at once: 429 beyond
-  int64_t stream_idle_ms = 60'000;          // a stream unused this long is dropped
+  int64_t stream_idle_ms = 60'000;          // a stream not fed this long (a feed counts until it ends) is dropped
+  size_t max_check_windows = 1024;          // context windows one answer-check request may read in all
+                                            // (sentences x windows each reads): 413 beyond
 };
 
 struct ServeConfig {

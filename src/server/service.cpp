@@ -7,6 +7,7 @@
 #include <deque>
 #include <map>
 #include <optional>
+#include <set>
 
 #include "classifiers/unified_classifier.h"
 #include "classifiers/unified_config.h"
@@ -27,7 +28,13 @@ namespace semroute {
 namespace {
 
 constexpr size_t kMaxTextsPerRequest = 1024;
-constexpr size_t kMaxPendingRoutes = 4096;  // routes whose answer may still be stored
+// Routes whose answer may still be stored: each keeps its decision's name and
+// its prompt's embedding only (nothing the client sent), so the table is
+// bounded in bytes by this count times one embedding.
+constexpr size_t kMaxPendingRoutes = 4096;
+// Texts per forward of one request: a long list is computed in pieces, each
+// its own turn on the compute lane, with the request's deadline checked between.
+constexpr size_t kTextsPerForward = 32;
 
 // "input": a string or a list of strings (the OpenAI form).
 std::vector<std::string_view> texts_of(const nlohmann::json& request) {
@@ -52,6 +59,8 @@ std::vector<std::string_view> texts_of(const nlohmann::json& request) {
 // The request body as a JSON object (size and nesting bounded): a body that
 // is not one is the client's error (400), not a broken model file's.
 nlohmann::json parse_body(std::string_view body) {
+  if (const size_t nul = body.find('\0'); nul != std::string_view::npos)
+    throw InvalidInput("the request body holds a NUL byte at " + std::to_string(nul) + " (JSON has none)");
   nlohmann::json request;
   try {
     request = parse_json(body, "the request body");
@@ -95,19 +104,22 @@ std::optional<TaskKind> kind_of_model(const std::filesystem::path& dir) {
 
 }  // namespace
 
-namespace {
-
-// fn on the compute lane (tasks/batcher.h), unless the request is still
-// waiting there at its deadline (DeadlinePassed: not computed).
-template <class Fn>
-auto on_lane(std::chrono::steady_clock::time_point deadline, Fn&& fn) {
-  return compute_lane().run([&] {
-    if (std::chrono::steady_clock::now() > deadline) throw DeadlinePassed();
-    return fn();
-  });
+// answer(piece) for each piece of at most kTextsPerForward texts, checking
+// the request's control before each: the answers in order.
+template <class Answer, class Forward>
+std::vector<Answer> in_pieces(const std::vector<std::string_view>& texts, const RequestControl& control,
+                              Forward forward) {
+  std::vector<Answer> out;
+  out.reserve(texts.size());
+  for (size_t begin = 0; begin < texts.size(); begin += kTextsPerForward) {
+    control.check();
+    const std::vector<std::string_view> piece(texts.begin() + static_cast<std::ptrdiff_t>(begin),
+                                              texts.begin() + static_cast<std::ptrdiff_t>(
+                                                                  std::min(texts.size(), begin + kTextsPerForward)));
+    for (auto& answer : forward(piece)) out.push_back(std::move(answer));
+  }
+  return out;
 }
-
-}  // namespace
 
 // A served model: the classifier or embedder and, with batching, the
 // batcher that coalesces concurrent requests; `in_flight` bounds its queue.
@@ -120,37 +132,53 @@ struct ServedModel {
   mutable std::atomic<int64_t> in_flight{0};
 
   // Forwards run on the compute lane, batched or one request at a time.
-  using Deadline = std::chrono::steady_clock::time_point;
-  std::vector<Classification> classify(const std::vector<std::string_view>& texts, Deadline deadline) const {
-    if (sequence_batcher) return (*sequence_batcher)(texts, deadline);
-    return on_lane(deadline, [&] { return sequence->classify(texts); });
+  std::vector<Classification> classify(const std::vector<std::string_view>& texts, const RequestControl& control) const {
+    return in_pieces<Classification>(texts, control, [&](const std::vector<std::string_view>& piece) {
+      if (sequence_batcher) return (*sequence_batcher)(piece, control.deadline());
+      return control.on_lane([&] { return sequence->classify(piece); });
+    });
   }
-  std::vector<TokenClassification> find_entities(const std::vector<std::string_view>& texts, Deadline deadline) const {
-    if (token_batcher) return (*token_batcher)(texts, deadline);
-    return on_lane(deadline, [&] { return token->classify(texts); });
+  std::vector<TokenClassification> find_entities(const std::vector<std::string_view>& texts,
+                                                 const RequestControl& control) const {
+    return in_pieces<TokenClassification>(texts, control, [&](const std::vector<std::string_view>& piece) {
+      if (token_batcher) return (*token_batcher)(piece, control.deadline());
+      return control.on_lane([&] { return token->classify(piece); });
+    });
   }
+};
 
+// In-flight counters of what the config names besides models (unified
+// classifiers, routers, compressors), for their queue slots.
+class Queues {
+ public:
+  void add(const std::string& name) { counters_.try_emplace(name, 0); }
+  std::atomic<int64_t>& operator[](const std::string& name) const { return counters_.at(name); }
+
+ private:
+  mutable std::map<std::string, std::atomic<int64_t>> counters_;
 };
 
 struct Service::Loaded {
   std::map<std::string, std::unique_ptr<ServedModel>> models;
   std::map<std::string, std::shared_ptr<const UnifiedClassifier>> unified;
+  Queues unified_queues, router_queues, compressor_queues;
   mutable std::mutex routers_mutex;
   std::map<std::string, std::shared_ptr<const Router>> routers;
   mutable std::mutex pending_mutex;
   struct PendingRoute {
     std::shared_ptr<const Router> router;  // the version that routed it (a reload may have replaced it)
-    std::shared_ptr<const RouteResult> result;
+    RouteResult cache_key;                 // its cache partition and embedding, nothing else
   };
   mutable std::map<std::string, PendingRoute> pending;
   mutable std::deque<std::string> pending_order;
 
-  std::shared_ptr<const Router> router(const std::string& name) const {
+  // The router a request names and its name ("" picks the only one, or "default").
+  std::pair<std::string, std::shared_ptr<const Router>> router(const std::string& name) const {
     const std::lock_guard<std::mutex> lock(routers_mutex);
-    if (name.empty() && routers.size() == 1) return routers.begin()->second;
+    if (name.empty() && routers.size() == 1) return *routers.begin();
     const auto it = routers.find(name.empty() ? "default" : name);
     if (it == routers.end()) throw Error(ErrorCode::kNotFound, "no router '" + name + "' (?router=NAME)");
-    return it->second;
+    return *it;
   }
 };
 
@@ -179,27 +207,20 @@ std::unique_ptr<ServedModel> load_model(const std::string& name, const ServedMod
   return m;
 }
 
-// Holds a model's queue slot for one request; 429 when the queue is full.
-class QueueSlot {
- public:
-  QueueSlot(const ServedModel& model, size_t max_queue) : model_(model) {
-    if (model_.in_flight.fetch_add(1) >= static_cast<int64_t>(max_queue)) {
-      model_.in_flight.fetch_sub(1);
-      full_ = true;
-    }
-  }
-  ~QueueSlot() {
-    if (!full_) model_.in_flight.fetch_sub(1);
-  }
-  bool full() const { return full_; }
-
- private:
-  const ServedModel& model_;
-  bool full_ = false;
-};
-
 Reply queue_full(const std::string& model) {
   return busy_reply("queue_full", "model '" + model + "' has a full queue; retry shortly");
+}
+
+}  // namespace
+
+namespace {
+
+std::shared_ptr<const Router> load_router(const std::string& name, const std::filesystem::path& path) {
+  try {
+    return Router::load(path);
+  } catch (const Error& e) {
+    throw LoadError("routers." + name + ": " + e.what(), e.code());
+  }
 }
 
 }  // namespace
@@ -213,36 +234,65 @@ Service::Service(ServeConfig config) : config_(std::move(config)), loaded_(std::
     } catch (const Error& e) {
       throw LoadError("unified." + name + ": " + e.what(), e.code());
     }
+    loaded_->unified_queues.add(name);
   }
-  reload_routers();
+  for (const auto& [name, path] : config_.routers) {
+    loaded_->routers.emplace(name, load_router(name, path));
+    loaded_->router_queues.add(name);
+  }
+  for (const auto& [name, compressor] : config_.compressors) loaded_->compressor_queues.add(name);
 }
 
 Service::~Service() = default;
 
-void Service::reload_routers() {
-  std::map<std::string, std::shared_ptr<const Router>> fresh;
+std::vector<std::string> Service::reload_routers() {
+  std::vector<std::string> failures;
   for (const auto& [name, path] : config_.routers) {
+    std::shared_ptr<const Router> fresh;
     try {
-      fresh.emplace(name, Router::load(path));
+      fresh = load_router(name, path);
     } catch (const Error& e) {
-      throw LoadError("routers." + name + ": " + e.what(), e.code());
+      failures.push_back(e.what());
+      continue;
     }
+    const std::lock_guard<std::mutex> lock(loaded_->routers_mutex);
+    loaded_->routers[name] = std::move(fresh);  // requests holding the old one finish on it
   }
-  const std::lock_guard<std::mutex> lock(loaded_->routers_mutex);
-  loaded_->routers.swap(fresh);  // requests holding an old router finish on it
+  return failures;
 }
+
+namespace {
+
+// The endpoint a request is counted under in /metrics: one of a fixed set,
+// whatever the path (a label made of the raw path would let any client write
+// into the scraped text and grow it without bound).
+std::string endpoint_label(std::string_view route) {
+  static const std::set<std::string_view> kEndpoints = {
+      "/health",       "/ready",        "/metrics",        "/v1/classify",    "/v1/tokens",
+      "/v1/embeddings", "/v1/similarity", "/v1/unified",   "/v1/route",       "/v1/route/answer",
+      "/v1/compress",  "/v1/check-answer", "/v1/check-answer/streams"};
+  if (kEndpoints.count(route) != 0) return std::string(route);
+  if (route.rfind("/v1/check-answer/streams/", 0) == 0) return "/v1/check-answer/streams/{id}";
+  return "other";
+}
+
+}  // namespace
 
 Reply Service::handle(std::string_view method, std::string_view path, std::string_view body,
                       const RequestInfo& info) const noexcept {
   const auto start = std::chrono::steady_clock::now();
   int64_t timeout_ms = config_.limits.request_timeout_ms;
   if (info.timeout_ms > 0) timeout_ms = timeout_ms > 0 ? std::min(timeout_ms, info.timeout_ms) : info.timeout_ms;
-  const Deadline deadline = timeout_ms > 0 ? info.arrived + std::chrono::milliseconds(timeout_ms) : Deadline::max();
+  const auto deadline = timeout_ms > 0 ? info.arrived + std::chrono::milliseconds(timeout_ms)
+                                       : RequestControl::Clock::time_point::max();
+  const RequestControl control(deadline, info.cancelled);
   Reply reply;
   try {
-    reply = dispatch(method, path, body, info.metadata_json, deadline);
+    reply = dispatch(method, path, body, info.metadata_json, control);
   } catch (const DeadlinePassed& e) {
     reply = error_reply(504, "deadline_exceeded", e.what());
+  } catch (const RequestCancelled& e) {
+    reply = error_reply(503, "cancelled", e.what());
   } catch (const Error& e) {
     reply = error_reply(status_of(e.code()), error_code_name(e.code()), e.what());
   } catch (const std::bad_alloc&) {
@@ -250,16 +300,13 @@ Reply Service::handle(std::string_view method, std::string_view path, std::strin
   } catch (const std::exception& e) {
     reply = error_reply(500, "internal", e.what());
   }
-  // One label for every answer stream (their ids would make the metrics grow without bound).
-  std::string endpoint(path.substr(0, path.find('?')));
-  if (endpoint.rfind("/v1/check-answer/streams/", 0) == 0) endpoint = "/v1/check-answer/streams/{id}";
-  metrics_.record(endpoint, reply.status,
+  metrics_.record(endpoint_label(path.substr(0, path.find('?'))), reply.status,
                   std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
   return reply;
 }
 
 Reply Service::dispatch(std::string_view method, std::string_view path, std::string_view body,
-                        std::string_view metadata_json, Deadline deadline) const {
+                        std::string_view metadata_json, const RequestControl& control) const {
   const std::string_view route = path.substr(0, path.find('?'));
   if (method == "GET") {
     if (route == "/health") return json_reply({{"status", "ok"}});
@@ -275,19 +322,19 @@ Reply Service::dispatch(std::string_view method, std::string_view path, std::str
   }
   constexpr std::string_view kStreams = "/v1/check-answer/streams/";
   const bool stream_path = route.substr(0, kStreams.size()) == kStreams;
-  if (method == "DELETE" && stream_path) return checks_->finish(std::string(route.substr(kStreams.size())));
+  if (method == "DELETE" && stream_path) return checks_->finish(std::string(route.substr(kStreams.size())), control);
   if (method != "POST") return error_reply(405, "method_not_allowed", "GET or POST (DELETE ends an answer stream)");
-  if (stream_path) return checks_->feed(std::string(route.substr(kStreams.size())), body);
-  if (route == "/v1/route") return this->route(path, body, metadata_json);
+  if (stream_path) return checks_->feed(std::string(route.substr(kStreams.size())), body, control);
+  if (route == "/v1/route") return this->route(path, body, metadata_json, control);
   const nlohmann::json request = parse_body(body);
-  if (route == "/v1/classify") return classify(request, deadline);
-  if (route == "/v1/tokens") return tokens(request, deadline);
-  if (route == "/v1/embeddings") return embeddings(request, deadline);
-  if (route == "/v1/similarity") return similarity(request, deadline);
-  if (route == "/v1/unified") return unified(request);
+  if (route == "/v1/classify") return classify(request, control);
+  if (route == "/v1/tokens") return tokens(request, control);
+  if (route == "/v1/embeddings") return embeddings(request, control);
+  if (route == "/v1/similarity") return similarity(request, control);
+  if (route == "/v1/unified") return unified(request, control);
   if (route == "/v1/route/answer") return store_answer(request);
-  if (route == "/v1/compress") return compress(request);
-  if (route == "/v1/check-answer") return checks_->check(request);
+  if (route == "/v1/compress") return compress(request, control);
+  if (route == "/v1/check-answer") return checks_->check(request, control);
   if (route == "/v1/check-answer/streams") return checks_->open(request);
   return error_reply(404, "not_found", "no endpoint POST " + std::string(route));
 }
@@ -309,19 +356,19 @@ Reply answer_texts(const nlohmann::json& request, const ServedModel& m, const st
                    size_t max_queue, Answer answer) {
   const std::string name = string_field(request, "model");
   const auto texts = texts_of(request);
-  const QueueSlot slot(m, max_queue);
+  const QueueSlot slot(m.in_flight, max_queue);
   if (slot.full()) return queue_full(name);
   return json_reply({{"model", name}, {"labels", labels}, {"results", answer(texts)}});
 }
 
 }  // namespace
 
-Reply Service::classify(const nlohmann::json& request, Deadline deadline) const {
+Reply Service::classify(const nlohmann::json& request, const RequestControl& control) const {
   const ServedModel& m = model_named(loaded_->models, request);
   if (!m.sequence) throw InvalidInput("model '" + string_field(request, "model") + "' is not a sequence classifier");
   return answer_texts(request, m, m.sequence->labels(), config_.limits.max_queue,
                       [&](const std::vector<std::string_view>& texts) {
-    const auto results = m.classify(texts, deadline);
+    const auto results = m.classify(texts, control);
     nlohmann::json out = nlohmann::json::array();
     for (size_t i = 0; i < results.size(); ++i)
       out.push_back(classification_json(texts[i], results[i], m.sequence->labels(), m.sequence->scoring()));
@@ -329,12 +376,12 @@ Reply Service::classify(const nlohmann::json& request, Deadline deadline) const 
   });
 }
 
-Reply Service::tokens(const nlohmann::json& request, Deadline deadline) const {
+Reply Service::tokens(const nlohmann::json& request, const RequestControl& control) const {
   const ServedModel& m = model_named(loaded_->models, request);
   if (!m.token) throw InvalidInput("model '" + string_field(request, "model") + "' is not a token classifier");
   return answer_texts(request, m, m.token->labels(), config_.limits.max_queue,
                       [&](const std::vector<std::string_view>& texts) {
-    const auto results = m.find_entities(texts, deadline);
+    const auto results = m.find_entities(texts, control);
     nlohmann::json out = nlohmann::json::array();
     for (size_t i = 0; i < results.size(); ++i) out.push_back(token_result_json(texts[i], results[i]));
     return out;
@@ -343,7 +390,7 @@ Reply Service::tokens(const nlohmann::json& request, Deadline deadline) const {
 
 // OpenAI's embeddings API: {"model", "input", "dimensions"?} in,
 // {"object": "list", "data": [{"object": "embedding", "index", "embedding"}], "model", "usage"} out.
-Reply Service::embeddings(const nlohmann::json& request, Deadline deadline) const {
+Reply Service::embeddings(const nlohmann::json& request, const RequestControl& control) const {
   const ServedModel& m = model_named(loaded_->models, request);
   if (!m.embedder) throw InvalidInput("model '" + string_field(request, "model") + "' is not an embedding model");
   const auto texts = texts_of(request);
@@ -355,18 +402,24 @@ Reply Service::embeddings(const nlohmann::json& request, Deadline deadline) cons
   }
   if (const auto it = request.find("encoding_format"); it != request.end() && *it != "float")
     throw InvalidInput("\"encoding_format\": only \"float\"");
-  const QueueSlot slot(m, config_.limits.max_queue);
+  const QueueSlot slot(m.in_flight, config_.limits.max_queue);
   if (slot.full()) return queue_full(string_field(request, "model"));
   std::vector<InputUsage> usage;
-  const at::Tensor rows =
-      on_lane(deadline, [&] { return m.embedder->embed(texts, options, &usage).contiguous(); });
-  const int64_t dim = rows.size(1);
-  const float* values = rows.data_ptr<float>();
+  const auto rows = in_pieces<std::vector<float>>(texts, control, [&](const std::vector<std::string_view>& piece) {
+    return control.on_lane([&] {
+      std::vector<InputUsage> piece_usage;
+      const at::Tensor t = m.embedder->embed(piece, options, &piece_usage).contiguous();
+      usage.insert(usage.end(), piece_usage.begin(), piece_usage.end());
+      const float* values = t.data_ptr<float>();
+      std::vector<std::vector<float>> out;
+      for (int64_t i = 0; i < t.size(0); ++i) out.emplace_back(values + i * t.size(1), values + (i + 1) * t.size(1));
+      return out;
+    });
+  });
   nlohmann::json data = nlohmann::json::array();
   uint64_t tokens = 0;
   for (size_t i = 0; i < texts.size(); ++i) {
-    const float* row = values + static_cast<int64_t>(i) * dim;
-    data.push_back({{"object", "embedding"}, {"index", i}, {"embedding", std::vector<float>(row, row + dim)}});
+    data.push_back({{"object", "embedding"}, {"index", i}, {"embedding", rows[i]}});
     tokens += usage[i].processed_tokens;
   }
   return json_reply({{"object", "list"},
@@ -375,13 +428,13 @@ Reply Service::embeddings(const nlohmann::json& request, Deadline deadline) cons
                      {"usage", {{"prompt_tokens", tokens}, {"total_tokens", tokens}}}});
 }
 
-Reply Service::similarity(const nlohmann::json& request, Deadline deadline) const {
+Reply Service::similarity(const nlohmann::json& request, const RequestControl& control) const {
   const ServedModel& m = model_named(loaded_->models, request);
   if (!m.embedder) throw InvalidInput("model '" + string_field(request, "model") + "' is not an embedding model");
   const std::string a = string_field(request, "a"), b = string_field(request, "b");
-  const QueueSlot slot(m, config_.limits.max_queue);
+  const QueueSlot slot(m.in_flight, config_.limits.max_queue);
   if (slot.full()) return queue_full(string_field(request, "model"));
-  const std::vector<float> rows = on_lane(deadline, [&] { return m.embedder->embed_rows({a, b}); });
+  const std::vector<float> rows = control.on_lane([&] { return m.embedder->embed_rows({a, b}); });
   const size_t dim = rows.size() / 2;
   double dot = 0, na = 0, nb = 0;
   for (size_t i = 0; i < dim; ++i) {
@@ -393,7 +446,7 @@ Reply Service::similarity(const nlohmann::json& request, Deadline deadline) cons
   return json_reply({{"model", string_field(request, "model")}, {"similarity", cosine}});
 }
 
-Reply Service::unified(const nlohmann::json& request) const {
+Reply Service::unified(const nlohmann::json& request, const RequestControl& control) const {
   const std::string name = string_field(request, "model");
   const auto it = loaded_->unified.find(name);
   if (it == loaded_->unified.end()) throw Error(ErrorCode::kNotFound, "no unified classifier '" + name + "'");
@@ -410,7 +463,11 @@ Reply Service::unified(const nlohmann::json& request) const {
     options.prefer_accuracy = p->get<bool>();
   }
   const auto texts = texts_of(request);
-  const auto results = it->second->classify(texts, options);
+  const QueueSlot slot(loaded_->unified_queues[name], config_.limits.max_queue);
+  if (slot.full()) return queue_full(name);
+  const auto results = in_pieces<UnifiedResult>(texts, control, [&](const std::vector<std::string_view>& piece) {
+    return control.on_lane([&] { return it->second->classify(piece, options); });
+  });
   nlohmann::json out = nlohmann::json::array();
   for (size_t i = 0; i < results.size(); ++i) {
     nlohmann::json answers = nlohmann::json::array();
@@ -423,8 +480,9 @@ Reply Service::unified(const nlohmann::json& request) const {
 // An OpenAI chat request in (the body as the gateway received it); the
 // decision, the rewritten request and the headers out. A route whose answer
 // may be cached carries a "route_id" for /v1/route/answer.
-Reply Service::route(std::string_view path, std::string_view body, std::string_view metadata_json) const {
-  const auto router = loaded_->router(query_value(path, "router"));
+Reply Service::route(std::string_view path, std::string_view body, std::string_view metadata_json,
+                     const RequestControl& control) const {
+  const auto [name, router] = loaded_->router(query_value(path, "router"));
   std::map<std::string, std::string> metadata;
   if (!metadata_json.empty()) {
     const nlohmann::json meta = parse_body(metadata_json);
@@ -433,28 +491,35 @@ Reply Service::route(std::string_view path, std::string_view body, std::string_v
       metadata.emplace(key, value.get<std::string>());
     }
   }
-  std::shared_ptr<RouteResult> result;
+  const QueueSlot slot(loaded_->router_queues[name], config_.limits.max_queue);
+  if (slot.full()) return busy_reply("queue_full", "router '" + name + "' has a full queue; retry shortly");
+  RouteOptions options;
+  options.checkpoint = [&] { control.check(); };
+  RouteResult result;
   try {
-    result = std::make_shared<RouteResult>(router->route_json(body, metadata));
+    result = control.on_lane([&] { return router->route_json(body, metadata, options); });
   } catch (const Error& e) {  // the config loaded at start: a parse failure now is the request's
     if (e.code() != ErrorCode::kInvalidModel) throw;
     throw InvalidInput(e.what());
   }
-  nlohmann::json out = result->to_json();
-  if (!result->cache_partition.empty() && result->cache_embedding) {
+  nlohmann::json out = result.to_json();
+  if (!result.cache_partition.empty() && result.cache_embedding) {
     const std::string id = random_id();
     out["route_id"] = id;
+    RouteResult cache_key;
+    cache_key.cache_partition = result.cache_partition;
+    cache_key.cache_embedding = result.cache_embedding;
     const std::lock_guard<std::mutex> lock(loaded_->pending_mutex);
-    loaded_->pending.emplace(id, Loaded::PendingRoute{router, result});
+    loaded_->pending.emplace(id, Loaded::PendingRoute{router, std::move(cache_key)});
     loaded_->pending_order.push_back(id);
     while (loaded_->pending_order.size() > kMaxPendingRoutes) {
       loaded_->pending.erase(loaded_->pending_order.front());
       loaded_->pending_order.pop_front();
     }
   }
-  if (!result->cache_partition.empty() || result->cache_hit) metrics_.record_cache(result->cache_hit);
+  if (!result.cache_partition.empty() || result.cache_hit) metrics_.record_cache(result.cache_hit);
   Reply reply = json_reply(out);
-  for (const auto& [name, value] : result->headers) reply.headers.emplace_back(name, value);
+  for (const auto& [header, value] : result.headers) reply.headers.emplace_back(header, value);
   return reply;
 }
 
@@ -471,15 +536,18 @@ Reply Service::store_answer(const nlohmann::json& request) const {
     route = it->second;
     loaded_->pending.erase(it);  // its id stays in pending_order until it ages out: erasing there is harmless
   }
-  return json_reply({{"stored", route.router->store_answer(*route.result, response->dump())}});
+  return json_reply({{"stored", route.router->store_answer(route.cache_key, response->dump())}});
 }
 
 // {"model": a compressor's name, "input": text} -> `semroute compress --json`'s keys.
-Reply Service::compress(const nlohmann::json& request) const {
+Reply Service::compress(const nlohmann::json& request, const RequestControl& control) const {
   const std::string name = string_field(request, "model");
   const auto it = config_.compressors.find(name);
   if (it == config_.compressors.end()) throw Error(ErrorCode::kNotFound, "no compressor '" + name + "'");
   const std::string text = string_field(request, "input");
+  const QueueSlot slot(loaded_->compressor_queues[name], config_.limits.max_queue);
+  if (slot.full()) return busy_reply("queue_full", "compressor '" + name + "' has a full queue; retry shortly");
+  control.check();  // (no model: it runs here, bounded by the body's size)
   nlohmann::json out = compressed_json(it->second->compress(text), text.size());
   out["model"] = name;
   return json_reply(out);

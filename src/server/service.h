@@ -8,6 +8,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -17,6 +18,7 @@
 
 #include "server/metrics.h"
 #include "server/reply.h"
+#include "server/request_control.h"
 #include "server/serve_config.h"
 
 namespace semroute {
@@ -28,11 +30,14 @@ struct RequestInfo {
   // x-semroute-metadata: a JSON object of strings the router's conditions
   // see as meta.<key>, or empty.
   std::string_view metadata_json;
-  // x-semroute-timeout-ms: a request still waiting for its model this long
-  // after its headers came is answered 504, uncomputed (0: only the
+  // x-semroute-timeout-ms: a request whose work is not done this long after
+  // its headers came is answered 504, what remains uncomputed (0: only the
   // config's limits.request_timeout_ms, if any; the shorter of the two wins).
   int64_t timeout_ms = 0;
   std::chrono::steady_clock::time_point arrived = std::chrono::steady_clock::now();
+  // True once the client left or the server stops: the work ends at its next
+  // step (empty: never).
+  std::function<bool()> cancelled;
 };
 
 class Service {
@@ -45,26 +50,27 @@ class Service {
   Reply handle(std::string_view method, std::string_view path, std::string_view body,
                const RequestInfo& info = {}) const noexcept;
 
-  // Reads the router configs again; each keeps serving its old version until
-  // its new one loaded. Throws LoadError (the old routers stay) on failure.
-  void reload_routers();
+  // Reads the router configs again: each that loads replaces its old
+  // version, each that does not keeps serving the old one. Returns the
+  // failures (one message each, naming the router).
+  std::vector<std::string> reload_routers();
 
   const ServeConfig& config() const { return config_; }
   Metrics& metrics() const { return metrics_; }
 
  private:
   struct Loaded;
-  using Deadline = std::chrono::steady_clock::time_point;
   Reply dispatch(std::string_view method, std::string_view path, std::string_view body,
-                 std::string_view metadata_json, Deadline deadline) const;
-  Reply classify(const nlohmann::json& request, Deadline deadline) const;
-  Reply tokens(const nlohmann::json& request, Deadline deadline) const;
-  Reply embeddings(const nlohmann::json& request, Deadline deadline) const;
-  Reply similarity(const nlohmann::json& request, Deadline deadline) const;
-  Reply unified(const nlohmann::json& request) const;
-  Reply route(std::string_view path, std::string_view body, std::string_view metadata_json) const;
+                 std::string_view metadata_json, const RequestControl& control) const;
+  Reply classify(const nlohmann::json& request, const RequestControl& control) const;
+  Reply tokens(const nlohmann::json& request, const RequestControl& control) const;
+  Reply embeddings(const nlohmann::json& request, const RequestControl& control) const;
+  Reply similarity(const nlohmann::json& request, const RequestControl& control) const;
+  Reply unified(const nlohmann::json& request, const RequestControl& control) const;
+  Reply route(std::string_view path, std::string_view body, std::string_view metadata_json,
+              const RequestControl& control) const;
   Reply store_answer(const nlohmann::json& request) const;
-  Reply compress(const nlohmann::json& request) const;
+  Reply compress(const nlohmann::json& request, const RequestControl& control) const;
   Reply health() const;
 
   ServeConfig config_;

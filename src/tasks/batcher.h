@@ -44,7 +44,8 @@ void check_batching(const BatchingOptions& options);
 // What a call whose deadline passed before its batch was taken throws: it
 // was not computed (the server answers 504; the caller has stopped waiting).
 struct DeadlinePassed : std::runtime_error {
-  DeadlinePassed() : std::runtime_error("the request's deadline passed while it waited for its model") {}
+  explicit DeadlinePassed(const char* what = "the request's deadline passed while it waited for its model")
+      : std::runtime_error(what) {}
 };
 
 // The process-wide thread batched forwards run on (and `semroute serve`'s

@@ -80,6 +80,39 @@ size_t find_invalid_utf8(std::string_view text) {
 }
 
 namespace {
+
+// Whether `start` (shorter than its lead byte says) begins a valid character:
+// some ending makes it one. The second byte's lowest legal values differ by
+// lead byte (E0 needs A0, F0 needs 90), so each is tried.
+bool begins_a_character(std::string_view start) {
+  const auto lead = static_cast<unsigned char>(start[0]);
+  const size_t length = lead >= 0xF0 ? 4 : lead >= 0xE0 ? 3 : 2;
+  if (lead < 0xC0 || start.size() >= length) return false;
+  for (const char second : {'\x80', '\x90', '\xA0'}) {
+    std::string whole(start);
+    if (whole.size() == 1) whole += second;
+    whole.resize(length, '\x80');
+    if (find_invalid_utf8(whole) == std::string_view::npos) return true;
+  }
+  return false;
+}
+
+}  // namespace
+
+size_t Utf8Pieces::feed(std::string_view piece) {
+  const size_t carried = unfinished_.size();
+  const std::string text = unfinished_ + std::string(piece);
+  unfinished_.clear();
+  const size_t bad = find_invalid_utf8(text);
+  if (bad == std::string_view::npos) return bad;
+  if (text.size() - bad < 4 && begins_a_character(std::string_view(text).substr(bad))) {
+    unfinished_ = text.substr(bad);
+    return std::string_view::npos;
+  }
+  return bad < carried ? 0 : bad - carried;
+}
+
+namespace {
 utf8proc_category_t category(char32_t cp) { return utf8proc_category(static_cast<utf8proc_int32_t>(cp)); }
 }  // namespace
 

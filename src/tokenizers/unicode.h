@@ -22,6 +22,20 @@ size_t utf8_length(char32_t cp);
 // (no overlongs, no surrogates, nothing above U+10FFFF).
 size_t find_invalid_utf8(std::string_view text);
 
+// UTF-8 arriving in pieces, a character possibly split between two: each
+// piece is judged as it comes, so a bad byte is blamed on the piece that
+// holds it (an overlong or surrogate start as soon as no ending could mend it).
+class Utf8Pieces {
+ public:
+  // Offset in `piece` of the first byte no continuation can make valid, or npos.
+  size_t feed(std::string_view piece);
+  // Whether everything fed ends on a whole character.
+  bool complete() const { return unfinished_.empty(); }
+
+ private:
+  std::string unfinished_;  // the start of a character the last piece ended in
+};
+
 bool is_whitespace(char32_t cp);   // the Unicode White_Space property
 bool is_control(char32_t cp);      // HF BERT's definition: categories Cc/Cf/Co except \t \n \r
 bool is_punctuation(char32_t cp);  // ASCII symbol ranges or any P* category

@@ -317,7 +317,7 @@ TEST_F(HallucinationModels, StopsErrorsAndBoundedMemory) {
   expect_error([&] { sse.feed(sse_event("fine")); }, ErrorCode::kInvalidArgument, "earlier chunk failed");
 
   AnswerStream utf8(d, truth);
-  expect_error([&] { utf8.feed("Bad \xff byte. Next sentence."); }, ErrorCode::kInvalidUtf8, "byte 4 of the answer");
+  expect_error([&] { utf8.feed("Bad \xff byte. Next sentence."); }, ErrorCode::kInvalidUtf8, "byte 4 of this chunk");
   expect_error([&] { d->pin("   ", "q"); }, ErrorCode::kInvalidArgument, "context is empty");
   expect_error([&] { detect(d, kContext, "", "ok \xc3"); }, ErrorCode::kInvalidUtf8, "byte 3");
 

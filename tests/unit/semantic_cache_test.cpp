@@ -78,6 +78,30 @@ TEST(SemanticCache, TheLeastRecentlyUsedGoesAtCapacity) {
   EXPECT_EQ(answer(cache->lookup("p", direction(7, 0.6))), "e7");
 }
 
+// Answers and embeddings count against max_bytes: past it the least
+// recently used go; an answer that alone would pass it is not stored.
+TEST(SemanticCache, TheLeastRecentlyUsedGoPastMaxBytes) {
+  FakeClock clock;
+  CacheOptions options = clock.options();
+  const size_t entry = cache_entry_bytes(direction(0), std::string(1000, 'x'));  // 1000 + 8 floats
+  options.max_bytes = 3 * entry;
+  const auto cache = make_memory_cache(8, options);
+  for (int i = 0; i < 3; ++i) EXPECT_TRUE(cache->store("p", direction(i), std::string(1000, 'a' + i)));
+  EXPECT_TRUE(cache->lookup("p", direction(0)));  // 0 is now the most recent; 1 the least
+  EXPECT_TRUE(cache->store("p", direction(3), std::string(1000, 'd')));
+  EXPECT_EQ(cache->size(), 3u);
+  EXPECT_FALSE(cache->lookup("p", direction(1)));
+  EXPECT_TRUE(cache->store("p", direction(4), std::string(2 * 1000 + 32, 'e')));  // as big as two: two go
+  EXPECT_EQ(cache->size(), 2u);
+  EXPECT_FALSE(cache->store("p", direction(5), std::string(3 * entry, 'f')));  // larger than the whole budget
+  EXPECT_EQ(cache->size(), 2u);
+  EXPECT_TRUE(cache->lookup("p", direction(4)));
+  // A replaced answer's new size counts: growing it evicts the others.
+  EXPECT_TRUE(cache->store("p", direction(4, 0.1), std::string(3 * entry - 64, 'g')));
+  EXPECT_EQ(cache->size(), 1u);
+  EXPECT_EQ(answer(cache->lookup("p", direction(4))).size(), 3 * entry - 64);
+}
+
 TEST(SemanticCache, ANearDuplicateReplacesTheEntry) {
   FakeClock clock;
   const auto cache = make_memory_cache(8, clock.options());

@@ -5,6 +5,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <future>
 #include <thread>
 
 #include "classifiers/unified_classifier.h"
@@ -12,6 +13,7 @@
 #include "router/router.h"
 #include "tokenizers/tokenizer.h"
 #include "server/service.h"
+#include "tasks/batcher.h"
 #include "tasks/embedder.h"
 #include "tasks/sequence_classifier.h"
 #include "tasks/token_classifier.h"
@@ -199,16 +201,39 @@ TEST_F(Serve, HealthReadyAndMetrics) {
   EXPECT_NE(metrics.body.find("semroute_in_flight{model=\"domain\"} 0"), std::string::npos);
 }
 
+// A request that holds its slot until the test lets it go: its first check
+// (taken off the compute lane, with the slot held) waits for `release`.
+struct HeldRequest {
+  std::promise<void> entered, release;
+  std::shared_future<void> released = release.get_future().share();
+  std::atomic<bool> first{true};
+  // Whether the request got to its first check (a failure, not a hang, when it never does).
+  bool wait_entered() {
+    return entered.get_future().wait_for(std::chrono::seconds(30)) == std::future_status::ready;
+  }
+  RequestInfo info() {
+    RequestInfo i;
+    i.cancelled = [this] {
+      if (!compute_lane().on_lane() && first.exchange(false)) {
+        entered.set_value();
+        released.wait();
+      }
+      return false;
+    };
+    return i;
+  }
+};
+
 TEST(ServeQueue, AFullQueueAnswers429WithRetryAfter) {
   test::TempDir dir;
-  test::write_file(dir / "serve.yaml", "limits: {max_queue: 1}\nmodels:\n  domain: {path: " +
-                                           (kModels / "domain").string() + ", max_batch: 4, max_wait_us: 200000}\n");
+  test::write_file(dir / "serve.yaml", "limits: {max_queue: 1}\nmodels:\n  domain: " + (kModels / "domain").string() + "\n");
   const Service service(ServeConfig::from_yaml(dir / "serve.yaml"));
-  // The first request waits 200 ms for company in the batcher, holding the one slot.
+  HeldRequest held;
   Reply first;
-  std::thread t([&] { first = service.handle("POST", "/v1/classify", R"({"model": "domain", "input": "a"})"); });
-  std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  std::thread t([&] { first = service.handle("POST", "/v1/classify", R"({"model": "domain", "input": "a"})", held.info()); });
+  EXPECT_TRUE(held.wait_entered());  // the first holds the one slot
   const Reply second = service.handle("POST", "/v1/classify", R"({"model": "domain", "input": "b"})");
+  held.release.set_value();
   t.join();
   EXPECT_EQ(first.status, 200);
   EXPECT_EQ(second.status, 429);
@@ -260,6 +285,9 @@ TEST(ServeConfigFile, RefusesBadConfigsNamingTheField) {
   refused("detectors:\n  d: {path: x, template: guess}\n", "detectors.d.template");
   refused("detectors:\n  d: {path: x, threshold: 2}\n", "detectors.d.threshold");
   refused("detectors:\n  d: {nli: x}\n", "detectors.d.path: missing");
+  refused(model + "models:\n  other: x\n", ":3: the key 'models' appears twice");  // not the second ignored
+  refused("limits: {max_queue: 2, max_queue: 3}\n" + model, "the key 'max_queue' appears twice");
+  refused("limits: {max_check_windows: 0}\n" + model, "limits.max_check_windows");
   test::write_file(dir / "ok.yaml", model);
   const ServeConfig c = ServeConfig::from_yaml(dir / "ok.yaml");
   EXPECT_EQ(c.listen, "127.0.0.1:8080");  // loopback unless told otherwise
@@ -268,26 +296,32 @@ TEST(ServeConfigFile, RefusesBadConfigsNamingTheField) {
                      "models.x");
 }
 
-TEST(ServeReload, RoutersReloadAndABadReloadKeepsTheOld) {
+TEST(ServeReload, EachRouterReloadsOnItsOwn) {
   test::TempDir dir;
-  const auto router = [&](const std::string& model) {
-    test::write_file(dir / "router.yaml", "signals: {urgent: {kind: keywords, keywords: [urgent]}}\n"
-                                          "decisions: [{name: urgent, when: urgent, model: " + model + "}]\n");
+  const auto router = [&](const std::string& file, const std::string& model) {
+    test::write_file(dir / file, "signals: {urgent: {kind: keywords, keywords: [urgent]}}\n"
+                                 "decisions: [{name: urgent, when: urgent, model: " + model + "}]\n");
   };
-  router("fast-llm");
-  test::write_file(dir / "serve.yaml", "routers:\n  default: router.yaml\n");
+  router("a.yaml", "a-llm");
+  router("b.yaml", "b-llm");
+  test::write_file(dir / "serve.yaml", "routers:\n  a: a.yaml\n  b: b.yaml\n");
   Service service(ServeConfig::from_yaml(dir / "serve.yaml"));
   const std::string request = R"({"model": "auto", "messages": [{"role": "user", "content": "urgent: help"}]})";
-  const auto model_of = [&] { return nlohmann::json::parse(service.handle("POST", "/v1/route", request).body)["model"]; };
-  EXPECT_EQ(model_of(), "fast-llm");
-  test::write_file(dir / "router.yaml", "decisions: [{name: x, when: \"nope.score > 1\"}]\n");
-  EXPECT_THROW(service.reload_routers(), Error);
-  EXPECT_EQ(model_of(), "fast-llm");  // the old config still serves
-  router("other-llm");
-  service.reload_routers();
-  EXPECT_EQ(model_of(), "other-llm");
+  const auto model_of = [&](const std::string& name) {
+    return nlohmann::json::parse(service.handle("POST", "/v1/route?router=" + name, request).body)["model"];
+  };
+  EXPECT_EQ(model_of("a"), "a-llm");
+  test::write_file(dir / "a.yaml", "decisions: [{name: x, when: \"nope.score > 1\"}]\n");  // broken
+  router("b.yaml", "b2-llm");
+  const std::vector<std::string> failures = service.reload_routers();
+  ASSERT_EQ(failures.size(), 1u);
+  EXPECT_NE(failures[0].find("routers.a"), std::string::npos) << failures[0];
+  EXPECT_EQ(model_of("a"), "a-llm");   // the old config still serves
+  EXPECT_EQ(model_of("b"), "b2-llm");  // the good one loaded anyway
+  router("a.yaml", "a2-llm");
+  EXPECT_TRUE(service.reload_routers().empty());
+  EXPECT_EQ(model_of("a"), "a2-llm");
 }
-
 
 // Server-sent events as (event, data) pairs.
 std::vector<std::pair<std::string, nlohmann::json>> parse_events(const std::string& body) {
@@ -452,6 +486,207 @@ TEST(ServeAnswerStreams, AreBoundedInCountAndIdleTime) {
   EXPECT_EQ(service.handle("POST", "/v1/check-answer/streams", open).status, 201);  // the idle one was dropped
   const std::string id = nlohmann::json::parse(first.body)["stream"];
   EXPECT_EQ(service.handle("POST", "/v1/check-answer/streams/" + id, "x").status, 404);
+}
+
+
+// Every endpoint that computes, once each, on one service (the default
+// models, the example router, a random hallucination detector).
+class ServeControl : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    dir_ = new test::TempDir();
+    test::write_hallucination_models(dir_->path());
+    const std::string m = kModels.string();
+    test::write_file(*dir_ / "serve.yaml",
+                     "limits: {max_queue: 1}\n"
+                     "models:\n  domain: " + m + "/domain\n  pii: " + m + "/pii\n"
+                     "  encoder: {path: " + m + "/multitask/base, task: embedding}\n"
+                     "unified:\n  default: " + m + "/router.yaml\n"
+                     "routers:\n  default: " + (test::repo_dir() / "examples/router/router.yaml").string() + "\n"
+                     "compressors:\n  short: {max_tokens: 20, tokenizer: " + m + "/domain}\n"
+                     "detectors:\n  random: random\n");
+    service_ = new Service(ServeConfig::from_yaml(*dir_ / "serve.yaml"));
+  }
+  static void TearDownTestSuite() {
+    delete service_;
+    delete dir_;
+  }
+  struct Call {
+    std::string path, body;
+  };
+  static std::vector<Call> calls() {
+    const std::string chat = R"({"model": "auto", "messages": [{"role": "user", "content": "What is 2 + 2?"}]})";
+    return {{"/v1/classify", R"({"model": "domain", "input": ["a", "b"]})"},
+            {"/v1/tokens", R"({"model": "pii", "input": "Call Ann"})"},
+            {"/v1/embeddings", R"({"model": "encoder", "input": "a"})"},
+            {"/v1/similarity", R"({"model": "encoder", "a": "a", "b": "b"})"},
+            {"/v1/unified", R"({"model": "default", "input": "What is 2 + 2?"})"},
+            {"/v1/route", chat},
+            {"/v1/compress", R"({"model": "short", "input": "One. Two. Three."})"},
+            {"/v1/check-answer", R"({"detector": "random", "context": "Paris is in France.", "answer": "It is. Yes."})"}};
+  }
+  static test::TempDir* dir_;
+  static Service* service_;
+};
+test::TempDir* ServeControl::dir_ = nullptr;
+Service* ServeControl::service_ = nullptr;
+
+TEST_F(ServeControl, EveryComputingEndpointAnswersWhenNothingStopsIt) {
+  for (const auto& c : calls()) EXPECT_EQ(service_->handle("POST", c.path, c.body).status, 200) << c.path;
+}
+
+TEST_F(ServeControl, EveryComputingEndpointHonoursItsDeadline) {
+  for (const auto& c : calls()) {
+    RequestInfo late;
+    late.timeout_ms = 1;
+    late.arrived -= std::chrono::seconds(1);
+    const Reply r = service_->handle("POST", c.path, c.body, late);
+    EXPECT_EQ(r.status, 504) << c.path << ": " << r.body;
+    EXPECT_NE(r.body.find("deadline_exceeded"), std::string::npos) << c.path;
+  }
+}
+
+TEST_F(ServeControl, EveryComputingEndpointStopsForAClientThatLeft) {
+  for (const auto& c : calls()) {
+    RequestInfo gone;
+    gone.cancelled = [] { return true; };
+    const Reply r = service_->handle("POST", c.path, c.body, gone);
+    EXPECT_EQ(r.status, 503) << c.path << ": " << r.body;
+    EXPECT_NE(r.body.find("\"cancelled\""), std::string::npos) << c.path;
+  }
+}
+
+// max_queue 1: while one request holds the queue of what it uses, another
+// to the same is answered 429, for every endpoint that computes.
+TEST_F(ServeControl, EveryComputingEndpointTakesAQueueSlot) {
+  for (const auto& c : calls()) {
+    HeldRequest held;
+    Reply first;
+    std::thread t([&] { first = service_->handle("POST", c.path, c.body, held.info()); });
+    EXPECT_TRUE(held.wait_entered()) << c.path << " never checked its control while holding its slot";
+    const Reply second = service_->handle("POST", c.path, c.body);
+    held.release.set_value();
+    t.join();
+    EXPECT_EQ(first.status, 200) << c.path << ": " << first.body;
+    EXPECT_EQ(second.status, 429) << c.path << ": " << second.body;
+  }
+}
+
+TEST_F(ServeControl, MetricsLabelsComeFromAFixedSet) {
+  const std::string forged = "/x\"} 1\nfake{a=\"";
+  EXPECT_EQ(service_->handle("GET", forged, "").status, 404);
+  for (int i = 0; i < 200; ++i) service_->handle("GET", "/unknown/" + std::to_string(i), "");
+  const std::string text = service_->handle("GET", "/metrics", "").body;
+  EXPECT_EQ(text.find("fake"), std::string::npos) << text;
+  EXPECT_EQ(text.find("/unknown/"), std::string::npos);
+  EXPECT_NE(text.find("semroute_requests_total{endpoint=\"other\",status=\"404\"} 201"), std::string::npos) << text;
+}
+
+TEST_F(ServeControl, ABodyWithANulByteIsRefused) {
+  const std::string body = std::string(R"({"model": "domain", "input": "a"})") + '\0' + "junk";
+  const Reply r = service_->handle("POST", "/v1/classify", body);
+  EXPECT_EQ(r.status, 400);
+  EXPECT_NE(r.body.find("NUL byte at 33"), std::string::npos) << r.body;
+}
+
+// A long answer check yields the compute lane between sentences: another
+// model's request, sent while the check is between two sentences, is
+// answered before the check goes on.
+TEST_F(ServeControl, AnAnswerCheckLeavesTheLaneToOtherModels) {
+  std::promise<void> between, classified;
+  std::shared_future<void> go_on = classified.get_future().share();
+  std::atomic<int> checks{0};
+  RequestInfo info;
+  info.cancelled = [&] {
+    if (!compute_lane().on_lane() && checks.fetch_add(1) == 1) {  // before the second sentence
+      between.set_value();
+      go_on.wait();
+    }
+    return false;
+  };
+  Reply check;
+  std::thread t([&] {
+    check = service_->handle("POST", "/v1/check-answer",
+                             R"({"detector": "random", "context": "Paris is in France.", "answer": "One. Two. Three."})",
+                             info);
+  });
+  EXPECT_EQ(between.get_future().wait_for(std::chrono::seconds(30)), std::future_status::ready)
+      << "the check never left the lane between two sentences";
+  EXPECT_EQ(service_->handle("POST", "/v1/classify", R"({"model": "domain", "input": "a"})").status, 200);
+  classified.set_value();
+  t.join();
+  EXPECT_EQ(check.status, 200) << check.body;
+}
+
+TEST(ServeAnswerChecks, AreBoundedInContextWindowsRead) {
+  test::TempDir dir;
+  test::write_hallucination_models(dir.path());
+  test::write_file(dir / "serve.yaml", "limits: {max_check_windows: 2}\ndetectors:\n  d: {path: random, windows: 0, max_length: 256}\n");
+  const Service service(ServeConfig::from_yaml(dir / "serve.yaml"));
+  const nlohmann::json two = {{"detector", "d"}, {"context", "Paris is in France."}, {"answer", "One. Two."}};
+  EXPECT_EQ(service.handle("POST", "/v1/check-answer", two.dump()).status, 200);
+  nlohmann::json three = two;
+  three["answer"] = "One. Two. Three.";
+  const Reply refused = service.handle("POST", "/v1/check-answer", three.dump());
+  EXPECT_EQ(refused.status, 400);
+  EXPECT_NE(refused.body.find("more than 2 context windows"), std::string::npos) << refused.body;
+  // A long context: every window counts (windows: 0 reads them all).
+  std::string context;
+  for (int i = 0; i < 100; ++i) context += "Sentence number " + std::to_string(i) + " of the context says little. ";
+  const nlohmann::json wide = {{"detector", "d"}, {"context", context}, {"answer", "One."}};
+  EXPECT_EQ(service.handle("POST", "/v1/check-answer", wide.dump()).status, 400);
+}
+
+// The idle clock of a stream runs between feeds, not during one: a feed
+// longer than stream_idle_ms keeps its stream, even while others open.
+TEST(ServeAnswerStreams, AFeedLongerThanTheIdleTimeKeepsItsStream) {
+  test::TempDir dir;
+  test::write_hallucination_models(dir.path());
+  test::write_file(dir / "serve.yaml", "limits: {stream_idle_ms: 500}\ndetectors:\n  d: random\n");
+  const Service service(ServeConfig::from_yaml(dir / "serve.yaml"));
+  const std::string open = R"({"detector": "d", "context": "Paris is in France.", "format": "text"})";
+  const std::string path =
+      "/v1/check-answer/streams/" + nlohmann::json::parse(service.handle("POST", "/v1/check-answer/streams", open).body)["stream"].get<std::string>();
+  std::atomic<bool> first{true};
+  RequestInfo slow;
+  slow.cancelled = [&] {
+    if (!compute_lane().on_lane() && first.exchange(false)) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(700));  // the feed outlasts the idle time
+      EXPECT_EQ(service.handle("POST", "/v1/check-answer/streams", open).status, 201);  // drops idle streams
+    }
+    return false;
+  };
+  EXPECT_EQ(service.handle("POST", path, "One. Two. ", slow).status, 200);
+  const Reply done = service.handle("DELETE", path, "");
+  ASSERT_EQ(done.status, 200) << done.body;
+  EXPECT_EQ(nlohmann::json::parse(done.body)["summary"]["sentences"], 2);
+}
+
+// A chunk holding invalid UTF-8 is the one refused, at once; a character
+// split between chunks is not an error.
+TEST(ServeAnswerStreams, TheChunkWithTheBadByteIsBlamed) {
+  test::TempDir dir;
+  test::write_hallucination_models(dir.path());
+  test::write_file(dir / "serve.yaml", "detectors:\n  d: random\n");
+  const Service service(ServeConfig::from_yaml(dir / "serve.yaml"));
+  const auto open = [&] {
+    const Reply r = service.handle("POST", "/v1/check-answer/streams", R"({"detector": "d", "context": "c", "format": "text"})");
+    return "/v1/check-answer/streams/" + nlohmann::json::parse(r.body)["stream"].get<std::string>();
+  };
+  const std::string split = open();
+  EXPECT_EQ(service.handle("POST", split, "It costs 5 \xE2\x82").status, 200);  // the start of a euro sign
+  EXPECT_EQ(service.handle("POST", split, "\xAC. Fine.").status, 200);
+  EXPECT_EQ(service.handle("DELETE", split, "").status, 200);
+  for (const std::string bad : {"ab\xC0", "ab\xE0\x80", "ab\xED\xA0", "ab\xFF"}) {  // lone, overlong, surrogate, never
+    const std::string path = open();
+    const Reply r = service.handle("POST", path, bad);
+    EXPECT_EQ(r.status, 400) << r.body;
+    EXPECT_NE(r.body.find("invalid_utf8"), std::string::npos) << r.body;
+    EXPECT_EQ(service.handle("POST", path, "fine").status, 404);  // the stream ended with it
+  }
+  const std::string cut = open();
+  EXPECT_EQ(service.handle("POST", cut, "ends in \xE2\x82").status, 200);
+  EXPECT_EQ(service.handle("DELETE", cut, "").status, 400);  // the answer ends inside a character
 }
 
 }  // namespace
