@@ -89,7 +89,7 @@ const std::vector<Subject>& subjects() {
         "The determinant of the matrix changes sign when two rows are swapped.",
         "Find the derivative of x cubed minus four x plus seven.",
         "An integer greater than one is prime when its only divisors are one and itself.",
-        "Solve the quadratic equation by completing the square.",
+        "Complete the square to find the roots of this quadratic.",
         "The integral of the sine function over a full period is zero.",
         "Compute the probability that two dice show the same number."}},
       {"law",
