@@ -283,7 +283,8 @@ def long_answer_check(server):
     start = time.time()
     status, data, _ = server.request("POST", "/v1/check-answer", body, headers={"x-semroute-timeout-ms": "300"})
     took = time.time() - start
-    check(status == 504 and took < 2, f"a check past its 300 ms deadline: {status} after {took:.2f} s")
+    check(status == 504 and took < result.get("seconds", 0) / 2,
+          f"a check past its 300 ms deadline: {status} after {took:.2f} s (the whole check: {result.get('seconds')} s)")
 
 
 def byte_bounded_stores(workdir):
@@ -294,7 +295,10 @@ def byte_bounded_stores(workdir):
     router = router.replace("threshold: 0.95", "threshold: 0.999").replace("cache:\n", "cache:\n  max_bytes: 8388608\n", 1)
     with open(os.path.join(workdir, "bounded-router.yaml"), "w") as f:
         f.write(router)
-    server = Server(f"listen: 127.0.0.1:0\nrouters:\n  default: {workdir}/bounded-router.yaml\n", workdir, "bounded")
+    # (Under AddressSanitizer freed memory would wait in its quarantine and count as grown.)
+    asan = {"ASAN_OPTIONS": os.environ.get("ASAN_OPTIONS", "") + ":quarantine_size_mb=0"}
+    server = Server(f"listen: 127.0.0.1:0\nrouters:\n  default: {workdir}/bounded-router.yaml\n", workdir, "bounded",
+                    env=asan)
     try:
         with open(os.path.join(REPO, "examples/router/requests/math.json")) as f:
             math = json.load(f)
@@ -325,8 +329,8 @@ def sigterm_with_a_long_request(workdir):
     config = (f"listen: 127.0.0.1:0\nlimits: {{max_check_windows: 100000}}\n"
               f"detectors:\n  wide: {{path: {workdir}/detector, windows: 0, max_length: 512}}\n")
     server = Server(config, workdir, "grace", args=["--grace-seconds", "1"])
-    context = "".join(f"Record {i} lists the harbour and the mill of town {i % 97}. " for i in range(3000))
-    answer = " ".join(f"The mill of town {i} was built in {1800 + i}." for i in range(200))
+    context = "".join(f"Record {i} lists the harbour and the mill of town {i % 97}. " for i in range(600))
+    answer = " ".join(f"The mill of town {i} was built in {1800 + i}." for i in range(300))
     result = {}
 
     def long_check():

@@ -828,7 +828,7 @@ TEST(RouterCompression, SignalsMarkedCompressedReadTheSkeleton) {
   write_file(dir / "router.yaml", config);
   const auto router = Router::load(dir / "router.yaml");
   const RequestJson request{{"messages", {{{"role", "user"}, {"content", long_math_prompt()}}}}};
-  const RouteResult r = router->route(request, {}, RouteOptions{true});
+  const RouteResult r = router->route(request, {}, RouteOptions{true, {}});
   std::map<std::string, SignalValues> values;
   for (const auto& s : r.signals) values[s.name] = s.values;
   EXPECT_TRUE(values["compression"].at("").truth);
@@ -851,7 +851,7 @@ TEST(RouterCompression, SignalsMarkedCompressedReadTheSkeleton) {
   EXPECT_TRUE(values["urgent"].at("").truth);
   // A short prompt is not compressed: both read the same text.
   const RouteResult s = router->route({{"messages", {{{"role", "user"}, {"content", "What is 2 + 2?"}}}}}, {},
-                                      RouteOptions{true});
+                                      RouteOptions{true, {}});
   for (const auto& t : s.signals) {
     if (t.name == "compression") {
       EXPECT_FALSE(t.values.at("").truth);
