@@ -61,8 +61,8 @@ class Server:
         host, port = self.tcp.rsplit(":", 1)
         return http.client.HTTPConnection(host, int(port), timeout=timeout)
 
-    def request(self, method, path, body=None, headers=None, unix=False):
-        c = self.connection(unix)
+    def request(self, method, path, body=None, headers=None, unix=False, timeout=30):
+        c = self.connection(unix, timeout)
         try:
             data = body if isinstance(body, (bytes, type(None))) else json.dumps(body).encode()
             c.request(method, path, body=data, headers=headers or {})
@@ -257,14 +257,14 @@ def slow_headers_are_cut(workdir):
 def long_answer_check(server):
     """A check-answer that reads thousands of windows neither stalls other models nor outlives its deadline."""
     context = "".join(f"Record {i} of the archive lists the harbour, the mill and the bridge of town {i % 97}. "
-                      for i in range(1200))
-    answer = " ".join(f"The bridge of town {i} was built in {1800 + i}." for i in range(15))
+                      for i in range(300))
+    answer = " ".join(f"The bridge of town {i} was built in {1800 + i}." for i in range(30))
     body = {"detector": "wide", "context": context, "question": "When?", "answer": answer}
     result = {}
 
     def check_in_background():
         start = time.time()
-        result["status"] = server.request("POST", "/v1/check-answer", body)[0]
+        result["status"] = server.request("POST", "/v1/check-answer", body, timeout=300)[0]
         result["seconds"] = time.time() - start
     t = threading.Thread(target=check_in_background)
     t.start()
@@ -285,6 +285,19 @@ def long_answer_check(server):
     took = time.time() - start
     check(status == 504 and took < result.get("seconds", 0) / 2,
           f"a check past its 300 ms deadline: {status} after {took:.2f} s (the whole check: {result.get('seconds')} s)")
+    # A client that leaves: its check stops at the next sentence (counted as 503 in /metrics).
+    payload = json.dumps(body).encode()
+    host, port = server.tcp.rsplit(":", 1)
+    with socket.create_connection((host, int(port))) as sock:
+        sock.sendall(b"POST /v1/check-answer HTTP/1.1\r\nHost: x\r\nContent-Length: " + str(len(payload)).encode() +
+                     b"\r\n\r\n" + payload)
+        time.sleep(0.3)
+    left, deadline = time.time(), time.time() + result.get("seconds", 0) / 2
+    stopped = False
+    while not stopped and time.time() < deadline:
+        stopped = b'endpoint="/v1/check-answer",status="503"} 1' in server.request("GET", "/metrics")[1]
+        time.sleep(0.05)
+    check(stopped, f"a check whose client left stops within half the check's time ({time.time() - left:.1f} s)")
 
 
 def byte_bounded_stores(workdir):
