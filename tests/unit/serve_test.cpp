@@ -572,6 +572,24 @@ TEST_F(ServeControl, EveryComputingEndpointTakesAQueueSlot) {
   }
 }
 
+// Work already started stops at its next step: a route between two signals,
+// a long list of texts between two forwards.
+TEST_F(ServeControl, StartedWorkStopsAtItsNextStep) {
+  const auto cancelled_after = [](int checks) {
+    RequestInfo info;
+    info.cancelled = [n = std::make_shared<std::atomic<int>>(0), checks] { return n->fetch_add(1) >= checks; };
+    return info;
+  };
+  const std::string chat = R"({"model": "auto", "messages": [{"role": "user", "content": "What is 2 + 2?"}]})";
+  // Two checks get the route onto the lane (before and on it); the third is before its first signal.
+  EXPECT_EQ(service_->handle("POST", "/v1/route", chat, cancelled_after(2)).status, 503);
+  EXPECT_EQ(service_->handle("POST", "/v1/route", chat, cancelled_after(100)).status, 200);
+  const nlohmann::json forty = {{"model", "domain"}, {"input", std::vector<std::string>(40, "a")}};
+  // (domain batches: one check per piece of 32 texts) the first piece computed, the second not.
+  EXPECT_EQ(service_->handle("POST", "/v1/classify", forty.dump(), cancelled_after(1)).status, 503);
+  EXPECT_EQ(service_->handle("POST", "/v1/classify", forty.dump(), cancelled_after(100)).status, 200);
+}
+
 TEST_F(ServeControl, MetricsLabelsComeFromAFixedSet) {
   const std::string forged = "/x\"} 1\nfake{a=\"";
   EXPECT_EQ(service_->handle("GET", forged, "").status, 404);
