@@ -18,6 +18,12 @@
 
 namespace semroute {
 
+size_t GroundTruth::memory_bytes() const {
+  size_t bytes = context.size() + question.size() + tokens.size() * sizeof(Span) + windows.size() * sizeof(Window);
+  for (const auto& w : windows) bytes += w.words.size() * sizeof(uint64_t);
+  return bytes + idf.size() * (sizeof(uint64_t) + sizeof(double) + 2 * sizeof(void*));  // a hash node each
+}
+
 std::string_view GroundTruth::text(size_t w, size_t drop) const {
   const Window& win = windows[w];
   const size_t last = std::max(win.first + 1, win.end - std::min(drop, win.end - win.first)) - 1;

@@ -120,6 +120,8 @@ struct GroundTruth {
 
   // Bytes of window `w` without its last `drop` tokens (one token at least).
   std::string_view text(size_t w, size_t drop = 0) const;
+  // About what it holds in memory: texts, token spans, window words, idf.
+  size_t memory_bytes() const;
 };
 
 // The `count` windows (0: all) sharing the most idf-weighted words with

@@ -17,14 +17,15 @@ struct AnswerChecks::Detector {
 struct AnswerChecks::Stream {
   std::shared_ptr<Detector> detector;
   size_t windows_per_sentence;  // the context windows each sentence's check reads
+  size_t bytes = 0;             // its pinned context's memory (counted against max_stream_bytes)
   AnswerStream answer;
   bool busy = false;                                // a request feeds it; guarded by AnswerChecks::mutex_
   std::chrono::steady_clock::time_point last_used;  // when its last feed ended; likewise
   size_t sentences = 0, flagged = 0;
   double max_score = 0;
 
-  Stream(std::shared_ptr<Detector> d, size_t windows, AnswerStream a)
-      : detector(std::move(d)), windows_per_sentence(windows), answer(std::move(a)) {}
+  Stream(std::shared_ptr<Detector> d, size_t windows, size_t memory, AnswerStream a)
+      : detector(std::move(d)), windows_per_sentence(windows), bytes(memory), answer(std::move(a)) {}
 
   nlohmann::json take(const std::vector<StreamEvent>& events) {
     nlohmann::json out = nlohmann::json::array();
@@ -68,7 +69,7 @@ class AnswerChecks::Feeding {
   // The stream leaves the table (finished, or it cannot go on).
   void end() const {
     const std::lock_guard<std::mutex> lock(checks_.mutex_);
-    checks_.streams_.erase(id_);
+    if (const auto it = checks_.streams_.find(id_); it != checks_.streams_.end()) checks_.forget(it);
   }
 
  private:
@@ -112,8 +113,8 @@ CheckRunner budgeted_runner(const RequestControl& control, size_t windows_per_se
 }  // namespace
 
 AnswerChecks::AnswerChecks(const std::map<std::string, ServedDetectorConfig>& detectors, const ServeLimits& limits)
-    : max_streams_(limits.max_streams), max_queue_(limits.max_queue), max_windows_(limits.max_check_windows),
-      idle_(limits.stream_idle_ms) {
+    : max_streams_(limits.max_streams), max_stream_bytes_(limits.max_stream_bytes), max_queue_(limits.max_queue),
+      max_windows_(limits.max_check_windows), idle_(limits.stream_idle_ms) {
   for (const auto& [name, d] : detectors) {
     auto served = std::make_shared<Detector>();
     try {
@@ -147,7 +148,8 @@ std::shared_ptr<AnswerChecks::Stream> AnswerChecks::open_stream(const nlohmann::
   auto truth = model.pin(optional_string(request, "context"), optional_string(request, "question"));
   const size_t read = model.options().context_windows;
   const size_t windows = read == 0 ? truth->windows.size() : std::min(read, truth->windows.size());
-  return std::make_shared<Stream>(it->second, std::max<size_t>(windows, 1),
+  const size_t bytes = truth->memory_bytes();
+  return std::make_shared<Stream>(it->second, std::max<size_t>(windows, 1), bytes,
                                   AnswerStream(it->second->model, std::move(truth), options));
 }
 
@@ -183,6 +185,11 @@ Reply AnswerChecks::open(const nlohmann::json& request) const {
     drop_idle(now);
     if (streams_.size() >= max_streams_)
       return busy_reply("too_many_streams", std::to_string(max_streams_) + " answer streams are open; retry shortly");
+    if (stream_bytes_ + stream->bytes > max_stream_bytes_)
+      return busy_reply("too_many_streams", "open answer streams hold " + std::to_string(stream_bytes_) +
+                                                " bytes of context; this one would pass " +
+                                                std::to_string(max_stream_bytes_) + " (limits.max_stream_bytes)");
+    stream_bytes_ += stream->bytes;
     streams_.emplace(id, std::move(stream));
   }
   return json_reply({{"stream", id}, {"idle_timeout_ms", idle_.count()}}, 201);
@@ -190,7 +197,12 @@ Reply AnswerChecks::open(const nlohmann::json& request) const {
 
 void AnswerChecks::drop_idle(std::chrono::steady_clock::time_point now) const {
   for (auto it = streams_.begin(); it != streams_.end();)
-    it = !it->second->busy && now - it->second->last_used > idle_ ? streams_.erase(it) : std::next(it);
+    it = !it->second->busy && now - it->second->last_used > idle_ ? forget(it) : std::next(it);
+}
+
+AnswerChecks::StreamTable::iterator AnswerChecks::forget(StreamTable::iterator it) const {
+  stream_bytes_ -= it->second->bytes;
+  return streams_.erase(it);
 }
 
 // The events `chunk` completes (or, at_end, the last sentence's), judged for

@@ -12,8 +12,9 @@
 //      DELETE /v1/check-answer/streams/ID   -> the last sentence's events and the summary; the stream ends
 // A stream is fed by one request at a time (409 while another feeds it);
 // streams not fed for stream_idle_ms (a feed counts until it ends) are
-// dropped; at most max_streams live (429 beyond). The context is pinned
-// (tokenized) once, when the stream opens.
+// dropped; at most max_streams live, holding at most max_stream_bytes of
+// pinned contexts (429 beyond). The context is pinned (tokenized) once, when
+// the stream opens.
 //
 // Every request that judges sentences holds a slot of its detector's queue
 // (max_queue), runs each sentence's forwards as its own turn on the compute
@@ -60,13 +61,16 @@ class AnswerChecks {
   std::shared_ptr<Stream> open_stream(const nlohmann::json& request, StreamFormat format) const;
   Reply judge(const std::shared_ptr<Stream>& stream, const RequestControl& control, bool at_end,
               std::string_view chunk) const;
+  using StreamTable = std::map<std::string, std::shared_ptr<Stream>>;
   void drop_idle(std::chrono::steady_clock::time_point now) const;  // with mutex_ held
+  StreamTable::iterator forget(StreamTable::iterator it) const;     // likewise
 
   std::map<std::string, std::shared_ptr<Detector>> detectors_;
-  size_t max_streams_, max_queue_, max_windows_;
+  size_t max_streams_, max_stream_bytes_, max_queue_, max_windows_;
   std::chrono::milliseconds idle_;
   mutable std::mutex mutex_;
-  mutable std::map<std::string, std::shared_ptr<Stream>> streams_;
+  mutable StreamTable streams_;
+  mutable size_t stream_bytes_ = 0;  // of the streams in the table
 };
 
 }  // namespace semroute

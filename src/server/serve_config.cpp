@@ -105,7 +105,7 @@ void parse_limits(const YamlFields& f, const YAML::Node& node, ServeLimits& l) {
   if (!node.IsMap()) f.fail("limits", "expected a map");
   f.only(node, "limits",
          {"max_body_bytes", "max_queue", "max_connections", "header_timeout_ms", "body_timeout_ms", "request_timeout_ms",
-          "max_streams", "stream_idle_ms", "max_check_windows"});
+          "max_streams", "max_stream_bytes", "stream_idle_ms", "max_check_windows"});
   const auto count = [&](const char* key, double low, double high) {
     return f.number(node[key], std::string("limits.") + key, low, high);
   };
@@ -117,6 +117,8 @@ void parse_limits(const YamlFields& f, const YAML::Node& node, ServeLimits& l) {
   if (node["request_timeout_ms"]) l.request_timeout_ms = static_cast<int64_t>(count("request_timeout_ms", 1, 3.6e6));
   if (node["max_streams"]) l.max_streams = static_cast<size_t>(count("max_streams", 1, 1e6));
   if (node["stream_idle_ms"]) l.stream_idle_ms = static_cast<int64_t>(count("stream_idle_ms", 1, 3.6e6));
+  if (node["max_stream_bytes"])
+    l.max_stream_bytes = static_cast<size_t>(count("max_stream_bytes", 1 << 16, 1099511627776.0));
   if (node["max_check_windows"]) l.max_check_windows = static_cast<size_t>(count("max_check_windows", 1, 1e7));
 }
 

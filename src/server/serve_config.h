@@ -46,6 +46,7 @@ struct ServeLimits {
   int64_t body_timeout_ms = 30'000;         // its body must arrive within it after its headers: else closed
   int64_t request_timeout_ms = 0;           // a request not done this long after its headers: 504 (0: none)
   size_t max_streams = 256;                 // /v1/check-answer streams open at once: 429 beyond
+  size_t max_stream_bytes = size_t{256} << 20;  // what open streams hold (pinned contexts): 429 beyond
   int64_t stream_idle_ms = 60'000;          // a stream not fed this long (a feed counts until it ends) is dropped
   size_t max_check_windows = 1024;          // context windows one answer-check request may read in all
                                             // (sentences x windows each reads): 413 beyond

@@ -655,6 +655,29 @@ TEST(ServeAnswerChecks, AreBoundedInContextWindowsRead) {
   EXPECT_EQ(service.handle("POST", "/v1/check-answer", wide.dump()).status, 400);
 }
 
+// Open streams are bounded by the bytes their pinned contexts hold, not only by their count.
+TEST(ServeAnswerStreams, AreBoundedInBytes) {
+  test::TempDir dir;
+  test::write_hallucination_models(dir.path());
+  std::string context;
+  for (int i = 0; i < 400; ++i) context += "Line " + std::to_string(i) + " of the context names the river and the mill. ";
+  const size_t one = HallucinationDetector::load(dir / "random", "")->pin(context, "")->memory_bytes();
+  ASSERT_GT(one, 30000u);  // (the limit's floor is 64 KiB)
+  test::write_file(dir / "serve.yaml", "limits: {max_stream_bytes: " + std::to_string(2 * one + one / 2) +
+                                           "}\ndetectors:\n  d: random\n");
+  const Service service(ServeConfig::from_yaml(dir / "serve.yaml"));
+  const std::string open = nlohmann::json({{"detector", "d"}, {"context", context}}).dump();
+  const Reply first = service.handle("POST", "/v1/check-answer/streams", open);
+  ASSERT_EQ(first.status, 201) << first.body;
+  EXPECT_EQ(service.handle("POST", "/v1/check-answer/streams", open).status, 201);
+  const Reply third = service.handle("POST", "/v1/check-answer/streams", open);
+  EXPECT_EQ(third.status, 429);
+  EXPECT_NE(third.body.find("limits.max_stream_bytes"), std::string::npos) << third.body;
+  const std::string id = nlohmann::json::parse(first.body)["stream"];
+  EXPECT_EQ(service.handle("DELETE", "/v1/check-answer/streams/" + id, "").status, 200);
+  EXPECT_EQ(service.handle("POST", "/v1/check-answer/streams", open).status, 201);  // its bytes were given back
+}
+
 // The idle clock of a stream runs between feeds, not during one: a feed
 // longer than stream_idle_ms keeps its stream, even while others open.
 TEST(ServeAnswerStreams, AFeedLongerThanTheIdleTimeKeepsItsStream) {
