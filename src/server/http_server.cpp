@@ -461,6 +461,12 @@ void HttpServer::enforce_deadlines() {
 
 void HttpServer::serve(const std::shared_ptr<Connection>& c) {
   SocketStream stream(c->fd);
+  // An answer before the service saw the request (malformed, too slow, too
+  // large, unauthorized): counted in /metrics under the endpoint "http".
+  const auto refuse = [&](SocketStream& out, const Reply& reply, unsigned version) {
+    service_->metrics().record("http", reply.status, 0);
+    write_reply(out, reply, version, false);
+  };
   boost::beast::flat_buffer buffer(kMaxHeaderBytes + limits_.max_body_bytes + 4096);
   const auto enter = [&](Phase phase, bool restart_clock) {
     const std::lock_guard<std::mutex> lock(mutex_);
@@ -486,7 +492,7 @@ void HttpServer::serve(const std::shared_ptr<Connection>& c) {
     if (ec) {
       if (const auto reply = read_failure(ec, timed_out(), buffer.size() == 0 && ec == http::error::end_of_stream
                                                                ? Phase::kIdle : Phase::kHeaders, limits_)) {
-        write_reply(stream, *reply, 11, false);
+        refuse(stream, *reply, 11);
         linger = true;
       }
       break;
@@ -504,7 +510,7 @@ void HttpServer::serve(const std::shared_ptr<Connection>& c) {
       bad_target = true;
     }
     if (auto refused = refusal(request, path, bad_target, token_)) {
-      write_reply(stream, *refused, request.version(), false);
+      refuse(stream, *refused, request.version());
       linger = true;
       break;
     }
@@ -517,7 +523,7 @@ void HttpServer::serve(const std::shared_ptr<Connection>& c) {
     http::read(stream, buffer, parser, ec);
     if (ec) {
       if (const auto reply = read_failure(ec, timed_out(), Phase::kBody, limits_)) {
-        write_reply(stream, *reply, request.version(), false);
+        refuse(stream, *reply, request.version());
         linger = true;
       }
       break;

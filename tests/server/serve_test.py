@@ -212,6 +212,7 @@ def malformed_requests(server):
         check(reply.count(b"\r\n\r\n") == 1 and reply.startswith(b"HTTP/1.1 400 "), f"{what}: {reply[:200]!r}")
     metrics = server.request("GET", "/metrics")[1]
     check(b"fake" not in metrics, "a path cannot write into /metrics")
+    check(b'semroute_requests_total{endpoint="http",status="400"}' in metrics, "refusals are counted under http")
     size = len(metrics)
     for i in range(2000):
         server.request("GET", f"/unknown-{i}")
