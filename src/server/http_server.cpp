@@ -324,13 +324,17 @@ std::optional<Reply> read_failure(const ErrorCodeT& ec, bool timed_out, Phase ph
 }
 
 // What the headers alone refuse: 400 for a missing Host (HTTP/1.1) or a
-// target that does not decode cleanly; 401 without the token.
-std::optional<Reply> refusal(const Request& request, const std::string& path_or_error, bool bad_target,
-                             const std::string& token) {
+// target that does not decode cleanly; 401 without the token. Otherwise
+// `path` is what the service routes.
+std::optional<Reply> refusal(const Request& request, const std::string& token, std::string& path) {
   if (request.version() >= 11 && request.find(http::field::host) == request.end())
     return error_reply(400, "invalid_argument", "HTTP/1.1 requires a Host header");
-  if (bad_target) return error_reply(400, "invalid_argument", path_or_error);
-  if (!token.empty() && !exempt_from_auth(path_or_error.substr(0, path_or_error.find('?')))) {
+  try {
+    path = service_path(view(request.target()));
+  } catch (const Error& e) {
+    return error_reply(400, "invalid_argument", e.what());
+  }
+  if (!token.empty() && !exempt_from_auth(path.substr(0, path.find('?')))) {
     const auto auth = request.find(http::field::authorization);
     const std::string_view given = auth == request.end() ? std::string_view() : view(auth->value());
     if (given.substr(0, 7) != "Bearer " || !same_token(given.substr(7), token)) {
@@ -502,14 +506,7 @@ void HttpServer::serve(const std::shared_ptr<Connection>& c) {
     info.arrived = Clock::now();
     const Request& request = parser.get();
     std::string path;
-    bool bad_target = false;
-    try {
-      path = service_path(view(request.target()));
-    } catch (const Error& e) {
-      path = e.what();
-      bad_target = true;
-    }
-    if (auto refused = refusal(request, path, bad_target, token_)) {
+    if (auto refused = refusal(request, token_, path)) {
       refuse(stream, *refused, request.version());
       linger = true;
       break;

@@ -2,6 +2,7 @@
 
 #include <utf8proc.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <memory>
 
@@ -81,13 +82,18 @@ size_t find_invalid_utf8(std::string_view text) {
 
 namespace {
 
+// The byte length a lead byte announces (1 for anything else: it is judged as it is).
+size_t announced_length(char lead) {
+  const auto c = static_cast<unsigned char>(lead);
+  return c >= 0xF0 ? 4 : c >= 0xE0 ? 3 : c >= 0xC0 ? 2 : 1;
+}
+
 // Whether `start` (shorter than its lead byte says) begins a valid character:
 // some ending makes it one. The second byte's lowest legal values differ by
 // lead byte (E0 needs A0, F0 needs 90), so each is tried.
 bool begins_a_character(std::string_view start) {
-  const auto lead = static_cast<unsigned char>(start[0]);
-  const size_t length = lead >= 0xF0 ? 4 : lead >= 0xE0 ? 3 : 2;
-  if (lead < 0xC0 || start.size() >= length) return false;
+  const size_t length = announced_length(start[0]);
+  if (length == 1 || start.size() >= length) return false;
   for (const char second : {'\x80', '\x90', '\xA0'}) {
     std::string whole(start);
     if (whole.size() == 1) whole += second;
@@ -100,16 +106,22 @@ bool begins_a_character(std::string_view start) {
 }  // namespace
 
 size_t Utf8Pieces::feed(std::string_view piece) {
-  const size_t carried = unfinished_.size();
-  const std::string text = unfinished_ + std::string(piece);
-  unfinished_.clear();
-  const size_t bad = find_invalid_utf8(text);
+  size_t finished = 0;  // bytes of `piece` that end the character the last piece began
+  if (!unfinished_.empty()) {
+    finished = std::min(piece.size(), announced_length(unfinished_[0]) - unfinished_.size());
+    unfinished_.append(piece.substr(0, finished));
+    if (begins_a_character(unfinished_)) return std::string_view::npos;  // still unfinished
+    if (find_invalid_utf8(unfinished_) != std::string_view::npos) return 0;
+    unfinished_.clear();
+  }
+  const std::string_view rest = piece.substr(finished);
+  const size_t bad = find_invalid_utf8(rest);
   if (bad == std::string_view::npos) return bad;
-  if (text.size() - bad < 4 && begins_a_character(std::string_view(text).substr(bad))) {
-    unfinished_ = text.substr(bad);
+  if (rest.size() - bad < 4 && begins_a_character(rest.substr(bad))) {
+    unfinished_ = rest.substr(bad);
     return std::string_view::npos;
   }
-  return bad < carried ? 0 : bad - carried;
+  return finished + bad;
 }
 
 namespace {

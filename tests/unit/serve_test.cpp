@@ -717,6 +717,8 @@ TEST(ServeAnswerStreams, TheChunkWithTheBadByteIsBlamed) {
   const std::string split = open();
   EXPECT_EQ(service.handle("POST", split, "It costs 5 \xE2\x82").status, 200);  // the start of a euro sign
   EXPECT_EQ(service.handle("POST", split, "\xAC. Fine.").status, 200);
+  for (const std::string piece : {"A smile: \xF0\x9F", "\x98", "\x80. Yes."})  // one character over three pieces
+    EXPECT_EQ(service.handle("POST", split, piece).status, 200) << piece;
   EXPECT_EQ(service.handle("DELETE", split, "").status, 200);
   for (const std::string bad : {"ab\xC0", "ab\xE0\x80", "ab\xED\xA0", "ab\xFF"}) {  // lone, overlong, surrogate, never
     const std::string path = open();
