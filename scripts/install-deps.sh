@@ -25,6 +25,7 @@ test_packages=(
   clang libclang-rt-14-dev       # scripts/fuzz.sh: libFuzzer with ASan + UBSan
   python3-venv python3-pip python3-setuptools python3-wheel python3-numpy python3-pytest  # bindings/python
   wordnet-base python3-fake-factory  # the default models' data scripts (scripts/pii-data.py and its test)
+  python3-jsonschema python3-yaml    # tests/server/contract_test.py: answers against the runtime contract's schemas
 )
 packages=("${build_packages[@]}")
 build_only=0

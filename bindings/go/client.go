@@ -158,7 +158,34 @@ func serverError(status int, body []byte) error {
 			return &Error{Code: code, Message: e.Error.Message}
 		}
 	}
+	if code, ok := contractCodes[e.Error.Code]; ok {
+		return &Error{Code: code, Message: e.Error.Message}
+	}
 	return &Error{Code: CodeInternal, Message: fmt.Sprintf("HTTP %d %s: %s", status, e.Error.Code, e.Error.Message)}
+}
+
+// The model runtime contract's request errors (its /v1/classify and
+// /v1/embeddings), as the C API's codes.
+var contractCodes = map[string]Code{
+	"invalid_request":     CodeInvalidArgument,
+	"model_not_found":     CodeNotFound,
+	"request_too_large":   CodeTooLong,
+	"unsupported_surface": CodeUnsupported,
+	"internal_error":      CodeInternal,
+}
+
+// itemError is an item error of the runtime contract ("max_length_exceeded",
+// …) for text i, as the error the in-process call would return.
+func itemError(i int, name string) error {
+	switch name {
+	case "deadline_exceeded":
+		return fmt.Errorf("semroute sidecar: text %d: %w", i, context.DeadlineExceeded)
+	case "max_length_exceeded", "scan_budget_exceeded":
+		return &Error{Code: CodeTooLong, Message: fmt.Sprintf("text %d: %s", i, name)}
+	case "invalid_input":
+		return &Error{Code: CodeInvalidArgument, Message: fmt.Sprintf("text %d: %s", i, name)}
+	}
+	return &Error{Code: CodeInternal, Message: fmt.Sprintf("text %d: %s", i, name)}
 }
 
 // RemoteModel is a model served by the sidecar.
@@ -175,6 +202,33 @@ type wireInput struct {
 
 func (w wireInput) usage() InputUsage { return InputUsage(w) }
 
+// contractInput is the runtime contract's InputUsage: a cut input's token
+// count is a lower bound, which InputUsage reports as 0 (not counted to its end).
+type contractInput struct {
+	Tokens          int  `json:"tokens"`
+	ProcessedTokens int  `json:"processed_tokens"`
+	Truncated       bool `json:"truncated"`
+	LowerBound      bool `json:"tokens_lower_bound"`
+}
+
+func (c contractInput) usage() InputUsage {
+	u := InputUsage{InputTokens: c.Tokens, ProcessedTokens: c.ProcessedTokens, Truncated: c.Truncated}
+	if c.LowerBound {
+		u.InputTokens = 0
+	}
+	return u
+}
+
+// contract posts texts to a runtime contract surface, cut to the model's
+// limit as in process (options.overflow "truncate").
+func (m *RemoteModel) contract(ctx context.Context, path string, texts []string, out any) error {
+	if err := checkUTF8(texts); err != nil {
+		return err
+	}
+	body := map[string]any{"model": m.name, "input": texts, "options": map[string]any{"overflow": "truncate"}}
+	return m.c.call(ctx, http.MethodPost, path, body, out, nil)
+}
+
 type wireEntity struct {
 	Type  string  `json:"type"`
 	Begin int     `json:"begin"`
@@ -185,13 +239,21 @@ type wireEntity struct {
 
 func (w wireEntity) entity() Entity { return Entity(w) }
 
-// texts posts {"model", "input": texts}; invalid UTF-8 is refused here, as
-// in process (JSON would carry it as U+FFFD).
-func (m *RemoteModel) texts(ctx context.Context, path string, texts []string, out any) error {
+// checkUTF8 refuses invalid UTF-8 here, as in process (JSON would carry it as U+FFFD).
+func checkUTF8(texts []string) error {
 	for i, text := range texts {
 		if !utf8.ValidString(text) {
 			return &Error{Code: CodeInvalidUTF8, Message: fmt.Sprintf("text %d is not valid UTF-8", i)}
 		}
+	}
+	return nil
+}
+
+// texts posts {"model", "input": texts}; invalid UTF-8 is refused here, as
+// in process (JSON would carry it as U+FFFD).
+func (m *RemoteModel) texts(ctx context.Context, path string, texts []string, out any) error {
+	if err := checkUTF8(texts); err != nil {
+		return err
 	}
 	return m.c.call(ctx, http.MethodPost, path, map[string]any{"model": m.name, "input": texts}, out, nil)
 }
@@ -210,24 +272,34 @@ func (m *RemoteModel) ClassifyBatch(ctx context.Context, texts []string) ([]Clas
 	var out struct {
 		Labels  []string `json:"labels"`
 		Results []struct {
-			ClassID       int                `json:"class_id"`
-			Label         string             `json:"label"`
-			Confidence    float32            `json:"confidence"`
-			Probabilities map[string]float32 `json:"probabilities"`
-			Input         wireInput          `json:"input"`
+			Label         string        `json:"label"`
+			Probabilities []float32     `json:"probabilities"`
+			Input         contractInput `json:"input"`
+			Error         string        `json:"error"`
 		} `json:"results"`
 	}
-	if err := m.texts(ctx, "/v1/classify", texts, &out); err != nil {
+	if err := m.contract(ctx, "/v1/classify", texts, &out); err != nil {
 		return nil, err
+	}
+	if len(out.Results) != len(texts) {
+		return nil, &Error{Code: CodeInternal, Message: "the sidecar answered another number of results"}
 	}
 	results := make([]Classification, len(out.Results))
 	for i, r := range out.Results {
-		probs := make([]float32, len(out.Labels))
-		for k, label := range out.Labels {
-			probs[k] = r.Probabilities[label]
+		if r.Error != "" {
+			return nil, itemError(i, r.Error)
 		}
-		results[i] = Classification{ClassID: r.ClassID, Label: r.Label, Confidence: r.Confidence, Probabilities: probs,
-			Input: r.Input.usage()}
+		if len(r.Probabilities) == 0 {
+			return nil, &Error{Code: CodeInternal, Message: "the sidecar answered no probabilities"}
+		}
+		best := 0 // the first of equal maxima, as in process
+		for k, p := range r.Probabilities {
+			if p > r.Probabilities[best] {
+				best = k
+			}
+		}
+		results[i] = Classification{ClassID: best, Label: r.Label, Confidence: r.Probabilities[best],
+			Probabilities: r.Probabilities, Input: r.Input.usage()}
 	}
 	return results, nil
 }
@@ -294,15 +366,19 @@ func (m *RemoteModel) EmbedBatch(ctx context.Context, texts []string) ([][]float
 		Data []struct {
 			Index     int       `json:"index"`
 			Embedding []float32 `json:"embedding"`
+			Error     string    `json:"error"`
 		} `json:"data"`
 	}
-	if err := m.texts(ctx, "/v1/embeddings", texts, &out); err != nil {
+	if err := m.contract(ctx, "/v1/embeddings", texts, &out); err != nil {
 		return nil, err
 	}
 	vectors := make([][]float32, len(texts))
 	for _, d := range out.Data {
 		if d.Index < 0 || d.Index >= len(vectors) {
 			return nil, &Error{Code: CodeInternal, Message: "the sidecar answered an index out of range"}
+		}
+		if d.Error != "" {
+			return nil, itemError(d.Index, d.Error)
 		}
 		vectors[d.Index] = d.Embedding
 	}

@@ -1,7 +1,5 @@
 // Embedding descriptors: what an embedding model computes, stated so that a
-// vector store can tell whether two models' vectors are comparable. SHA-256
-// through OpenSSL's libcrypto (a well-kept implementation, never our own).
-#include <openssl/evp.h>
+// vector store can tell whether two models' vectors are comparable.
 
 #include <algorithm>
 #include <cstdio>
@@ -9,55 +7,23 @@
 #include <fstream>
 #include <memory>
 
+#include "core/sha256.h"
 #include "instances.h"
+#include "semroute/error.h"
 
 namespace candle::instances {
 namespace {
 
 namespace fs = std::filesystem;
 
-class Sha256 {
- public:
-  Sha256() : ctx_(EVP_MD_CTX_new(), &EVP_MD_CTX_free) {
-    if (!ctx_ || EVP_DigestInit_ex(ctx_.get(), EVP_sha256(), nullptr) != 1)
-      throw InstanceError("execution", "SHA-256 is unavailable");
-  }
-  void add(const char* data, size_t n) {
-    if (EVP_DigestUpdate(ctx_.get(), data, n) != 1) throw InstanceError("execution", "SHA-256 failed");
-  }
-  std::string hex() {
-    unsigned char digest[EVP_MAX_MD_SIZE];
-    unsigned int n = 0;
-    if (EVP_DigestFinal_ex(ctx_.get(), digest, &n) != 1) throw InstanceError("execution", "SHA-256 failed");
-    std::string out;
-    char byte[3];
-    for (unsigned int i = 0; i < n; ++i) {
-      std::snprintf(byte, sizeof byte, "%02x", digest[i]);
-      out += byte;
-    }
-    return out;
-  }
-
- private:
-  std::unique_ptr<EVP_MD_CTX, void (*)(EVP_MD_CTX*)> ctx_;
-};
-
-std::string sha256_of_text(const std::string& text) {
-  Sha256 h;
-  h.add(text.data(), text.size());
-  return h.hex();
-}
+std::string sha256_of_text(const std::string& text) { return semroute::sha256_hex(text); }
 
 std::string sha256_of_file(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw InstanceError("load", "cannot read " + path.string());
-  Sha256 h;
-  std::vector<char> buffer(1 << 20);
-  while (in) {
-    in.read(buffer.data(), static_cast<std::streamsize>(buffer.size()));
-    h.add(buffer.data(), static_cast<size_t>(in.gcount()));
+  try {
+    return semroute::sha256_of_file(path);
+  } catch (const semroute::Error& e) {
+    throw InstanceError("load", e.what());
   }
-  return h.hex();
 }
 
 }  // namespace

@@ -35,7 +35,7 @@
 
 #include "hallucination/answer_stream.h"
 #include "server/reply.h"
-#include "server/request_control.h"
+#include "runtime/request_control.h"
 #include "server/serve_config.h"
 
 namespace semroute {

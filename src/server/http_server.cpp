@@ -137,7 +137,7 @@ bool same_token(std::string_view given, const std::string& token) {
   return diff == 0;
 }
 
-bool exempt_from_auth(std::string_view path) { return path == "/health" || path == "/ready"; }
+bool exempt_from_auth(std::string_view path) { return path == "/health" || path == "/health/live" || path == "/ready"; }
 
 int hex_digit(char c) {
   if (c >= '0' && c <= '9') return c - '0';
@@ -315,11 +315,11 @@ std::optional<Reply> read_failure(const ErrorCodeT& ec, bool timed_out, Phase ph
   if (ec == http::error::header_limit)
     return error_reply(431, "header_too_large", "the header block is larger than " + std::to_string(kMaxHeaderBytes) + " bytes");
   if (ec == http::error::body_limit)
-    return error_reply(413, "too_long", "the body is larger than " + std::to_string(limits.max_body_bytes) + " bytes");
+    return error_reply(413, "request_too_large", "the body is larger than " + std::to_string(limits.max_body_bytes) + " bytes");
   const bool malformed = ec.category() == http::make_error_code(http::error::bad_target).category() &&
                          ec != http::error::end_of_stream && ec != http::error::partial_message &&
                          ec != http::error::short_read;
-  if (malformed) return error_reply(400, "invalid_argument", "a malformed HTTP request: " + ec.message());
+  if (malformed) return error_reply(400, "invalid_request", "a malformed HTTP request: " + ec.message());
   return std::nullopt;
 }
 
@@ -328,7 +328,7 @@ std::optional<Reply> read_failure(const ErrorCodeT& ec, bool timed_out, Phase ph
 // `path` is what the service routes.
 std::optional<Reply> refusal(const Request& request, const std::string& token, std::string& path) {
   if (request.version() >= 11 && request.find(http::field::host) == request.end())
-    return error_reply(400, "invalid_argument", "HTTP/1.1 requires a Host header");
+    return error_reply(400, "invalid_request", "HTTP/1.1 requires a Host header");
   try {
     path = service_path(view(request.target()));
   } catch (const Error& e) {

@@ -43,7 +43,7 @@ ServedModelConfig parse_model(const YamlFields& f, const std::string& field, con
   }
   if (!node.IsMap()) f.fail(field, "expected a path or a map");
   f.only(node, field, {"path", "task", "device", "dtype", "max_length", "truncation", "overflow", "tokenizer",
-                       "max_batch", "max_wait_us"});
+                       "max_batch", "max_wait_us", "layers", "dimensions"});
   if (!node["path"]) f.fail(field + ".path", "missing (a model directory)");
   ServedModelConfig m;
   m.path = f.path(node["path"], field + ".path");
@@ -61,6 +61,15 @@ ServedModelConfig parse_model(const YamlFields& f, const std::string& field, con
   if (node["max_batch"]) m.batching.max_batch = static_cast<int64_t>(f.number(node["max_batch"], field + ".max_batch", 0, 4096));
   if (node["max_wait_us"])
     m.batching.max_wait_us = static_cast<int64_t>(f.number(node["max_wait_us"], field + ".max_wait_us", 0, 1e6));
+  for (const char* key : {"layers", "dimensions"}) {  // an embedding model's declared exits and widths
+    const YAML::Node list = node[key];
+    if (!list) continue;
+    if (!m.embedding) f.fail(field + "." + key, "only for task: embedding");
+    if (!list.IsSequence() || list.size() > 64) f.fail(field + "." + key, "expected a list of at most 64 integers");
+    auto& out = std::string(key) == "layers" ? m.layers : m.dimensions;
+    for (size_t i = 0; i < list.size(); ++i)
+      out.push_back(static_cast<int64_t>(f.number(list[i], field + "." + key, 1, 65536)));
+  }
   return m;
 }
 
@@ -105,7 +114,7 @@ void parse_limits(const YamlFields& f, const YAML::Node& node, ServeLimits& l) {
   if (!node.IsMap()) f.fail("limits", "expected a map");
   f.only(node, "limits",
          {"max_body_bytes", "max_queue", "max_connections", "header_timeout_ms", "body_timeout_ms", "request_timeout_ms",
-          "max_streams", "max_stream_bytes", "stream_idle_ms", "max_check_windows"});
+          "max_streams", "max_stream_bytes", "stream_idle_ms", "max_check_windows", "max_bundle_tasks"});
   const auto count = [&](const char* key, double low, double high) {
     return f.number(node[key], std::string("limits.") + key, low, high);
   };
@@ -120,6 +129,7 @@ void parse_limits(const YamlFields& f, const YAML::Node& node, ServeLimits& l) {
   if (node["max_stream_bytes"])
     l.max_stream_bytes = static_cast<size_t>(count("max_stream_bytes", 1 << 16, 1099511627776.0));
   if (node["max_check_windows"]) l.max_check_windows = static_cast<size_t>(count("max_check_windows", 1, 1e7));
+  if (node["max_bundle_tasks"]) l.max_bundle_tasks = static_cast<size_t>(count("max_bundle_tasks", 1, 65536));
 }
 
 ServeConfig parse(const YamlFields& f, const YAML::Node& root, const std::filesystem::path& file) {

@@ -26,6 +26,9 @@ struct ServedModelConfig {
   // Dynamic batching of concurrent requests: by default a batch is what
   // queued while the previous one computed (no added wait); max_batch 1: off.
   BatchingOptions batching{16, 0};
+  // An embedding model's exits and Matryoshka widths besides its last layer
+  // and full width (ones it was trained for).
+  std::vector<int64_t> layers, dimensions;
 };
 
 // A hallucination detector served under a name (/v1/check-answer): a token
@@ -50,6 +53,7 @@ struct ServeLimits {
   int64_t stream_idle_ms = 60'000;          // a stream not fed this long (a feed counts until it ends) is dropped
   size_t max_check_windows = 1024;          // context windows one answer-check request may read in all
                                             // (sentences x windows each reads): 413 beyond
+  size_t max_bundle_tasks = 64;             // tasks one POST /v1/bundle may carry: 413 beyond
 };
 
 struct ServeConfig {

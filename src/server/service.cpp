@@ -18,6 +18,7 @@
 #include "semroute/error.h"
 #include "server/answer_checks.h"
 #include "server/answer_json.h"
+#include "server/contract/contract.h"
 #include "tasks/batcher.h"
 #include "tasks/embedder.h"
 #include "tasks/sequence_classifier.h"
@@ -93,15 +94,6 @@ std::string query_value(std::string_view path, std::string_view key) {
   return "";
 }
 
-// What a directory holds, when the config does not say: config.json's
-// "architectures" (…ForSequenceClassification, …ForTokenClassification);
-// nothing for an embedding model.
-std::optional<TaskKind> kind_of_model(const std::filesystem::path& dir) {
-  for (const auto& a : read_model_config(dir).get_strings("architectures"))
-    if (const auto kind = task_kind_of(a)) return kind;  // the rule the C API and the loaders use
-  return std::nullopt;
-}
-
 }  // namespace
 
 // answer(piece) for each piece of at most kTextsPerForward texts, checking
@@ -121,32 +113,6 @@ std::vector<Answer> in_pieces(const std::vector<std::string_view>& texts, const 
   return out;
 }
 
-// A served model: the classifier or embedder and, with batching, the
-// batcher that coalesces concurrent requests; `in_flight` bounds its queue.
-struct ServedModel {
-  std::shared_ptr<const SequenceClassifier> sequence;
-  std::shared_ptr<const TokenClassifier> token;
-  std::shared_ptr<const Embedder> embedder;
-  std::unique_ptr<Batcher<Classification>> sequence_batcher;
-  std::unique_ptr<Batcher<TokenClassification>> token_batcher;
-  mutable std::atomic<int64_t> in_flight{0};
-
-  // Forwards run on the compute lane, batched or one request at a time.
-  std::vector<Classification> classify(const std::vector<std::string_view>& texts, const RequestControl& control) const {
-    return in_pieces<Classification>(texts, control, [&](const std::vector<std::string_view>& piece) {
-      if (sequence_batcher) return (*sequence_batcher)(piece, control.deadline());
-      return control.on_lane([&] { return sequence->classify(piece); });
-    });
-  }
-  std::vector<TokenClassification> find_entities(const std::vector<std::string_view>& texts,
-                                                 const RequestControl& control) const {
-    return in_pieces<TokenClassification>(texts, control, [&](const std::vector<std::string_view>& piece) {
-      if (token_batcher) return (*token_batcher)(piece, control.deadline());
-      return control.on_lane([&] { return token->classify(piece); });
-    });
-  }
-};
-
 // In-flight counters of what the config names besides models (unified
 // classifiers, routers, compressors), for their queue slots.
 class Queues {
@@ -159,7 +125,7 @@ class Queues {
 };
 
 struct Service::Loaded {
-  std::map<std::string, std::unique_ptr<ServedModel>> models;
+  ServedModels models;
   std::map<std::string, std::shared_ptr<const UnifiedClassifier>> unified;
   Queues unified_queues, router_queues, compressor_queues;
   mutable std::mutex routers_mutex;
@@ -184,22 +150,31 @@ struct Service::Loaded {
 
 namespace {
 
+const char* dtype_name(const LoadOptions& load) {
+  if (load.int8) return "int8";
+  return load.dtype == c10::kBFloat16 ? "bf16" : load.dtype == c10::kHalf ? "fp16" : "fp32";
+}
+
+// A model of the config: identified (its files hashed, its manifest checked)
+// before it is read, then loaded as a task model or an embedding model.
 std::unique_ptr<ServedModel> load_model(const std::string& name, const ServedModelConfig& c) {
   auto m = std::make_unique<ServedModel>();
+  m->name = name;
+  m->path = c.path;
+  m->dtype = dtype_name(c.options.load);
+  m->device = c.options.load.device.is_cuda() ? "cuda" : "cpu";
   try {
-    const std::optional<TaskKind> kind = c.embedding ? std::nullopt : c.kind ? c.kind : kind_of_model(c.path);
-    if (!kind) {
-      m->embedder = Embedder::load(c.path, EmbedderOptions(c.options));
-    } else if (*kind == TaskKind::kToken) {
-      m->token = TokenClassifier::load(c.path, c.options);
-      if (c.batching.enabled())
-        m->token_batcher = std::make_unique<Batcher<TokenClassification>>(
-            [t = m->token](const std::vector<std::string_view>& texts) { return t->classify(texts); }, c.batching);
+    m->identity = identify_package(c.path);
+    m->parameters = m->identity.parameters;
+    if (c.embedding) {
+      EmbeddingModelOptions options;
+      options.embedder = EmbedderOptions(c.options);
+      options.batching = c.batching;
+      options.layers = c.layers;
+      options.dimensions = c.dimensions;
+      m->embedding = EmbeddingModel::load(c.path, options);
     } else {
-      m->sequence = SequenceClassifier::load(c.path, c.options);
-      if (c.batching.enabled())
-        m->sequence_batcher = std::make_unique<Batcher<Classification>>(
-            [s = m->sequence](const std::vector<std::string_view>& texts) { return s->classify(texts); }, c.batching);
+      m->heads = TaskHeads::load(c.path, c.kind, TaskHeadsOptions{c.options, c.batching});
     }
   } catch (const Error& e) {
     throw LoadError("models." + name + ": " + e.what(), e.code());
@@ -268,9 +243,10 @@ namespace {
 // into the scraped text and grow it without bound).
 std::string endpoint_label(std::string_view route) {
   static const std::set<std::string_view> kEndpoints = {
-      "/health",       "/ready",        "/metrics",        "/v1/classify",    "/v1/tokens",
-      "/v1/embeddings", "/v1/similarity", "/v1/unified",   "/v1/route",       "/v1/route/answer",
-      "/v1/compress",  "/v1/check-answer", "/v1/check-answer/streams"};
+      "/health",        "/health/live",  "/ready",          "/metrics",      "/v1/models",       "/v1/classify",
+      "/v1/embeddings", "/v1/rerank",    "/v1/bundle",      "/v1/decisions", "/v1/systemone",    "/v1/tokens",
+      "/v1/similarity", "/v1/unified",   "/v1/route",       "/v1/route/answer", "/v1/compress",  "/v1/check-answer",
+      "/v1/check-answer/streams"};
   if (kEndpoints.count(route) != 0) return std::string(route);
   if (route.rfind("/v1/check-answer/streams/", 0) == 0) return "/v1/check-answer/streams/{id}";
   return "other";
@@ -308,8 +284,8 @@ Reply Service::handle(std::string_view method, std::string_view path, std::strin
 Reply Service::dispatch(std::string_view method, std::string_view path, std::string_view body,
                         std::string_view metadata_json, const RequestControl& control) const {
   const std::string_view route = path.substr(0, path.find('?'));
+  if (auto reply = contract_reply(method, route, body, loaded_->models, config_.limits, control)) return *reply;
   if (method == "GET") {
-    if (route == "/health") return json_reply({{"status", "ok"}});
     if (route == "/ready") return health();
     if (route == "/metrics") {
       for (const auto& [name, m] : loaded_->models) metrics_.set_in_flight(name, m->in_flight.load());
@@ -327,9 +303,7 @@ Reply Service::dispatch(std::string_view method, std::string_view path, std::str
   if (stream_path) return checks_->feed(std::string(route.substr(kStreams.size())), body, control);
   if (route == "/v1/route") return this->route(path, body, metadata_json, control);
   const nlohmann::json request = parse_body(body);
-  if (route == "/v1/classify") return classify(request, control);
   if (route == "/v1/tokens") return tokens(request, control);
-  if (route == "/v1/embeddings") return embeddings(request, control);
   if (route == "/v1/similarity") return similarity(request, control);
   if (route == "/v1/unified") return unified(request, control);
   if (route == "/v1/route/answer") return store_answer(request);
@@ -341,100 +315,39 @@ Reply Service::dispatch(std::string_view method, std::string_view path, std::str
 
 namespace {
 
-const ServedModel& model_named(const std::map<std::string, std::unique_ptr<ServedModel>>& models,
-                               const nlohmann::json& request) {
+const ServedModel& model_named(const ServedModels& models, const nlohmann::json& request) {
   const std::string name = string_field(request, "model");
   const auto it = models.find(name);
   if (it == models.end()) throw Error(ErrorCode::kNotFound, "no model '" + name + "'");
   return *it->second;
 }
 
-// {"model", "labels" (in label order), "results": answer(texts)} while the
-// request holds a slot of the model's queue.
-template <class Answer>
-Reply answer_texts(const nlohmann::json& request, const ServedModel& m, const std::vector<std::string>& labels,
-                   size_t max_queue, Answer answer) {
-  const std::string name = string_field(request, "model");
-  const auto texts = texts_of(request);
-  const QueueSlot slot(m.in_flight, max_queue);
-  if (slot.full()) return queue_full(name);
-  return json_reply({{"model", name}, {"labels", labels}, {"results", answer(texts)}});
-}
-
 }  // namespace
 
-Reply Service::classify(const nlohmann::json& request, const RequestControl& control) const {
-  const ServedModel& m = model_named(loaded_->models, request);
-  if (!m.sequence) throw InvalidInput("model '" + string_field(request, "model") + "' is not a sequence classifier");
-  return answer_texts(request, m, m.sequence->labels(), config_.limits.max_queue,
-                      [&](const std::vector<std::string_view>& texts) {
-    const auto results = m.classify(texts, control);
-    nlohmann::json out = nlohmann::json::array();
-    for (size_t i = 0; i < results.size(); ++i)
-      out.push_back(classification_json(texts[i], results[i], m.sequence->labels(), m.sequence->scoring()));
-    return out;
-  });
-}
-
+// Token by token, with byte offsets ({"model", "labels", "results"}): the
+// contract's classify answers spans in code points; this keeps the bytes.
 Reply Service::tokens(const nlohmann::json& request, const RequestControl& control) const {
   const ServedModel& m = model_named(loaded_->models, request);
-  if (!m.token) throw InvalidInput("model '" + string_field(request, "model") + "' is not a token classifier");
-  return answer_texts(request, m, m.token->labels(), config_.limits.max_queue,
-                      [&](const std::vector<std::string_view>& texts) {
-    const auto results = m.find_entities(texts, control);
-    nlohmann::json out = nlohmann::json::array();
-    for (size_t i = 0; i < results.size(); ++i) out.push_back(token_result_json(texts[i], results[i]));
-    return out;
-  });
-}
-
-// OpenAI's embeddings API: {"model", "input", "dimensions"?} in,
-// {"object": "list", "data": [{"object": "embedding", "index", "embedding"}], "model", "usage"} out.
-Reply Service::embeddings(const nlohmann::json& request, const RequestControl& control) const {
-  const ServedModel& m = model_named(loaded_->models, request);
-  if (!m.embedder) throw InvalidInput("model '" + string_field(request, "model") + "' is not an embedding model");
+  if (!m.heads || !m.heads->token()) throw InvalidInput("model '" + m.name + "' is not a token classifier");
+  const TokenClassifier& token = *m.heads->token();
   const auto texts = texts_of(request);
-  if (texts.empty()) throw InvalidInput("\"input\": no texts");
-  EmbeddingOptions options = m.embedder->defaults();
-  if (const auto it = request.find("dimensions"); it != request.end()) {
-    if (!it->is_number_unsigned() || it->get<int64_t>() < 1) throw InvalidInput("\"dimensions\": a positive integer");
-    options.dimension = it->get<int64_t>();
-  }
-  if (const auto it = request.find("encoding_format"); it != request.end() && *it != "float")
-    throw InvalidInput("\"encoding_format\": only \"float\"");
   const QueueSlot slot(m.in_flight, config_.limits.max_queue);
-  if (slot.full()) return queue_full(string_field(request, "model"));
-  std::vector<InputUsage> usage;
-  const auto rows = in_pieces<std::vector<float>>(texts, control, [&](const std::vector<std::string_view>& piece) {
-    return control.on_lane([&] {
-      std::vector<InputUsage> piece_usage;
-      const at::Tensor t = m.embedder->embed(piece, options, &piece_usage).contiguous();
-      usage.insert(usage.end(), piece_usage.begin(), piece_usage.end());
-      const float* values = t.data_ptr<float>();
-      std::vector<std::vector<float>> out;
-      for (int64_t i = 0; i < t.size(0); ++i) out.emplace_back(values + i * t.size(1), values + (i + 1) * t.size(1));
-      return out;
-    });
+  if (slot.full()) return queue_full(m.name);
+  const auto results = in_pieces<TokenClassification>(texts, control, [&](const std::vector<std::string_view>& piece) {
+    return control.on_lane([&] { return token.classify(piece); });
   });
-  nlohmann::json data = nlohmann::json::array();
-  uint64_t tokens = 0;
-  for (size_t i = 0; i < texts.size(); ++i) {
-    data.push_back({{"object", "embedding"}, {"index", i}, {"embedding", rows[i]}});
-    tokens += usage[i].processed_tokens;
-  }
-  return json_reply({{"object", "list"},
-                     {"data", data},
-                     {"model", string_field(request, "model")},
-                     {"usage", {{"prompt_tokens", tokens}, {"total_tokens", tokens}}}});
+  nlohmann::json out = nlohmann::json::array();
+  for (size_t i = 0; i < results.size(); ++i) out.push_back(token_result_json(texts[i], results[i]));
+  return json_reply({{"model", m.name}, {"labels", token.labels()}, {"results", out}});
 }
 
 Reply Service::similarity(const nlohmann::json& request, const RequestControl& control) const {
   const ServedModel& m = model_named(loaded_->models, request);
-  if (!m.embedder) throw InvalidInput("model '" + string_field(request, "model") + "' is not an embedding model");
+  if (!m.embedding) throw InvalidInput("model '" + m.name + "' is not an embedding model");
   const std::string a = string_field(request, "a"), b = string_field(request, "b");
   const QueueSlot slot(m.in_flight, config_.limits.max_queue);
-  if (slot.full()) return queue_full(string_field(request, "model"));
-  const std::vector<float> rows = control.on_lane([&] { return m.embedder->embed_rows({a, b}); });
+  if (slot.full()) return queue_full(m.name);
+  const std::vector<float> rows = control.on_lane([&] { return m.embedding->embedder()->embed_rows({a, b}); });
   const size_t dim = rows.size() / 2;
   double dot = 0, na = 0, nb = 0;
   for (size_t i = 0; i < dim; ++i) {
@@ -443,7 +356,7 @@ Reply Service::similarity(const nlohmann::json& request, const RequestControl& c
     nb += double(rows[dim + i]) * rows[dim + i];
   }
   const double cosine = na > 0 && nb > 0 ? dot / std::sqrt(na * nb) : 0.0;
-  return json_reply({{"model", string_field(request, "model")}, {"similarity", cosine}});
+  return json_reply({{"model", m.name}, {"similarity", cosine}});
 }
 
 Reply Service::unified(const nlohmann::json& request, const RequestControl& control) const {

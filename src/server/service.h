@@ -18,7 +18,7 @@
 
 #include "server/metrics.h"
 #include "server/reply.h"
-#include "server/request_control.h"
+#include "runtime/request_control.h"
 #include "server/serve_config.h"
 
 namespace semroute {
@@ -62,9 +62,7 @@ class Service {
   struct Loaded;
   Reply dispatch(std::string_view method, std::string_view path, std::string_view body,
                  std::string_view metadata_json, const RequestControl& control) const;
-  Reply classify(const nlohmann::json& request, const RequestControl& control) const;
   Reply tokens(const nlohmann::json& request, const RequestControl& control) const;
-  Reply embeddings(const nlohmann::json& request, const RequestControl& control) const;
   Reply similarity(const nlohmann::json& request, const RequestControl& control) const;
   Reply unified(const nlohmann::json& request, const RequestControl& control) const;
   Reply route(std::string_view path, std::string_view body, std::string_view metadata_json,

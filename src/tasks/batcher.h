@@ -83,11 +83,13 @@ class ComputeLane {
 // The lane: started on first use, never stopped (it outlives every model).
 ComputeLane& compute_lane();
 
-template <class Answer>
+// Input: what one item is (a text; or an encoded text, when the callers
+// tokenize on their own threads and the batch only runs the forward).
+template <class Answer, class Input = std::string_view>
 class Batcher {
  public:
-  // `run` answers a list of texts, one answer per text, in order.
-  using Run = std::function<std::vector<Answer>(const std::vector<std::string_view>&)>;
+  // `run` answers a list of items, one answer per item, in order.
+  using Run = std::function<std::vector<Answer>(const std::vector<Input>&)>;
 
   Batcher(Run run, BatchingOptions options) : run_(std::move(run)), options_(options) {
     check_batching(options_);
@@ -109,27 +111,38 @@ class Batcher {
   // Answers `texts` (blocking) as run(texts) would; errors are the caller's
   // own. Throws DeadlinePassed, uncomputed, if the batch has not taken the
   // call by `deadline`.
-  std::vector<Answer> operator()(const std::vector<std::string_view>& texts,
-                                 Clock::time_point deadline = Clock::time_point::max()) const {
+  // `timing`, when given, receives how long the call waited for its batch
+  // and how long the batch computed.
+  struct Timing {
+    Clock::duration queued{}, computed{};
+  };
+  std::vector<Answer> operator()(const std::vector<Input>& texts,
+                                 Clock::time_point deadline = Clock::time_point::max(),
+                                 Timing* timing = nullptr) const {
     if (texts.empty()) return {};
     if (Clock::now() > deadline) throw DeadlinePassed();
     // On the lane itself, waiting for a batch the lane must compute would
     // never end: answer alone (the same answers).
     if (compute_lane().on_lane()) return run_(texts);
-    Request request{&texts, Clock::now(), deadline, {}, {}, false};
+    Request request{&texts, Clock::now(), deadline, {}, {}, {}, false};
     std::unique_lock<std::mutex> lock(mutex_);
     queue_.push_back(&request);
     queued_texts_ += static_cast<int64_t>(texts.size());
     arrived_.notify_all();
     answered_.wait(lock, [&] { return request.done; });
+    if (timing != nullptr && request.started != Clock::time_point{}) {
+      timing->queued = request.started - request.arrived;
+      timing->computed = Clock::now() - request.started;
+    }
     if (request.error) std::rethrow_exception(request.error);
     return std::move(request.answers);
   }
 
  private:
   struct Request {
-    const std::vector<std::string_view>* texts;
+    const std::vector<Input>* texts;
     Clock::time_point arrived, deadline;
+    Clock::time_point started;  // when its batch began computing
     std::vector<Answer> answers;
     std::exception_ptr error;
     bool done = false;
@@ -184,9 +197,11 @@ class Batcher {
   // One forward for the batch; if it fails, each request alone, so that a
   // bad text fails only its own call.
   void answer(const std::vector<Request*>& batch) {
+    const auto started = Clock::now();
+    for (Request* r : batch) r->started = started;
     if (batch.size() > 1) {
       try {
-        std::vector<std::string_view> texts;
+        std::vector<Input> texts;
         for (const Request* r : batch) texts.insert(texts.end(), r->texts->begin(), r->texts->end());
         std::vector<Answer> answers = run_(texts);
         size_t next = 0;

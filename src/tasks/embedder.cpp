@@ -102,16 +102,20 @@ at::Tensor Embedder::embed_inputs(const ModelInputs& inputs, const EmbeddingOpti
   return embed_steps(inputs, options).at("embedding");
 }
 
-std::vector<Encoding> Embedder::encode(const std::vector<std::string_view>& texts, const std::string& prompt) const {
+Encoding Embedder::encode(std::string_view text, const std::string& prompt, const EncodeOptions& options) const {
   if (!tokenizer_) throw InvalidInput("this embedder was loaded without a tokenizer: give it token ids");
+  EncodeOptions o = options.max_length > 0 ? options : encode_;
+  if (options.max_length > 0 && append_token_) o.max_length -= 1;  // room for the appended token
+  Encoding e = prompt.empty() ? tokenizer_->encode(text, o) : tokenizer_->encode(prompt + std::string(text), o);
+  if (append_token_ && (e.ids.empty() || e.ids.back() != *append_token_))
+    e.push(*append_token_, tokenizer_->id_to_token(*append_token_), Span{}, -1, 0, true);
+  return e;
+}
+
+std::vector<Encoding> Embedder::encode(const std::vector<std::string_view>& texts, const std::string& prompt) const {
   std::vector<Encoding> encodings;
   encodings.reserve(texts.size());
-  for (const auto text : texts) {
-    Encoding e = prompt.empty() ? tokenizer_->encode(text, encode_) : tokenizer_->encode(prompt + std::string(text), encode_);
-    if (append_token_ && (e.ids.empty() || e.ids.back() != *append_token_))
-      e.push(*append_token_, tokenizer_->id_to_token(*append_token_), Span{}, -1, 0, true);
-    encodings.push_back(std::move(e));
-  }
+  for (const auto text : texts) encodings.push_back(encode(text, prompt, EncodeOptions{}));  // the model's own
   return encodings;
 }
 

@@ -71,6 +71,12 @@ class Embedder {
   // Null when loaded without one (require_tokenizer = false).
   const std::shared_ptr<const Tokenizer>& tokenizer() const { return tokenizer_; }
   const EncodeOptions& encode_options() const { return encode_; }
+  // One text as embed() encodes it (prompt first; the appended token, if the
+  // model has one, last), under `options` instead of the model's own; with
+  // max_length 0 the model's. Pool it with embed_inputs.
+  Encoding encode(std::string_view text, const std::string& prompt, const EncodeOptions& options) const;
+  // The longest input, special tokens included.
+  size_t max_input_tokens() const { return encode_.max_length + (append_token_ ? 1 : 0); }
 
   int64_t hidden_size() const { return encoder_->hidden_size(); }
   const CoreModel& encoder() const { return *encoder_; }

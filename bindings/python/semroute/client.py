@@ -25,6 +25,10 @@ from .model import Classification, Entity, InputUsage, TokenLabel, TokenResult
 from .multitask import TaskAnswer
 
 _CODES = {c.name.lower(): c for c in errors.Code}
+# The model runtime contract's request errors (its /v1/classify and /v1/embeddings).
+_CODES.update({"invalid_request": errors.Code.INVALID_ARGUMENT, "model_not_found": errors.Code.NOT_FOUND,
+               "request_too_large": errors.Code.TOO_LONG, "unsupported_surface": errors.Code.UNSUPPORTED,
+               "internal_error": errors.Code.INTERNAL})
 
 
 class Busy(errors.Error):
@@ -124,6 +128,25 @@ def _usage(u: Mapping[str, Any]) -> InputUsage:
     return InputUsage(int(u["input_tokens"]), int(u["processed_tokens"]), bool(u["truncated"]))
 
 
+def _contract_usage(u: Mapping[str, Any]) -> InputUsage:
+    """The runtime contract's InputUsage: a cut input's count is a lower bound, reported as 0 (not counted)."""
+    return InputUsage(0 if u.get("tokens_lower_bound") else int(u["tokens"]), int(u["processed_tokens"]),
+                      bool(u["truncated"]))
+
+
+def _raise_item(index: int, item: Mapping[str, Any]):
+    """An item error of the runtime contract, as the in-process call raises it."""
+    name = item.get("error")
+    if not name:
+        return
+    message = f"text {index}: {name}"
+    if name == "deadline_exceeded":
+        raise DeadlineExceeded(message, errors.Code.INTERNAL)
+    code = {"max_length_exceeded": errors.Code.TOO_LONG, "scan_budget_exceeded": errors.Code.TOO_LONG,
+            "invalid_input": errors.Code.INVALID_ARGUMENT}.get(name, errors.Code.INTERNAL)
+    errors.raise_for(int(code), message)
+
+
 def _entity(e: Mapping[str, Any], source: str) -> Entity:
     encoded = source.encode("utf-8")
     start = len(encoded[:e["begin"]].decode("utf-8", "replace"))
@@ -143,12 +166,21 @@ class RemoteModel:
     def classify(self, text: Text) -> Classification:
         return self.classify_batch([text])[0]
 
+    def _contract(self, path: str, texts: Sequence[Text], **fields) -> Dict[str, Any]:
+        """A runtime contract surface; texts cut to the model's limit as in process (overflow truncate)."""
+        body = {"model": self.name, "input": [_text(t) for t in texts], "options": {"overflow": "truncate"}, **fields}
+        return self._client.call("POST", path, body)
+
     def classify_batch(self, texts: Sequence[Text]) -> List[Classification]:
-        reply = self._texts("/v1/classify", texts)
-        labels = reply["labels"]
-        return [Classification(r["label"], int(r["class_id"]), float(r["confidence"]),
-                               {label: float(r["probabilities"][label]) for label in labels}, _usage(r["input"]))
-                for r in reply["results"]]
+        reply = self._contract("/v1/classify", texts)
+        labels, out = reply["labels"], []
+        for i, r in enumerate(reply["results"]):
+            _raise_item(i, r)
+            probabilities = [float(p) for p in r["probabilities"]]
+            best = probabilities.index(max(probabilities))  # the first of equal maxima, as in process
+            out.append(Classification(r["label"], best, probabilities[best], dict(zip(labels, probabilities)),
+                                      _contract_usage(r["input"])))
+        return out
 
     def entities(self, text: Text) -> List[Entity]:
         return self.token_classify_batch([text])[0].entities
@@ -170,10 +202,10 @@ class RemoteModel:
         return self.embed_batch([text], dimension=dimension)[0]
 
     def embed_batch(self, texts: Sequence[Text], dimension: int = 0):
-        body: Dict[str, Any] = {"model": self.name, "input": [_text(t) for t in texts]}
-        if dimension:
-            body["dimensions"] = dimension
-        rows = sorted(self._client.call("POST", "/v1/embeddings", body)["data"], key=lambda d: d["index"])
+        rows = sorted(self._contract("/v1/embeddings", texts, **({"dimensions": dimension} if dimension else {}))["data"],
+                      key=lambda d: d["index"])
+        for d in rows:
+            _raise_item(d["index"], d)
         vectors = [d["embedding"] for d in rows]
         try:
             import numpy

@@ -5,6 +5,7 @@
 // lane past any of them, and none computes for a client that is gone.
 #pragma once
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cstddef>
@@ -21,16 +22,37 @@ struct RequestCancelled : std::runtime_error {
   RequestCancelled() : std::runtime_error("the request was cancelled: its client left or the server is stopping") {}
 };
 
+// Where a request's time went, by phase (the Server-Timing header's), in
+// milliseconds. Written by the request's own thread only.
+struct WorkTimes {
+  double tokenize = 0, queue = 0, forward = 0, post = 0;
+};
+
 class RequestControl {
  public:
   using Clock = std::chrono::steady_clock;
   RequestControl() = default;
   // `cancelled` (may be empty) is asked at each check: true once the client
-  // left or the server stops.
-  RequestControl(Clock::time_point deadline, std::function<bool()> cancelled)
-      : deadline_(deadline), cancelled_(std::move(cancelled)) {}
+  // left or the server stops. `times`, when given, receives the time spent
+  // waiting for and on the compute lane.
+  RequestControl(Clock::time_point deadline, std::function<bool()> cancelled, WorkTimes* times = nullptr)
+      : deadline_(deadline), cancelled_(std::move(cancelled)), times_(times) {}
 
   Clock::time_point deadline() const { return deadline_; }
+  // The same control with its deadline brought forward to `deadline` (a
+  // request's own deadline_ms), or unchanged when it is already earlier.
+  RequestControl until(Clock::time_point deadline) const {
+    return RequestControl(std::min(deadline_, deadline), cancelled_, times_);
+  }
+  // The same control, recording into `times`.
+  RequestControl recording(WorkTimes* times) const { return RequestControl(deadline_, cancelled_, times); }
+  // Adds `since`..now to one phase (nothing without WorkTimes).
+  void add_time(double WorkTimes::*phase, Clock::time_point since) const {
+    if (times_ != nullptr) times_->*phase += std::chrono::duration<double, std::milli>(Clock::now() - since).count();
+  }
+  void add_time(double WorkTimes::*phase, Clock::duration d) const {
+    if (times_ != nullptr) times_->*phase += std::chrono::duration<double, std::milli>(d).count();
+  }
 
   // Throws RequestCancelled or DeadlinePassed.
   void check() const {
@@ -42,8 +64,16 @@ class RequestControl {
   template <class Fn>
   auto on_lane(Fn&& fn) const {
     check();
+    const auto queued = Clock::now();
     return compute_lane().run([&] {
+      add_time(&WorkTimes::queue, queued);
       check();
+      const auto started = Clock::now();
+      struct Finish {  // counts the forward's time also when it throws
+        const RequestControl& control;
+        Clock::time_point started;
+        ~Finish() { control.add_time(&WorkTimes::forward, started); }
+      } finish{*this, started};
       return fn();
     });
   }
@@ -51,6 +81,7 @@ class RequestControl {
  private:
   Clock::time_point deadline_ = Clock::time_point::max();
   std::function<bool()> cancelled_;
+  WorkTimes* times_ = nullptr;
 };
 
 // Holds one of a queue's slots (a model's, a router's, a detector's …) for a

@@ -1,0 +1,82 @@
+#include "runtime/package.h"
+
+#include <nlohmann/json.hpp>
+
+#include <sstream>
+
+#include "core/checkpoint.h"
+#include "core/file_input.h"
+#include "core/sha256.h"
+#include "semroute/error.h"
+
+namespace semroute {
+namespace {
+
+namespace fs = std::filesystem;
+
+constexpr const char* kManifest = "SHA256SUMS";
+constexpr size_t kMaxManifestBytes = size_t{1} << 20;
+
+// Files a loader may read: everything but documentation (*.md), the
+// manifest itself, and hidden files; one level of subdirectories
+// (sentence-transformers' 1_Pooling/, …).
+bool identifies(const fs::path& p) {
+  const std::string name = p.filename().string();
+  return !name.empty() && name[0] != '.' && p.extension() != ".md" && name != kManifest;
+}
+
+void hash_files(const fs::path& dir, const fs::path& prefix, int depth, std::map<std::string, std::string>& out) {
+  for (const auto& entry : fs::directory_iterator(dir)) {
+    if (!identifies(entry.path())) continue;
+    const fs::path relative = prefix / entry.path().filename();
+    if (entry.is_regular_file()) {
+      out[relative.generic_string()] = sha256_of_file(entry.path());
+    } else if (entry.is_directory() && depth > 0) {
+      hash_files(entry.path(), relative, depth - 1, out);
+    }
+  }
+}
+
+void check_manifest(const fs::path& dir, const std::string& text, const std::map<std::string, std::string>& files) {
+  std::istringstream lines(text);
+  std::string line;
+  size_t n = 0;
+  while (std::getline(lines, line)) {
+    ++n;
+    if (line.empty()) continue;
+    const size_t space = line.find(' ');
+    if (space != 64 || line.size() < 67)
+      throw LoadError(dir.string() + "/" + kManifest + ":" + std::to_string(n) + ": expected \"<64 hex>  <file>\"",
+                      ErrorCode::kInvalidModel);
+    const std::string digest = line.substr(0, 64);
+    std::string name = line.substr(66);  // "  name" (text) or " *name" (binary)
+    const auto it = files.find(name);
+    if (it == files.end())
+      throw LoadError(dir.string() + ": " + name + ", listed in " + kManifest + ", is missing", ErrorCode::kInvalidModel);
+    if (it->second != digest)
+      throw LoadError(dir.string() + ": " + name + " has SHA-256 " + it->second + ", its manifest says " + digest,
+                      ErrorCode::kInvalidModel);
+  }
+}
+
+}  // namespace
+
+PackageIdentity identify_package(const fs::path& dir) {
+  std::error_code ec;
+  if (!fs::is_directory(dir, ec)) throw LoadError(dir.string() + ": not a model directory", ErrorCode::kNotFound);
+  PackageIdentity id;
+  hash_files(dir, "", 1, id.files);
+  const fs::path manifest = dir / kManifest;
+  if (fs::exists(manifest)) {
+    const std::string text = read_file(manifest, kMaxManifestBytes);
+    id.manifest_sha256 = sha256_hex(text);
+    check_manifest(dir, text, id.files);
+  }
+  const nlohmann::json canonical = {{"files", id.files}, {"format", "task-heads/1"}};
+  id.model_sha256 = sha256_hex(canonical.dump());
+  const Checkpoint weights = Checkpoint::open(dir);
+  for (const std::string& name : weights.names()) id.parameters += weights.find(name)->numel();
+  return id;
+}
+
+}  // namespace semroute

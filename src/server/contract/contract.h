@@ -1,0 +1,131 @@
+// The model runtime contract of the vLLM Semantic Router (OpenAPI 2.x;
+// docs/runtime.md): the surfaces `semroute serve` answers under it, and the
+// rules they share — strict request fields, the contract's error codes and
+// statuses, per-item errors, options, model selection, meta, Server-Timing.
+// One file per surface (classify.cpp, embeddings.cpp, rerank.cpp,
+// bundle.cpp, models.cpp); the models themselves are src/runtime's.
+#pragma once
+
+#include <nlohmann/json.hpp>
+
+#include <atomic>
+#include <filesystem>
+#include <initializer_list>
+#include <map>
+#include <memory>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+
+#include "runtime/embeddings.h"
+#include "runtime/package.h"
+#include "runtime/request_control.h"
+#include "runtime/task_heads.h"
+#include "server/reply.h"
+#include "server/serve_config.h"
+
+namespace semroute {
+
+// The contract version served (/health, /v1/models): a router refuses
+// another major version.
+inline constexpr const char* kContractVersion = "2.3.0";
+// Inputs (or documents) one classify, embeddings or rerank request may carry.
+inline constexpr size_t kMaxContractInputs = 2048;
+
+// A model served under a name: a task model (heads) or an embedding model.
+struct ServedModel {
+  std::string name;
+  std::filesystem::path path;
+  std::shared_ptr<const TaskHeads> heads;
+  std::shared_ptr<const EmbeddingModel> embedding;
+  PackageIdentity identity;
+  std::string dtype;  // "fp32", "bf16", "int8"
+  std::string device;
+  int64_t parameters = 0;
+  mutable std::atomic<int64_t> in_flight{0};
+};
+using ServedModels = std::map<std::string, std::unique_ptr<ServedModel>>;
+
+// A request-level failure, answered {"error": {"code", "message"}} with the
+// contract's status for its code.
+struct ContractError : std::runtime_error {
+  ContractError(int status, std::string code, const std::string& message)
+      : std::runtime_error(message), status(status), code(std::move(code)) {}
+  int status;
+  std::string code;  // invalid_request, model_not_found, request_too_large, unsupported_surface,
+                     // overloaded, internal_error, not_ready
+};
+ContractError invalid_request(const std::string& message);
+
+// What every surface call is given.
+struct SurfaceCall {
+  const ServedModels& models;
+  const ServeLimits& limits;
+  RequestControl control;  // the request's (deadline_ms applies on top); records into `times`
+  WorkTimes* times;        // where this call's phases go (meta's queue_ms, compute_ms)
+  RequestControl::Clock::time_point read;  // when the body had been read: deadline_ms counts from it
+};
+
+// The surfaces: a parsed body in, the response's JSON out; ContractError for
+// a request-level failure.
+nlohmann::json classify_surface(const nlohmann::json& body, const SurfaceCall& call);
+nlohmann::json embeddings_surface(const nlohmann::json& body, const SurfaceCall& call);
+nlohmann::json rerank_surface(const nlohmann::json& body, const SurfaceCall& call);
+nlohmann::json decisions_surface(const nlohmann::json& body, const SurfaceCall& call);
+nlohmann::json bundle_surface(const nlohmann::json& body, const SurfaceCall& call);
+// GET /v1/models, /health (status and body), /health/live.
+nlohmann::json model_list(const ServedModels& models, const ServeLimits& limits);
+std::pair<int, nlohmann::json> readiness(const ServedModels& models);
+nlohmann::json liveness();
+
+// A contract path ("/v1/classify", "/health", …) with its method: its reply
+// with the Server-Timing header (for POST surfaces, errors included). Never
+// throws. nullopt for paths the contract does not define.
+std::optional<Reply> contract_reply(std::string_view method, std::string_view route, std::string_view body,
+                                    const ServedModels& models, const ServeLimits& limits,
+                                    const RequestControl& control);
+
+// ---- shared by the surfaces -------------------------------------------
+
+// `object` must be a JSON object whose keys are all in `allowed` (else
+// invalid_request naming `where` and the key).
+void allow_fields(const nlohmann::json& object, std::initializer_list<std::string_view> allowed, const std::string& where);
+// The served model the request names ("model"), or the only one. 404
+// model_not_found for no match.
+const ServedModel& select_model(const nlohmann::json& body, const ServedModels& models);
+
+// The options every surface takes, read (and checked) from body["options"]
+// after allow_fields(options, …) accepted its keys.
+struct CommonOptions {
+  std::optional<double> deadline_ms;
+  bool return_meta = false;
+  std::string profile;
+};
+CommonOptions common_options(const nlohmann::json& options, const ServedModel& model);
+// call.control with options.deadline_ms (counted from `read`) applied.
+RequestControl control_for(const SurfaceCall& call, const CommonOptions& options);
+// Typed readers of optional fields: nullopt when absent; invalid_request
+// naming `where` for a wrong type or range.
+std::optional<int64_t> integer_field(const nlohmann::json& object, const char* key, int64_t min, const std::string& where);
+std::optional<double> number_field(const nlohmann::json& object, const char* key, const std::string& where);
+std::optional<bool> bool_field(const nlohmann::json& object, const char* key, const std::string& where);
+std::optional<std::string> string_field(const nlohmann::json& object, const char* key, const std::string& where);
+
+// The model's share of the queue held for the request (429 overloaded when full).
+class ModelSlot {
+ public:
+  ModelSlot(const ServedModel& model, const ServeLimits& limits);
+ private:
+  QueueSlot slot_;
+};
+
+// {"model_id", "revision", "model_sha256", "profile", "numerics", "engine",
+// "accelerator", "device", "queue_ms", "compute_ms"} of a response.
+nlohmann::json response_meta(const ServedModel& model, const WorkTimes& times);
+// The contract's InputUsage object.
+nlohmann::json input_usage(const InputFacts& input);
+// The profile a model is served with: "exact" for float32 weights, else its dtype.
+std::string profile_of(const ServedModel& model);
+
+}  // namespace semroute

@@ -1,0 +1,89 @@
+// GET /v1/models, /health and /health/live: what is served, and whether it
+// is ready. Every model is loaded, identified (SHA-256 of its files, checked
+// against its manifest where it has one) and answered once before the server
+// listens, so a model listed here is ready.
+#include "server/contract/contract.h"
+
+namespace semroute {
+namespace {
+
+nlohmann::json head_card(const TaskHeads& heads) {
+  const HeadInfo& h = heads.head();
+  nlohmann::json card = {{"name", h.name},
+                         {"kind", head_kind_name(h.kind)},
+                         {"labels", h.labels},
+                         {"inputs", h.inputs},
+                         {"default_threshold", nullptr},
+                         {"thresholds", nullptr},
+                         {"overflow", overflow_policy_name(h.overflow)},
+                         {"window", nullptr},
+                         {"reduction", h.reduction},
+                         {"operating_point_sha256", nullptr}};
+  if (h.default_threshold) card["default_threshold"] = *h.default_threshold;
+  if (h.window) card["window"] = {{"tokens", h.window->tokens}, {"overlap", h.window->overlap}};
+  return card;
+}
+
+nlohmann::json model_card(const ServedModel& m) {
+  nlohmann::json card = {{"id", m.name},
+                         {"object", "model"},
+                         {"owned_by", "semroute"},
+                         {"family", "task_heads"},
+                         {"repo", nullptr},
+                         {"revision", nullptr},
+                         {"model_sha256", m.identity.model_sha256},
+                         {"licence", nullptr},
+                         {"profile", profile_of(m)},
+                         {"profiles", {{{"name", profile_of(m)}, {"numerics", m.dtype == "fp32" ? "exact" : "approximate"}}}},
+                         {"engine", "semroute"},
+                         {"accelerator", m.device},
+                         {"accelerator_validated", true},
+                         {"device", m.device},
+                         {"dtype", m.dtype},
+                         {"parameters", m.parameters},
+                         {"ready", true},
+                         {"status", "ready"},
+                         {"reason", nullptr},
+                         // No reference answers ship with these models: ready, not verified against one.
+                         {"golden", {{"status", "unverified"}, {"checked", 0}, {"matched", 0}, {"reference", nullptr}}},
+                         {"plugins", nlohmann::json::array()}};
+  if (!m.identity.manifest_sha256.empty()) card["manifest_sha256"] = m.identity.manifest_sha256;
+  if (m.heads) {
+    card["surfaces"] = {"classify"};
+    card["heads"] = {head_card(*m.heads)};
+    card["limits"] = {{"max_input_tokens", m.heads->max_input_tokens()}, {"max_inputs", kMaxContractInputs}};
+  } else {
+    const EmbeddingInfo& e = m.embedding->info();
+    card["surfaces"] = {"embeddings"};
+    card["embedding"] = {{"dimensions", e.dimensions}, {"layers", e.layers},     {"modalities", {"text"}},
+                         {"normalized", e.normalized}, {"pooling", e.pooling}, {"input_types", e.input_types}};
+    card["limits"] = {{"max_input_tokens", m.embedding->max_input_tokens()}, {"max_inputs", kMaxContractInputs}};
+  }
+  return card;
+}
+
+}  // namespace
+
+nlohmann::json model_list(const ServedModels& models, const ServeLimits& limits) {
+  nlohmann::json data = nlohmann::json::array();
+  for (const auto& [name, m] : models) data.push_back(model_card(*m));
+  return {{"object", "list"},
+          {"api_version", kContractVersion},
+          {"data", data},
+          {"limits", {{"max_bundle_tasks", limits.max_bundle_tasks}, {"max_request_bytes", limits.max_body_bytes}}}};
+}
+
+std::pair<int, nlohmann::json> readiness(const ServedModels& models) {
+  nlohmann::json health = {{"api_version", kContractVersion}, {"status", "ready"}, {"reason", nullptr},
+                           {"model", models.size() == 1 ? nlohmann::json(models.begin()->first) : nlohmann::json()}};
+  if (models.size() > 1) {
+    nlohmann::json each = nlohmann::json::object();
+    for (const auto& [name, m] : models) each[name] = {{"status", "ready"}, {"reason", nullptr}};
+    health["models"] = each;
+  }
+  return {200, health};
+}
+
+nlohmann::json liveness() { return {{"api_version", kContractVersion}, {"status", "alive"}}; }
+
+}  // namespace semroute

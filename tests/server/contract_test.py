@@ -1,0 +1,333 @@
+#!/usr/bin/env python3
+"""`semroute serve` under the vLLM Semantic Router's model runtime contract:
+every answer of every contract path, errors included, validated against the
+contract's own OpenAPI schemas (tests/data/srun/openapi.yaml, through
+python3-jsonschema), the Server-Timing header on every surface answer, and
+the answers against the CLI's on the same models.
+
+    contract_test.py SEMROUTE_CLI REPO_DIR"""
+import base64
+import http.client
+import json
+import os
+import socket
+import struct
+import subprocess
+import sys
+import tempfile
+import warnings
+
+import jsonschema
+import yaml
+
+warnings.filterwarnings("ignore", category=DeprecationWarning)  # RefResolver: newer jsonschema prefers `referencing`
+
+CLI, REPO = sys.argv[1], os.path.abspath(sys.argv[2])
+MODELS = os.path.join(REPO, "models")
+PHASES = ["parse", "tokenize", "queue", "forward", "post", "serialize", "total"]
+failures = []
+
+
+def check(condition, what):
+    if not condition:
+        failures.append(what)
+        print("FAIL", what, flush=True)
+
+
+def draft4(node):
+    """OpenAPI 3.0 schema objects as JSON Schema draft 4 (nullable -> a null type)."""
+    if isinstance(node, list):
+        return [draft4(n) for n in node]
+    if not isinstance(node, dict):
+        return node
+    out = {k: draft4(v) for k, v in node.items() if k not in ("nullable", "format", "example")}
+    if node.get("nullable"):
+        if "type" in out:
+            out["type"] = [out["type"], "null"]
+            if "enum" in out:
+                out["enum"] = out["enum"] + [None]
+        elif "$ref" in out:
+            out = {"anyOf": [{"$ref": out.pop("$ref")}, {"type": "null"}]}
+    return out
+
+
+with open(os.path.join(REPO, "tests/data/srun/openapi.yaml")) as f:
+    CONTRACT = draft4(yaml.safe_load(f))
+
+
+def validate(value, schema_name, what):
+    schema = {"$ref": f"#/components/schemas/{schema_name}"}
+    validator = jsonschema.Draft4Validator(schema, resolver=jsonschema.RefResolver("", CONTRACT))
+    errors = sorted(validator.iter_errors(value), key=lambda e: list(e.path))
+    check(not errors, f"{what}: not a {schema_name}: " + "; ".join(
+        f"{list(e.path)}: {e.message[:200]}" for e in errors[:3]))
+
+
+class Server:
+    def __init__(self, config_text, workdir):
+        self.config = os.path.join(workdir, "contract.yaml")
+        with open(self.config, "w") as f:
+            f.write(config_text)
+        self.proc = subprocess.Popen([CLI, "serve", self.config], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                     text=True)
+        line = self.proc.stdout.readline()
+        if not line.startswith("listening"):
+            raise RuntimeError(f"serve did not start: {line!r} {self.proc.stderr.read()}")
+        self.unix = line.split("unix://", 1)[1].split()[0]
+
+    def request(self, method, path, body=None):
+        c = http.client.HTTPConnection("localhost", timeout=60)
+        c.sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        c.sock.settimeout(60)
+        c.sock.connect(self.unix)
+        try:
+            data = body if isinstance(body, (bytes, type(None))) else json.dumps(body).encode()
+            c.request(method, path, body=data, headers={"Content-Type": "application/json"})
+            r = c.getresponse()
+            return r.status, r.read(), {k.lower(): v for k, v in r.getheaders()}
+        finally:
+            c.close()
+
+    def stop(self):
+        self.proc.terminate()
+        self.proc.wait(timeout=60)
+
+
+RESPONSES = {"/v1/classify": "ClassifyResponse", "/v1/embeddings": "EmbeddingsResponse",
+             "/v1/rerank": "RerankResponse", "/v1/bundle": "BundleResponse", "/v1/decisions": "DecisionResponse",
+             "/v1/systemone": "DecisionResponse"}
+REQUESTS = {"/v1/classify": "ClassifyRequest", "/v1/embeddings": "EmbeddingsRequest", "/v1/rerank": "RerankRequest",
+            "/v1/bundle": "BundleRequest", "/v1/decisions": "DecisionRequest", "/v1/systemone": "DecisionRequest"}
+
+
+def post(server, path, body, status=200, code=None, valid_request=True):
+    """POSTs body; checks the status, the error code, the schema of the answer and its Server-Timing."""
+    what = f"POST {path} {json.dumps(body)[:120] if not isinstance(body, bytes) else body[:60]!r}"
+    if valid_request and not isinstance(body, bytes):
+        validate(body, REQUESTS[path], f"{what} (the request itself)")
+    got, data, headers = server.request("POST", path, body)
+    check(got == status, f"{what}: status {got} (wanted {status}) {data[:300]!r}")
+    try:
+        answer = json.loads(data)
+    except ValueError:
+        check(False, f"{what}: not JSON: {data[:200]!r}")
+        return None
+    if got == 200:
+        validate(answer, RESPONSES[path], what)
+    else:
+        validate(answer, "ErrorResponse", what)
+        if code:
+            check(answer.get("error", {}).get("code") == code, f"{what}: code {answer.get('error')} (wanted {code})")
+    timing = headers.get("server-timing", "")
+    names = [part.split(";")[0].strip() for part in timing.split(",")] if timing else []
+    check(names == PHASES, f"{what}: Server-Timing {timing!r}")
+    durations = [float(part.split("dur=")[1]) for part in timing.split(",")] if names == PHASES else []
+    check(all(d >= 0 for d in durations) and (not durations or durations[-1] >= max(durations[:-1]) - 1e-3),
+          f"{what}: Server-Timing durations {durations}")
+    return answer
+
+
+def cli_json(*args):
+    return json.loads(subprocess.run([CLI, *args, "--json"], check=True, capture_output=True, text=True).stdout)
+
+
+def models_and_health(server):
+    status, data, _ = server.request("GET", "/v1/models")
+    models = json.loads(data)
+    check(status == 200, "GET /v1/models")
+    validate(models, "ModelList", "GET /v1/models")
+    check(models["api_version"].split(".")[0] == "2", "api_version major 2")
+    check(models["limits"] == {"max_bundle_tasks": 3, "max_request_bytes": 1048576}, f"limits {models['limits']}")
+    cards = {c["id"]: c for c in models["data"]}
+    check(set(cards) == {"domain", "pii", "encoder"}, f"cards {sorted(cards)}")
+    check(cards["domain"]["surfaces"] == ["classify"] and cards["domain"]["heads"][0]["kind"] == "sequence", "domain card")
+    check(cards["pii"]["heads"][0]["kind"] == "token", "pii card")
+    check(cards["encoder"]["surfaces"] == ["embeddings"] and cards["encoder"]["embedding"]["dimensions"][0] == 256,
+          "encoder card")
+    for c in cards.values():
+        check(len(c["model_sha256"]) == 64 and c["ready"] and c["status"] == "ready", f"{c['id']}: identity, ready")
+    status, data, _ = server.request("GET", "/health")
+    check(status == 200, "GET /health: 200 when every model is ready")
+    health = json.loads(data)
+    validate(health, "Health", "GET /health")
+    check(set(health["models"]) == set(cards) and health["status"] == "ready", f"health {health}")
+    status, data, _ = server.request("GET", "/health/live")
+    check(status == 200, "GET /health/live")
+    validate(json.loads(data), "Liveness", "GET /health/live")
+    status, data, _ = server.request("POST", "/health")
+    check(status == 405 and json.loads(data)["error"]["code"] == "invalid_request", f"POST /health: {status}")
+    status, data, _ = server.request("GET", "/v1/nothing-here")
+    check(status == 404, f"an unknown path: {status}")
+    status, data, _ = server.request("GET", "/v1/classify")
+    check(status == 405 and json.loads(data)["error"]["code"] == "invalid_request", f"GET /v1/classify: {status}")
+    return cards
+
+
+def classify_answers(server, cards):
+    texts = ["What is the derivative of x^2 + 3x?", "Call me at 212-555-0187, David Kim.", "Ünïcödé — 日本語 Anna Berg"]
+    want = cli_json("classify", f"{MODELS}/domain", *texts)["results"]
+    got = post(server, "/v1/classify", {"model": "domain", "input": texts, "options": {"return_meta": True}})
+    check(got["labels"] == cards["domain"]["heads"][0]["labels"] and got["kind"] == "sequence", "classify labels")
+    for g, w in zip(got["results"], want):
+        probs = dict(zip(got["labels"], g["probabilities"]))
+        check(g["label"] == w["label"] and all(abs(probs[k] - v) <= 1e-6 for k, v in w["probabilities"].items()),
+              f"classify {w['text']!r}: the CLI's answer")
+    check(got["meta"]["model_sha256"] == cards["domain"]["model_sha256"] and got["meta"]["engine"] == "semroute", "meta")
+    check(got["usage"]["input_tokens"] == sum(r["input"]["processed_tokens"] for r in got["results"]), "usage")
+    # Items in object form, pairs, and a malformed item beside good ones.
+    got = post(server, "/v1/classify", {"model": "domain", "input": [{"text": texts[0]}, {"text": "a", "text_pair": "b"},
+                                                                       {"text": 5}]}, valid_request=False)
+    check([("error" in r) for r in got["results"]] == [False, False, True] and
+          got["results"][2]["error"] == "invalid_input", "a malformed item fails alone")
+    check(got["results"][0]["probabilities"] == post(server, "/v1/classify", {"model": "domain", "input": texts[0]})
+          ["results"][0]["probabilities"], "an item in object form = the string")
+
+    # Token spans in code points: the text between them is the span's text.
+    entities = cli_json("tokens", f"{MODELS}/pii", *texts)["results"]
+    got = post(server, "/v1/classify", {"model": "pii", "input": texts, "options": {"return_tokens": True}})
+    for text, g, w in zip(texts, got["results"], entities):
+        check([(s["label"], s["text"]) for s in g["spans"]] == [(e["type"], e["text"]) for e in w["entities"]],
+              f"spans of {text!r}: the CLI's entities")
+        for s in g["spans"]:
+            check(text[s["start"]:s["end"]] == s["text"], f"span {s} of {text!r}: code-point offsets")
+        check(all(abs(sum(t["probabilities"]) - 1) < 1e-4 for t in g["tokens"]) and len(g["tokens"]) > 0,
+              f"return_tokens of {text!r}")
+    high = post(server, "/v1/classify", {"model": "pii", "input": texts[1], "options": {"threshold": 1.0}})
+    check(all(s["probability"] >= 1.0 for s in high["results"][0]["spans"]), "threshold filters spans")
+
+
+def long_inputs(server):
+    long_text = "word " * 400  # ~400 tokens: more than the models' 128
+    got = post(server, "/v1/classify", {"model": "domain", "input": [long_text, "short"]})
+    check(got["results"][0] == {"index": 0, "error": "max_length_exceeded"} and "label" in got["results"][1],
+          f"reject (the default): an item alone fails {got['results'][0]}")
+    got = post(server, "/v1/classify", {"model": "domain", "input": [long_text], "options": {"overflow": "truncate"}})
+    r = got["results"][0]
+    check(r["input"]["truncated"] and r["input"]["processed_tokens"] == 128 and r["input"]["tokens"] > 128,
+          f"truncate: {r['input']}")
+    got = post(server, "/v1/classify", {"model": "domain", "input": ["one two three four five six seven eight nine ten"],
+                                        "options": {"overflow": "window", "max_tokens": 64,
+                                                    "window": {"tokens": 6, "overlap": 1}}})
+    r = got["results"][0]
+    check(len(r["windows"]) == r["input"]["windows"] > 1 and r["windows"][-1]["end"] == r["input"]["tokens"] - 2,
+          f"window: {r.get('input')} {r.get('windows', [])[:2]}")
+    check(all(abs(max(w["probabilities"][i] for w in r["windows"]) - p) < 1e-6 for i, p in enumerate(r["probabilities"])),
+          "window: each label's maximum over the windows")
+    got = post(server, "/v1/classify", {"model": "domain", "input": [long_text],
+                                        "options": {"overflow": "window", "max_tokens": 64, "window": {"tokens": 16}}})
+    check(got["results"][0]["error"] == "scan_budget_exceeded", "window: over the scan budget, nothing read")
+    got = post(server, "/v1/classify", {"model": "pii", "input": ["Anna Berg called " * 20 + "David Kim."],
+                                        "options": {"overflow": "window", "window": {"tokens": 32, "overlap": 8}}})
+    check(any(s["text"] == "David Kim" for s in got["results"][0]["spans"]), "token windows: a span in the last window")
+    got = post(server, "/v1/classify", {"model": "domain", "input": "word " * 200000})  # ~1 MB, read as far as needed
+    check(got["results"][0] == {"index": 0, "error": "max_length_exceeded"}, "a 1 MB input: rejected")
+    post(server, "/v1/classify", {"model": "domain", "input": "x", "options": {"max_tokens": 4096}}, 400, "invalid_request")
+    post(server, "/v1/classify", {"model": "domain", "input": "x", "options": {"overflow": "window"}}, 400,
+         "invalid_request")
+
+
+def embeddings(server, cards):
+    texts = ["What is the derivative of x^2 + 3x?", "Ünïcödé — 日本語"]
+    want = cli_json("embed", f"{MODELS}/multitask/base", *texts)["embeddings"]
+    got = post(server, "/v1/embeddings", {"model": "encoder", "input": texts, "options": {"return_meta": True}})
+    for d in got["data"]:
+        check(max(abs(a - b) for a, b in zip(d["embedding"], want[d["index"]])) <= 1e-6, f"embedding {d['index']}")
+    check(got["meta"]["representation"]["dimension"] == 256, "meta.representation")
+    b64 = post(server, "/v1/embeddings", {"model": "encoder", "input": [{"type": "text", "text": texts[0]}],
+                                          "encoding_format": "base64"})
+    values = struct.unpack("<256f", base64.b64decode(b64["data"][0]["embedding"]))
+    check(max(abs(a - b) for a, b in zip(values, want[0])) <= 1e-6, "base64: little-endian float32")
+    got = post(server, "/v1/embeddings", {"model": "encoder", "input": ["word " * 400, "ok"]})
+    check(got["data"][0]["error"] == "max_length_exceeded" and "embedding" in got["data"][1], "embeddings: reject alone")
+    got = post(server, "/v1/embeddings", {"model": "encoder", "input": ["word " * 400],
+                                          "options": {"overflow": "truncate"}})
+    check(got["data"][0]["input"]["truncated"], "embeddings: truncate")
+    post(server, "/v1/embeddings", {"model": "encoder", "input": "x", "dimensions": 100}, 400, "invalid_request")
+    post(server, "/v1/embeddings", {"model": "encoder", "input": "x", "input_type": "query"}, 400, "invalid_request")
+    post(server, "/v1/embeddings", {"model": "encoder", "input": [{"type": "image_url",
+                                                                    "image_url": {"url": "data:image/png;base64,AA=="}}]},
+         400, "invalid_request")
+    post(server, "/v1/embeddings", {"model": "domain", "input": "x"}, 422, "unsupported_surface")
+
+
+def bundles(server):
+    got = post(server, "/v1/bundle", {"tasks": [
+        {"id": "1", "classify": {"model": "domain", "input": "What is 2 + 2?"}},
+        {"id": "2", "embeddings": {"model": "encoder", "input": "hi"}},
+        {"id": "3", "classify": {"model": "nope", "input": "x"}}], "options": {"deadline_ms": 30000}})
+    check([r["id"] for r in got["results"]] == ["1", "2", "3"], "bundle: task order")
+    check([r["status"] for r in got["results"]] == [200, 200, 404], f"bundle statuses {got['results']}")
+    check(got["results"][2]["error"]["code"] == "model_not_found", "bundle: a task's own error")
+    post(server, "/v1/bundle", {"tasks": [{"id": str(i), "classify": {"model": "domain", "input": "x"}}
+                                          for i in range(4)]}, 413, "request_too_large")
+    post(server, "/v1/bundle", {"tasks": [{"id": "1"}]}, 400, "invalid_request", valid_request=False)
+
+
+def errors(server):
+    post(server, "/v1/classify", b"{not json", 400, "invalid_request")
+    post(server, "/v1/classify", b'{"model": "domain", "input": "bad \xff"}', 400, "invalid_request")
+    post(server, "/v1/classify", b'{"model": "domain", "input": "\\ud800 alone"}', 400, "invalid_request")
+    post(server, "/v1/classify", b'{"model": "domain", "input": "x", "options": {"deadline_ms": NaN}}', 400,
+         "invalid_request")
+    post(server, "/v1/classify", b"[1, 2]", 400, "invalid_request")
+    post(server, "/v1/classify", {"model": "domain", "input": "x", "colour": 1}, 400, "invalid_request", False)
+    post(server, "/v1/classify", {"model": "domain", "input": "x", "options": {"colour": 1}}, 400, "invalid_request",
+         False)
+    post(server, "/v1/classify", {"model": "domain", "input": "x", "options": {"deadline_ms": 0}}, 400,
+         "invalid_request", False)
+    post(server, "/v1/classify", {"model": "domain", "input": "x", "options": {"profile": "fast"}}, 400,
+         "invalid_request")
+    post(server, "/v1/classify", {"model": "nope", "input": "x"}, 404, "model_not_found")
+    post(server, "/v1/classify", {"input": "x"}, 400, "invalid_request")  # three models: name one
+    post(server, "/v1/classify", {"model": "encoder", "input": "x"}, 422, "unsupported_surface")
+    post(server, "/v1/classify", {"model": "domain", "input": "x", "head": "other"}, 400, "invalid_request")
+    post(server, "/v1/classify", {"model": "domain", "input": ["x"] * 2049}, 413, "request_too_large")
+    post(server, "/v1/classify", {"model": "domain", "input": []}, 400, "invalid_request", False)
+    post(server, "/v1/rerank", {"model": "domain", "query": "q", "documents": ["d"]}, 422, "unsupported_surface")
+    for path in ("/v1/decisions", "/v1/systemone"):
+        post(server, path, {"model": "domain", "state": "s", "questions": {"q": {"type": "noul", "instructions": "?"}}},
+             422, "unsupported_surface")
+    got = post(server, "/v1/classify", {"model": "domain", "input": ["a", "b"], "options": {"deadline_ms": 0.001}})
+    check(all(r.get("error") == "deadline_exceeded" for r in got["results"]), f"deadline_ms 0.001: {got['results']}")
+    c = http.client.HTTPConnection("localhost", timeout=60)  # a body over max_request_bytes: refused unread
+    c.sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    c.sock.connect(server.unix)
+    c.putrequest("POST", "/v1/classify")
+    c.putheader("Content-Length", str(2 << 20))
+    c.endheaders()
+    r = c.getresponse()
+    answer = json.loads(r.read())
+    c.close()
+    check(r.status == 413 and answer["error"]["code"] == "request_too_large", f"a 2 MiB body: {r.status} {answer}")
+    validate(answer, "ErrorResponse", "a 2 MiB body")
+
+
+def main():
+    workdir = tempfile.mkdtemp(prefix="semroute-contract-")
+    config = f"""unix_socket: {workdir}/runtime.sock
+limits: {{max_body_bytes: 1048576, max_bundle_tasks: 3}}
+models:
+  domain: {{path: {MODELS}/domain, max_batch: 8, max_wait_us: 500}}
+  pii: {MODELS}/pii
+  encoder: {{path: {MODELS}/multitask/base, task: embedding}}
+"""
+    server = Server(config, workdir)
+    try:
+        cards = models_and_health(server)
+        classify_answers(server, cards)
+        long_inputs(server)
+        embeddings(server, cards)
+        bundles(server)
+        errors(server)
+        status, _, _ = server.request("GET", "/health")
+        check(status == 200 and server.proc.poll() is None, "the server is still ready after all of it")
+    finally:
+        server.stop()
+    if failures:
+        print(f"{len(failures)} failures")
+        sys.exit(1)
+    print("contract: every answer valid")
+
+
+if __name__ == "__main__":
+    main()
