@@ -5,18 +5,19 @@
 #include <algorithm>
 #include <cmath>
 
+#include <cstdio>
+
+#include "core/file_input.h"
 #include "semroute/error.h"
 
 namespace semroute {
 namespace {
 
-constexpr size_t kEncodingsPerPiece = 32;  // as task_heads.cpp: the lane is yielded between pieces
-
 const char* pooling_name(Pooling p) {
   switch (p) {
     case Pooling::kMean: return "mean";
     case Pooling::kCls: return "cls";
-    case Pooling::kLastToken: return "lasttoken";
+    case Pooling::kLastToken: return "last_token";
   }
   return "mean";
 }
@@ -25,15 +26,50 @@ bool declared(const std::vector<int64_t>& list, int64_t value) {
   return std::find(list.begin(), list.end(), value) != list.end();
 }
 
+// What a sentence-transformers package declares beyond its modules: the
+// Matryoshka views and final-normed layer exits of a representation contract
+// (config.json), the exits it ships graphs for (onnx/model_layer_<L>.onnx),
+// and its prompts per input type (config_sentence_transformers.json).
+void read_package_declarations(const std::filesystem::path& dir, int64_t width, int64_t layers,
+                               EmbeddingModelOptions& options) {
+  const nlohmann::json config = read_json_file(dir / "config.json");
+  const auto contract = config.find("representation_contract");
+  if (contract != config.end() && contract->is_object() && contract->value("version", 0) == 1) {
+    for (const int64_t d : {768, 512, 256, 128, 64})
+      if (d < width) options.dimensions.push_back(d);
+    // Intermediate exits as the package reads them: final-normed ones only
+    // (the encoder's early exit applies its final norm).
+    if (contract->value("intermediate_normalization", "") == "final_norm" &&
+        std::filesystem::is_directory(dir / "onnx")) {
+      for (const auto& entry : std::filesystem::directory_iterator(dir / "onnx")) {
+        const std::string name = entry.path().filename().string();
+        int layer = 0;
+        char tail = 0;
+        if (std::sscanf(name.c_str(), "model_layer_%d.onnx%c", &layer, &tail) == 1 && layer >= 1 && layer <= layers)
+          options.layers.push_back(layer);
+      }
+    }
+  }
+  const std::filesystem::path prompts_file = dir / "config_sentence_transformers.json";
+  if (std::filesystem::exists(prompts_file)) {
+    const nlohmann::json prompts = read_json_file(prompts_file).value("prompts", nlohmann::json::object());
+    for (const char* type : {"query", "document"})
+      if (prompts.is_object() && prompts.contains(type) && prompts[type].is_string())
+        options.prompts.emplace(type, prompts[type].get<std::string>());
+  }
+}
+
 }  // namespace
 
 std::shared_ptr<const EmbeddingModel> EmbeddingModel::load(const std::filesystem::path& dir,
-                                                           const EmbeddingModelOptions& options) {
+                                                           const EmbeddingModelOptions& given) {
   std::shared_ptr<EmbeddingModel> m(new EmbeddingModel());
-  m->embedder_ = Embedder::load(dir, options.embedder);
+  m->embedder_ = Embedder::load(dir, given.embedder);
   const Embedder& e = *m->embedder_;
   const int64_t layers = e.encoder().num_layers();
   const int64_t width = e.dimension();
+  EmbeddingModelOptions options = given;
+  read_package_declarations(dir, width, layers, options);
   EmbeddingInfo& info = m->info_;
   info.dimensions = {width};
   for (const int64_t d : options.dimensions) {
@@ -58,7 +94,7 @@ std::shared_ptr<const EmbeddingModel> EmbeddingModel::load(const std::filesystem
   if (options.batching.enabled()) {
     for (const int64_t layer : info.layers) {
       const EmbeddingModel* self = m.get();
-      m->batchers_.emplace(layer, std::make_unique<Batcher<at::Tensor, const Encoding*>>(
+      m->batchers_.emplace(layer, std::make_unique<EncodingBatcher>(
                                       [self, layer](const std::vector<const Encoding*>& encodings) {
                                         return self->forward(layer, encodings);
                                       },
@@ -76,13 +112,8 @@ std::vector<at::Tensor> EmbeddingModel::forward(int64_t layer, const std::vector
   options.dimension = 0;
   options.normalize = false;
   options.layer = layer == info_.layers.back() ? 0 : layer;  // 0: every layer and the model's dense modules
-  std::vector<Encoding> copies;
-  for (const Encoding* e : encodings) copies.push_back(*e);
-  const TextBatch batch = batch_from_encodings(std::move(copies), *embedder_->tokenizer(), embedder_->encoder().device());
-  const at::Tensor rows = embedder_->embed_inputs(batch.inputs, options);
-  std::vector<at::Tensor> out;
-  for (int64_t i = 0; i < rows.size(0); ++i) out.push_back(rows[i].clone());
-  return out;
+  return forward_rows(encodings, *embedder_->tokenizer(), embedder_->encoder().device(),
+                      [&](const TextBatch& batch) { return embedder_->embed_inputs(batch.inputs, options); }, false);
 }
 
 std::vector<EmbedAnswer> EmbeddingModel::embed(const std::vector<std::string_view>& texts, const EmbedRequest& request,
@@ -132,39 +163,21 @@ std::vector<EmbedAnswer> EmbeddingModel::embed(const std::vector<std::string_vie
     todo.push_back(&e);
   }
   control.add_time(&WorkTimes::tokenize, tokenize_start);
-  const auto* batcher = batchers_.count(layer) != 0 ? batchers_.at(layer).get() : nullptr;
-  size_t done = 0;
-  for (size_t begin = 0; begin < todo.size(); begin += kEncodingsPerPiece) {
-    const std::vector<const Encoding*> piece(
-        todo.begin() + static_cast<std::ptrdiff_t>(begin),
-        todo.begin() + static_cast<std::ptrdiff_t>(std::min(todo.size(), begin + kEncodingsPerPiece)));
-    std::vector<at::Tensor> rows;
-    try {
-      control.check();
-      if (batcher != nullptr) {
-        Batcher<at::Tensor, const Encoding*>::Timing timing;
-        rows = (*batcher)(piece, control.deadline(), &timing);
-        control.add_time(&WorkTimes::queue, timing.queued);
-        control.add_time(&WorkTimes::forward, timing.computed);
-      } else {
-        rows = control.on_lane([&] { return forward(layer, piece); });
-      }
-    } catch (const DeadlinePassed&) {
-      break;
+  const EncodingBatcher* batcher = batchers_.count(layer) != 0 ? batchers_.at(layer).get() : nullptr;
+  const std::vector<at::Tensor> rows =
+      forward_pieces(todo, control, batcher, [&](const auto& piece) { return forward(layer, piece); });
+  for (size_t k = 0; k < rows.size(); ++k) {
+    EmbedAnswer& a = answers[owners[k]];
+    at::Tensor v = rows[k].narrow(0, 0, std::min<int64_t>(dimension, rows[k].size(0)));
+    if (!at::isfinite(v).all().item<bool>()) {
+      a.error = ItemError::kInvalidModelOutput;
+      continue;
     }
-    for (size_t k = 0; k < rows.size(); ++k) {
-      EmbedAnswer& a = answers[owners[begin + k]];
-      at::Tensor v = rows[k].narrow(0, 0, dimension);
-      if (!at::isfinite(v).all().item<bool>()) {
-        a.error = ItemError::kInvalidModelOutput;
-        continue;
-      }
-      if (info_.normalized) v = v / std::max(v.norm().item<double>(), 1e-12);
-      const at::Tensor c = v.contiguous();
-      a.embedding.assign(c.data_ptr<float>(), c.data_ptr<float>() + c.numel());
-    }
-    done = begin + rows.size();
+    if (info_.normalized) v = v / std::max(v.norm().item<double>(), 1e-12);
+    const at::Tensor c = v.contiguous();
+    a.embedding.assign(c.data_ptr<float>(), c.data_ptr<float>() + c.numel());
   }
+  const size_t done = rows.size();
   for (size_t k = done; k < todo.size(); ++k) answers[owners[k]].error = ItemError::kDeadlineExceeded;
   return answers;
 }

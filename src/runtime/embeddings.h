@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "runtime/forwards.h"
 #include "runtime/item_results.h"
 #include "runtime/request_control.h"
 #include "tasks/batcher.h"
@@ -23,7 +24,7 @@ struct EmbeddingInfo {
   std::vector<int64_t> dimensions;  // the full width first
   std::vector<int64_t> layers;      // exits; the last layer last
   bool normalized = true;
-  std::string pooling;              // "mean", "cls", "lasttoken"
+  std::string pooling;              // "mean", "cls", "last_token"
   std::vector<std::string> input_types;  // "query", "document" where the model has prompts for them
 };
 
@@ -45,9 +46,13 @@ struct EmbeddingModelOptions {
   EmbedderOptions embedder;
   BatchingOptions batching{16, 0};
   // Exits and widths the model was trained for beyond its last layer and
-  // full width (a Matryoshka model's); only these are served.
+  // full width (a Matryoshka model's); only these are served, with those the
+  // package itself declares (a representation contract's widths and
+  // final-normed exits; onnx/model_layer_<L>.onnx marks an exit).
   std::vector<int64_t> layers, dimensions;
-  std::map<std::string, std::string> prompts;  // input type -> prompt text
+  // Input type ("query", "document") -> the prompt put before the text; the
+  // package's config_sentence_transformers.json adds its own.
+  std::map<std::string, std::string> prompts;
 };
 
 class EmbeddingModel {
@@ -72,7 +77,7 @@ class EmbeddingModel {
   std::shared_ptr<const Embedder> embedder_;
   EmbeddingInfo info_;
   std::map<std::string, std::string> prompts_;
-  std::map<int64_t, std::unique_ptr<Batcher<at::Tensor, const Encoding*>>> batchers_;  // per exit
+  std::map<int64_t, std::unique_ptr<EncodingBatcher>> batchers_;  // per exit
 };
 
 }  // namespace semroute

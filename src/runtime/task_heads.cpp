@@ -1,12 +1,16 @@
 #include "runtime/task_heads.h"
 
+#include "runtime/forwards.h"
+
 #include <ATen/ATen.h>
 
 #include <algorithm>
 #include <cmath>
 #include <map>
 
+#include "core/file_input.h"
 #include "core/model_config.h"
+#include "core/sha256.h"
 #include "semroute/error.h"
 #include "tasks/entity_spans.h"
 #include "tasks/sequence_classifier.h"
@@ -15,10 +19,6 @@
 
 namespace semroute {
 namespace {
-
-// Encodings per turn on the compute lane: a request with many items or
-// windows yields the lane between pieces, and its deadline is checked there.
-constexpr size_t kEncodingsPerPiece = 32;
 
 std::optional<TaskKind> kind_of_model(const std::filesystem::path& dir) {
   for (const auto& a : read_model_config(dir).get_strings("architectures"))
@@ -31,6 +31,124 @@ bool all_finite(const at::Tensor& t) { return at::isfinite(t).all().item<bool>()
 std::vector<float> to_vector(const at::Tensor& t) {
   const at::Tensor c = t.contiguous();
   return std::vector<float>(c.data_ptr<float>(), c.data_ptr<float>() + c.numel());
+}
+
+bool passes(double value, double threshold, bool strictly_greater) {
+  return strictly_greater ? value > threshold : value >= threshold;
+}
+
+[[noreturn]] void bad_operating_point(const std::filesystem::path& file, const std::string& why) {
+  throw LoadError(file.string() + ": " + why, ErrorCode::kInvalidModel);
+}
+
+OperatingPoint read_operating_point(const nlohmann::json& op, const std::vector<std::string>& labels, size_t limit,
+                                    const std::filesystem::path& file, std::optional<HeadWindow>& window) {
+  OperatingPoint point;
+  if (op.value("score_type", "") != "independent_sigmoid")
+    bad_operating_point(file, "score_type must be \"independent_sigmoid\"");
+  const std::string comparison = op.value("comparison", "");
+  if (comparison != "score >= threshold" && comparison != "score > threshold")
+    bad_operating_point(file, "comparison must be \"score >= threshold\" or \"score > threshold\"");
+  point.strictly_greater = comparison == "score > threshold";
+  if (!op.contains("labels") || op["labels"] != nlohmann::json(labels))
+    bad_operating_point(file, "its labels differ from the classifier's (the same labels, in order)");
+  const auto thresholds = op.find("thresholds");
+  if (thresholds == op.end() || !thresholds->is_array() || thresholds->size() != labels.size())
+    bad_operating_point(file, "thresholds: one number per label");
+  for (const auto& t : *thresholds) {
+    if (!t.is_number() || !std::isfinite(t.get<double>())) bad_operating_point(file, "thresholds: finite numbers");
+    point.thresholds.push_back(t.get<double>());
+  }
+  const nlohmann::json policy = op.value("input_policy", nlohmann::json::object());
+  if (!policy.is_object()) bad_operating_point(file, "input_policy: an object");
+  const auto count = [&](const char* key) {
+    const auto it = policy.find(key);
+    if (it == policy.end() || !it->is_number_unsigned() || it->get<uint64_t>() > limit)
+      bad_operating_point(file, std::string("input_policy.") + key + ": a token count within the model's " +
+                                    std::to_string(limit));
+    return static_cast<size_t>(it->get<uint64_t>());
+  };
+  if (policy.value("strategy", "") == "overlapping_content_windows")
+    window = HeadWindow{count("window_tokens_including_special_tokens"), count("overlap_content_tokens")};
+  if (policy.contains("max_document_tokens_including_special_tokens"))
+    point.document_tokens = count("max_document_tokens_including_special_tokens");
+  return point;
+}
+
+// The names a template's {fields} hold ("{{" and "}}" are literal braces).
+std::vector<std::string> template_fields(const std::string& text) {
+  std::vector<std::string> fields;
+  for (size_t i = 0; i < text.size(); ++i) {
+    if (text.compare(i, 2, "{{") == 0 || text.compare(i, 2, "}}") == 0) {
+      ++i;
+    } else if (text[i] == '{') {
+      const size_t close = text.find('}', i);
+      if (close == std::string::npos) return {"{"};
+      fields.push_back(text.substr(i + 1, close - i - 1));
+      i = close;
+    }
+  }
+  return fields;
+}
+
+// The template with {question} and {context} filled in.
+std::string render_prompt(const std::string& text, std::string_view question, std::string_view context) {
+  std::string out;
+  for (size_t i = 0; i < text.size(); ++i) {
+    if (text.compare(i, 2, "{{") == 0 || text.compare(i, 2, "}}") == 0) {
+      out += text[i++];
+    } else if (text.compare(i, 10, "{question}") == 0) {
+      out += question;
+      i += 9;
+    } else if (text.compare(i, 9, "{context}") == 0) {
+      out += context;
+      i += 8;
+    } else {
+      out += text[i];
+    }
+  }
+  return out;
+}
+
+GroundingPolicy read_grounding(const nlohmann::json& op, const std::vector<std::string>& labels,
+                               const std::filesystem::path& file) {
+  GroundingPolicy g;
+  const auto pair = op.find("input_pair");
+  if (!pair->is_array() || pair->size() != 2 || !(*pair)[0].is_string() || (*pair)[1] != "answer")
+    bad_operating_point(file, "input_pair: [a prompt template, \"answer\"]");
+  g.prompt_template = (*pair)[0].get<std::string>();
+  std::vector<std::string> fields = template_fields(g.prompt_template);
+  std::sort(fields.begin(), fields.end());
+  fields.erase(std::unique(fields.begin(), fields.end()), fields.end());
+  if (fields != std::vector<std::string>{"context", "question"})
+    bad_operating_point(file, "the prompt template must name exactly {question} and {context}");
+  nlohmann::json label2id = nlohmann::json::object();
+  for (size_t i = 0; i < labels.size(); ++i) label2id[labels[i]] = i;
+  if (op.value("label2id", nlohmann::json::object()) != label2id)
+    bad_operating_point(file, "label2id differs from the classifier's labels");
+  const nlohmann::json offsets = op.value("answer_offsets", nlohmann::json());
+  if (!offsets.is_null() && offsets != "Unicode code points")
+    bad_operating_point(file, "answer_offsets: \"Unicode code points\"");
+  const std::string comparison = op.value("threshold_comparison", "strictly_greater");
+  if (comparison != "strictly_greater" && comparison != "greater_or_equal")
+    bad_operating_point(file, "threshold_comparison: strictly_greater or greater_or_equal");
+  g.strictly_greater = comparison == "strictly_greater";
+  const auto threshold = op.find("token_threshold");
+  if (threshold == op.end() || !threshold->is_number() || !(threshold->get<double>() >= 0) ||
+      threshold->get<double>() > 1)
+    bad_operating_point(file, "token_threshold: a number in [0, 1]");
+  g.threshold = threshold->get<double>();
+  const auto max_tokens = op.find("max_input_tokens");
+  if (max_tokens == op.end() || !max_tokens->is_number_unsigned() || max_tokens->get<uint64_t>() < 4)
+    bad_operating_point(file, "max_input_tokens: a token count");
+  g.max_input_tokens = static_cast<size_t>(max_tokens->get<uint64_t>());
+  std::vector<size_t> positive;
+  for (size_t i = 0; i < labels.size(); ++i)
+    if (labels[i] != "supported") positive.push_back(i);
+  if (labels.size() != 2 || positive.size() != 1)
+    bad_operating_point(file, "a grounded head has two labels: \"supported\" and one other");
+  g.positive = positive[0];
+  return g;
 }
 
 }  // namespace
@@ -77,9 +195,31 @@ std::shared_ptr<const TaskHeads> TaskHeads::load(const std::filesystem::path& di
   }
   head.labels = heads->task().labels;
   heads->max_input_tokens_ = heads->task().encode.max_length;
+  const std::filesystem::path op_file = dir / "operating_point.json";
+  if (std::filesystem::exists(op_file)) {
+    const std::string text = read_file(op_file);
+    const nlohmann::json op = parse_json(text, op_file.string());
+    if (!op.is_object()) bad_operating_point(op_file, "expected a JSON object");
+    if (head.kind == HeadKind::kSequence) bad_operating_point(op_file, "a softmax sequence head has no operating point");
+    if (head.kind == HeadKind::kScores) {
+      head.operating_point = read_operating_point(op, head.labels, heads->max_input_tokens_, op_file, head.window);
+      head.operating_point->sha256 = sha256_hex(text);
+      if (head.window) head.overflow = OverflowPolicy::kWindow;
+      heads->default_tokens_ = head.operating_point->document_tokens;
+    } else if (op.contains("input_pair")) {
+      head.grounding = read_grounding(op, head.labels, op_file);
+      head.inputs = {"grounded"};
+      head.reduction = "";
+      head.default_threshold = head.grounding->threshold;
+      heads->max_input_tokens_ = std::min(heads->max_input_tokens_, head.grounding->max_input_tokens);
+    } else {
+      bad_operating_point(op_file, "a token head's operating point is a grounding policy (input_pair)");
+    }
+  }
+  if (heads->default_tokens_ == 0) heads->default_tokens_ = heads->max_input_tokens_;
   if (options.batching.enabled()) {
     const TaskHeads* self = heads.get();
-    heads->batcher_ = std::make_unique<Batcher<at::Tensor, const Encoding*>>(
+    heads->batcher_ = std::make_unique<EncodingBatcher>(
         [self](const std::vector<const Encoding*>& encodings) { return self->forward(encodings); }, options.batching);
   }
   return heads;
@@ -90,81 +230,26 @@ TaskHeads::~TaskHeads() = default;
 const TaskModel& TaskHeads::task() const { return sequence_ ? sequence_->task() : token_->task(); }
 
 std::vector<at::Tensor> TaskHeads::forward(const std::vector<const Encoding*>& encodings) const {
-  // Identical encodings (the same text twice, in one request or in concurrent
-  // ones batched together) are computed once.
-  std::map<std::vector<int32_t>, size_t> first_of;
-  std::vector<size_t> unique_of(encodings.size());
-  std::vector<const Encoding*> unique;
-  for (size_t i = 0; i < encodings.size(); ++i) {
-    const auto [it, inserted] = first_of.emplace(encodings[i]->ids, unique.size());
-    if (inserted) unique.push_back(encodings[i]);
-    unique_of[i] = it->second;
-  }
   const TaskModel& t = task();
-  std::vector<at::Tensor> rows;
-  size_t begin = 0;
-  while (begin < unique.size()) {
-    size_t end = begin, longest = 0;
-    while (end < unique.size()) {
-      const size_t next_longest = std::max(longest, unique[end]->size());
-      if (end > begin && static_cast<int64_t>((end - begin + 1) * next_longest) > kBatchTokenBudget) break;
-      longest = next_longest;
-      ++end;
-    }
-    std::vector<Encoding> chunk;
-    for (size_t i = begin; i < end; ++i) chunk.push_back(*unique[i]);
-    const TextBatch batch = batch_from_encodings(std::move(chunk), *t.tokenizer, t.encoder->device());
-    const at::Tensor logits =
-        (sequence_ ? sequence_->logits(batch.inputs) : token_->logits(batch.inputs)).to(at::kFloat).cpu();
-    for (size_t b = 0; b < batch.encodings.size(); ++b) {
-      at::Tensor row = logits[static_cast<int64_t>(b)];
-      if (token_) row = row.narrow(0, 0, static_cast<int64_t>(batch.encodings[b].size()));
-      rows.push_back(row.clone());
-    }
-    begin = end;
-  }
-  std::vector<at::Tensor> out;
-  out.reserve(encodings.size());
-  for (size_t i = 0; i < encodings.size(); ++i) out.push_back(rows[unique_of[i]]);
-  return out;
-}
-
-// The logits of `encodings`, a piece at a time (each its own turn on the
-// lane, batched with concurrent requests where a batcher is on); stops at the
-// first piece the deadline did not let start: the answer is shorter then.
-std::vector<at::Tensor> TaskHeads::forward_pieces(const std::vector<const Encoding*>& encodings,
-                                                  const RequestControl& control) const {
-  std::vector<at::Tensor> out;
-  for (size_t begin = 0; begin < encodings.size(); begin += kEncodingsPerPiece) {
-    const std::vector<const Encoding*> piece(
-        encodings.begin() + static_cast<std::ptrdiff_t>(begin),
-        encodings.begin() + static_cast<std::ptrdiff_t>(std::min(encodings.size(), begin + kEncodingsPerPiece)));
-    std::vector<at::Tensor> logits;
-    try {
-      control.check();
-      if (batcher_) {
-        Batcher<at::Tensor, const Encoding*>::Timing timing;
-        logits = (*batcher_)(piece, control.deadline(), &timing);
-        control.add_time(&WorkTimes::queue, timing.queued);
-        control.add_time(&WorkTimes::forward, timing.computed);
-      } else {
-        logits = control.on_lane([&] { return forward(piece); });
-      }
-    } catch (const DeadlinePassed&) {
-      return out;
-    }
-    for (auto& l : logits) out.push_back(std::move(l));
-  }
-  return out;
+  return forward_rows(encodings, *t.tokenizer, t.encoder->device(), [&](const TextBatch& batch) {
+    return sequence_ ? sequence_->logits(batch.inputs) : token_->logits(batch.inputs);
+  }, token_ != nullptr);
 }
 
 TaskHeads::Plan TaskHeads::plan(const ClassifyItem& item, const ClassifyRequest& request) const {
   const TaskModel& t = task();
   const Tokenizer& tokenizer = *t.tokenizer;
-  const size_t budget = request.max_tokens > 0 ? request.max_tokens : max_input_tokens_;
+  const size_t budget = request.max_tokens > 0 ? request.max_tokens : default_tokens_;
   const OverflowPolicy policy = request.overflow.value_or(head_.overflow);
   Plan p;
-  if (item.pair) {  // pairs read whole or cut, never in windows
+  if (head_.grounding || item.form == ClassifyItem::Form::kGrounded) {
+    if (!head_.grounding || item.form != ClassifyItem::Form::kGrounded) {  // each head reads its own form
+      p.error = ItemError::kInvalidInput;
+      return p;
+    }
+    return plan_grounded(item, budget, policy);
+  }
+  if (item.form == ClassifyItem::Form::kPair) {  // pairs read whole or cut, never in windows
     if (token_ || policy == OverflowPolicy::kWindow) {
       p.error = ItemError::kInvalidInput;
       return p;
@@ -218,6 +303,90 @@ TaskHeads::Plan TaskHeads::plan(const ClassifyItem& item, const ClassifyRequest&
   return p;
 }
 
+// (prompt, answer), each read only as far as the budget needs, framed as
+// the tokenizer frames pairs; over the budget: rejected, or (truncate) the
+// prompt's first tokens kept with the whole answer.
+TaskHeads::Plan TaskHeads::plan_grounded(const ClassifyItem& item, size_t budget, OverflowPolicy policy) const {
+  const Tokenizer& tokenizer = *task().tokenizer;
+  Plan p;
+  if (item.answer.empty()) {
+    p.error = ItemError::kInvalidInput;
+    return p;
+  }
+  EncodeOptions bounded;
+  bounded.add_special_tokens = false;
+  bounded.max_length = budget + 1;
+  Encoding prompt = tokenizer.encode(render_prompt(head_.grounding->prompt_template, item.question, item.context),
+                                     bounded);
+  p.content = tokenizer.encode(item.answer, bounded);  // the answer's tokens: its spans' offsets
+  const size_t specials = tokenizer.special_tokens(true);
+  const size_t tokens = prompt.size() + p.content.size() + specials;
+  p.input.tokens = tokens;
+  p.input.tokens_lower_bound = prompt.truncated || p.content.truncated;
+  p.input.processed_tokens = tokens;
+  if (tokens > budget) {
+    const size_t fixed = p.content.size() + specials;
+    if (policy != OverflowPolicy::kTruncate || p.content.truncated || fixed > budget) {
+      p.error = ItemError::kMaxLengthExceeded;
+      return p;
+    }
+    prompt.truncate(budget - fixed, Keep::kStart);
+    p.input.truncated = true;
+    p.input.processed_tokens = budget;
+  }
+  p.ranges = {TokenRange{0, p.content.size()}};
+  p.encodings.push_back(tokenizer.with_special_tokens(std::move(prompt), p.content));
+  return p;
+}
+
+// Spans of the answer its context does not support: runs of answer tokens
+// whose positive label passes the threshold (a token without a source span
+// neither extends nor ends a run), each as likely as its likeliest token.
+void TaskHeads::answer_grounded(const ClassifyItem& item, const Plan& plan, const at::Tensor& logits,
+                                const ClassifyRequest& request, ClassifyAnswer& a) const {
+  const GroundingPolicy& g = *head_.grounding;
+  const size_t num_labels = head_.labels.size();
+  const at::Tensor probs = at::softmax(logits, -1).contiguous();
+  const float* p = probs.data_ptr<float>();
+  const Encoding& e = plan.encodings.front();
+  const double threshold = request.threshold.value_or(g.threshold);
+  CodePoints points(item.answer);
+  std::optional<LabelledSpan> run;
+  const auto close = [&] {
+    if (!run) return;
+    run->text = std::string(item.answer.substr(run->start, run->end - run->start));  // bytes until converted below
+    a.spans.push_back(*run);
+    run.reset();
+  };
+  for (size_t i = 0; i < e.size(); ++i) {
+    if (e.sequence_ids[i] != 1 || e.special_tokens_mask[i]) continue;
+    const Span offset = e.offsets[i];
+    const float* row = p + i * num_labels;
+    if (request.return_tokens) {
+      const size_t start = points.at(offset.begin);
+      a.tokens.push_back({start, points.at(offset.end), std::vector<float>(row, row + num_labels)});
+    }
+    if (offset.end <= offset.begin) continue;
+    const double positive = row[g.positive];
+    if (passes(positive, threshold, g.strictly_greater)) {
+      if (!run) {
+        run = LabelledSpan{head_.labels[g.positive], offset.begin, offset.end, "", positive};
+      } else {
+        run->end = std::max<size_t>(run->end, offset.end);
+        run->probability = std::max(run->probability, positive);
+      }
+    } else {
+      close();
+    }
+  }
+  close();
+  CodePoints span_points(item.answer);
+  for (LabelledSpan& s : a.spans) {  // byte offsets to code points
+    s.start = span_points.at(s.start);
+    s.end = span_points.at(s.end);
+  }
+}
+
 ClassifyAnswer TaskHeads::answer(const ClassifyItem& item, const Plan& plan, const std::vector<at::Tensor>& logits,
                                  const ClassifyRequest& request) const {
   ClassifyAnswer a;
@@ -229,6 +398,10 @@ ClassifyAnswer TaskHeads::answer(const ClassifyItem& item, const Plan& plan, con
     }
   }
   const auto& labels = head_.labels;
+  if (head_.grounding) {
+    answer_grounded(item, plan, logits.front(), request, a);
+    return a;
+  }
   if (!token_) {
     at::Tensor best;
     for (size_t w = 0; w < logits.size(); ++w) {
@@ -238,6 +411,9 @@ ClassifyAnswer TaskHeads::answer(const ClassifyItem& item, const Plan& plan, con
     }
     if (head_.kind == HeadKind::kScores) {
       a.scores = to_vector(best);
+      if (const auto& op = head_.operating_point)
+        for (size_t k = 0; k < labels.size(); ++k)
+          if (passes(a.scores[k], op->thresholds[k], op->strictly_greater)) a.selected.push_back(labels[k]);
     } else {
       a.probabilities = to_vector(best);
       const auto top = std::max_element(a.probabilities.begin(), a.probabilities.end());  // the first on ties
@@ -291,14 +467,16 @@ ClassifyAnswer TaskHeads::answer(const ClassifyItem& item, const Plan& plan, con
 
 std::vector<ClassifyAnswer> TaskHeads::classify(const std::vector<ClassifyItem>& items, const ClassifyRequest& request,
                                                 const RequestControl& control) const {
-  const size_t budget = request.max_tokens > 0 ? request.max_tokens : max_input_tokens_;
-  const size_t specials = task().tokenizer->special_tokens();
+  const size_t budget = request.max_tokens > 0 ? request.max_tokens : default_tokens_;
+  const size_t specials = task().tokenizer->special_tokens(head_.grounding.has_value());
   if (budget > max_input_tokens_)
     throw InvalidInput("options.max_tokens: " + std::to_string(budget) + " is over the model's limit of " +
                        std::to_string(max_input_tokens_) + " tokens");
   if (budget <= specials)
     throw InvalidInput("options.max_tokens: " + std::to_string(budget) + " leaves no room for text beside the " +
                        std::to_string(specials) + " special tokens");
+  if (head_.grounding && request.overflow == OverflowPolicy::kWindow)
+    throw InvalidInput("options.overflow: grounded inputs are not read in windows");
   if (request.overflow.value_or(head_.overflow) == OverflowPolicy::kWindow) {
     const std::optional<HeadWindow> w = request.window ? request.window : head_.window;
     if (!w) throw InvalidInput("options.overflow window: options.window is required (this head declares none)");
@@ -327,7 +505,8 @@ std::vector<ClassifyAnswer> TaskHeads::classify(const std::vector<ClassifyItem>&
       for (const Encoding& e : plans[i].encodings) encodings.push_back(&e);
   }
   control.add_time(&WorkTimes::tokenize, phase_start);
-  const std::vector<at::Tensor> logits = forward_pieces(encodings, control);
+  const std::vector<at::Tensor> logits =
+      forward_pieces(encodings, control, batcher_.get(), [this](const auto& piece) { return forward(piece); });
   phase_start = RequestControl::Clock::now();
   std::vector<ClassifyAnswer> answers(items.size());
   size_t next = 0;

@@ -28,6 +28,7 @@
 #include <string_view>
 #include <vector>
 
+#include "runtime/forwards.h"
 #include "runtime/item_results.h"
 #include "runtime/request_control.h"
 #include "tasks/batcher.h"
@@ -46,23 +47,50 @@ struct HeadWindow {
   size_t overlap = 0;  // content tokens
 };
 
+// A scores head's packaged operating point (operating_point.json, score_type
+// "independent_sigmoid"): a threshold per label, and the windows and
+// document budget it was calibrated under, which become the head's defaults.
+struct OperatingPoint {
+  std::vector<double> thresholds;
+  bool strictly_greater = false;  // "score > threshold"; else "score >= threshold"
+  size_t document_tokens = 0;     // the default max_tokens (0: the model's limit)
+  std::string sha256;             // of the file
+};
+
+// A grounded head's policy (operating_point.json with "input_pair"): the
+// model reads (prompt, answer) with the prompt made from a template of
+// {question} and {context}; a span is a run of answer tokens whose positive
+// label passes the threshold.
+struct GroundingPolicy {
+  std::string prompt_template;
+  double threshold = 0.5;
+  bool strictly_greater = true;
+  size_t max_input_tokens = 0;
+  size_t positive = 1;  // the label that is not "supported"
+};
+
 // What a head is (the contract's HeadCard).
 struct HeadInfo {
   std::string name;
   HeadKind kind = HeadKind::kSequence;
   std::vector<std::string> labels;
-  std::vector<std::string> inputs;  // "text", "pair"
+  std::vector<std::string> inputs;  // "text", "pair" or "grounded"
   OverflowPolicy overflow = OverflowPolicy::kReject;
   std::optional<HeadWindow> window;
   std::optional<double> default_threshold;  // token heads: spans below it are dropped
-  std::string reduction;                    // "max" (sequence, scores) or "span_union" (token)
+  std::string reduction;                    // "max" (sequence, scores), "span_union" (token), "" (grounded)
+  std::optional<OperatingPoint> operating_point;
+  std::optional<GroundingPolicy> grounding;
 };
 
-// One item: a text, or a pair read with the tokenizer's pair template.
+// One item: a text, a pair read with the tokenizer's pair template, or an
+// answer to check against its context and question (grounded heads).
 struct ClassifyItem {
-  std::string_view text;
-  std::string_view text_pair;
-  bool pair = false;
+  enum class Form { kText, kPair, kGrounded };
+  Form form = Form::kText;
+  std::string_view text;       // kText, kPair
+  std::string_view text_pair;  // kPair
+  std::string_view context, question, answer;  // kGrounded
 };
 
 // The per-request options; unset fields take the head's.
@@ -96,6 +124,7 @@ struct ClassifyAnswer {
   std::string label;                 // sequence
   std::vector<float> probabilities;  // sequence
   std::vector<float> scores;         // scores
+  std::vector<std::string> selected;  // scores with an operating point: the labels that pass
   std::vector<LabelledSpan> spans;   // token
   std::vector<TokenProbabilities> tokens;  // token, with return_tokens
   std::vector<WindowResult> windows;       // windowed inputs
@@ -110,7 +139,10 @@ struct TaskHeadsOptions {
 class TaskHeads {
  public:
   // A *ForSequenceClassification or *ForTokenClassification directory
-  // (config.json's architectures; `kind` overrides it).
+  // (config.json's architectures; `kind` overrides it), with its
+  // operating_point.json if it has one (a scores head's thresholds and
+  // windows, or a token head's grounding policy). LoadError for an operating
+  // point on a softmax head, or one whose labels differ from the head's.
   static std::shared_ptr<const TaskHeads> load(const std::filesystem::path& dir, std::optional<TaskKind> kind,
                                                const TaskHeadsOptions& options);
   ~TaskHeads();
@@ -138,9 +170,10 @@ class TaskHeads {
   struct Plan;
   // Logits of each encoding (sequence: [labels]; token: [tokens, labels]), float32 on CPU.
   std::vector<at::Tensor> forward(const std::vector<const Encoding*>& encodings) const;
-  std::vector<at::Tensor> forward_pieces(const std::vector<const Encoding*>& encodings,
-                                         const RequestControl& control) const;
   Plan plan(const ClassifyItem& item, const ClassifyRequest& request) const;
+  Plan plan_grounded(const ClassifyItem& item, size_t budget, OverflowPolicy policy) const;
+  void answer_grounded(const ClassifyItem& item, const Plan& plan, const at::Tensor& logits,
+                       const ClassifyRequest& request, ClassifyAnswer& a) const;
   ClassifyAnswer answer(const ClassifyItem& item, const Plan& plan, const std::vector<at::Tensor>& logits,
                         const ClassifyRequest& request) const;
 
@@ -148,7 +181,8 @@ class TaskHeads {
   std::shared_ptr<const TokenClassifier> token_;
   HeadInfo head_;
   size_t max_input_tokens_ = 0;
-  std::unique_ptr<Batcher<at::Tensor, const Encoding*>> batcher_;
+  size_t default_tokens_ = 0;  // a request's max_tokens when it names none
+  std::unique_ptr<EncodingBatcher> batcher_;
 };
 
 }  // namespace semroute

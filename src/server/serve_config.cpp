@@ -54,8 +54,10 @@ ServedModelConfig parse_model(const YamlFields& f, const std::string& field, con
     m.kind = TaskKind::kToken;
   } else if (task == "embedding") {
     m.embedding = true;
+  } else if (task == "rerank") {
+    m.rerank = true;
   } else if (task != "auto") {
-    f.fail(field + ".task", "'" + task + "' is not auto, sequence, token or embedding");
+    f.fail(field + ".task", "'" + task + "' is not auto, sequence, token, embedding or rerank");
   }
   parse_pipeline(f, node, field, m.options);
   if (node["max_batch"]) m.batching.max_batch = static_cast<int64_t>(f.number(node["max_batch"], field + ".max_batch", 0, 4096));

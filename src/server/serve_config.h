@@ -22,6 +22,7 @@ struct ServedModelConfig {
   std::filesystem::path path;
   std::optional<TaskKind> kind;  // sequence / token; unset with embedding = false: from config.json
   bool embedding = false;        // task: embedding
+  bool rerank = false;           // task: rerank (a pair scorer; also found from matryoshka_config.json)
   TaskOptions options;           // device, dtype, max_length, truncation, overflow
   // Dynamic batching of concurrent requests: by default a batch is what
   // queued while the previous one computed (no added wait); max_batch 1: off.

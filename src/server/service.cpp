@@ -13,6 +13,7 @@
 #include "classifiers/unified_config.h"
 #include "core/config_reader.h"
 #include "core/file_input.h"
+#include "core/log.h"
 #include "core/model_config.h"
 #include "router/router.h"
 #include "semroute/error.h"
@@ -155,6 +156,16 @@ const char* dtype_name(const LoadOptions& load) {
   return load.dtype == c10::kBFloat16 ? "bf16" : load.dtype == c10::kHalf ? "fp16" : "fp32";
 }
 
+std::unique_ptr<ServedModel> failed_model(std::unique_ptr<ServedModel> m, const std::string& reason) {
+  m->status = "failed";
+  m->reason = reason;
+  m->heads.reset();
+  m->embedding.reset();
+  m->rerank.reset();
+  log_message(LogLevel::kWarning, "models." + m->name + " is not served: " + reason);
+  return m;
+}
+
 // A model of the config: identified (its files hashed, its manifest checked)
 // before it is read, then loaded as a task model or an embedding model.
 std::unique_ptr<ServedModel> load_model(const std::string& name, const ServedModelConfig& c) {
@@ -164,9 +175,18 @@ std::unique_ptr<ServedModel> load_model(const std::string& name, const ServedMod
   m->dtype = dtype_name(c.options.load);
   m->device = c.options.load.device.is_cuda() ? "cuda" : "cpu";
   try {
-    m->identity = identify_package(c.path);
+    try {
+      m->identity = identify_package(c.path);
+    } catch (const Error& e) {
+      if (e.code() != ErrorCode::kInvalidModel) throw;
+      return failed_model(std::move(m), e.what());  // its files are not what its manifest says: never read
+    }
     m->parameters = m->identity.parameters;
-    if (c.embedding) {
+    const bool pair_scorer = c.rerank || (!c.embedding && !c.kind && std::filesystem::exists(c.path / "matryoshka_config.json") &&
+                                          std::filesystem::exists(c.path / "classification_heads.safetensors"));
+    if (pair_scorer) {
+      m->rerank = RerankModel::load(c.path, PairScorerOptions{c.options, 0, 0}, c.batching);
+    } else if (c.embedding) {
       EmbeddingModelOptions options;
       options.embedder = EmbedderOptions(c.options);
       options.batching = c.batching;
@@ -176,6 +196,12 @@ std::unique_ptr<ServedModel> load_model(const std::string& name, const ServedMod
     } else {
       m->heads = TaskHeads::load(c.path, c.kind, TaskHeadsOptions{c.options, c.batching});
     }
+    // The golden check gates readiness (a reference answer file in the package, else determinism only).
+    const std::optional<GoldenValues> reference = read_golden_answers(c.path, m->device);
+    m->golden = golden_check([&] {
+      return m->heads ? golden_values(*m->heads) : m->embedding ? golden_values(*m->embedding) : golden_values(*m->rerank);
+    }, reference, m->device);
+    if (m->golden.status == "failed") return failed_model(std::move(m), "golden check: " + m->golden.detail);
   } catch (const Error& e) {
     throw LoadError("models." + name + ": " + e.what(), e.code());
   }

@@ -54,39 +54,50 @@ std::shared_ptr<const PairScorer> PairScorer::load(const std::filesystem::path& 
   const CoreModel& encoder = *scorer->encoder_.encoder;
 
   const std::string exits_file = (dir / "matryoshka_config.json").string();
-  const nlohmann::json exits = read_json_file(exits_file);
-  const std::vector<int64_t> layers = indices(exits, "layer_indices", exits_file);
-  const std::vector<int64_t> dims = indices(exits, "dim_indices", exits_file);
-  scorer->layer_ = options.layer > 0 ? options.layer : encoder.num_layers();
-  scorer->dimension_ = options.dimension > 0 ? options.dimension : encoder.hidden_size();
+  const nlohmann::json layout = read_json_file(exits_file);
+  std::vector<int64_t> layers = indices(layout, "layer_indices", exits_file);
+  std::vector<int64_t> dims = indices(layout, "dim_indices", exits_file);
+  std::sort(layers.begin(), layers.end());
+  std::sort(dims.rbegin(), dims.rend());
   const Checkpoint heads = Checkpoint::open_weights_in(dir, "classification_heads");
-  const std::string exit = std::to_string(scorer->layer_) + "." + std::to_string(scorer->dimension_) + ".";
-  const bool trained = std::count(layers.begin(), layers.end(), scorer->layer_) > 0 &&
-                       std::count(dims.begin(), dims.end(), scorer->dimension_) > 0 &&
-                       heads.find(exit + "0.weight") != nullptr;
-  if (!trained || scorer->layer_ > encoder.num_layers() || scorer->dimension_ > encoder.hidden_size())
-    throw LoadError(dir.string() + ": no head was trained for the exit at layer " + std::to_string(scorer->layer_) +
-                    ", dimension " + std::to_string(scorer->dimension_) + " (" + exits_file +
-                    " and classification_heads.safetensors list them)");
-  // The head's hidden width, from the first layer's shape (Linear::load checks it whole).
-  const std::vector<int64_t>& first = heads.find(exit + "0.weight")->shape;
-  if (first.size() != 2) throw LoadError(dir.string() + ": " + exit + "0.weight must be a matrix");
-  const int64_t width = first[0];
   WeightMap weights(heads, {""}, at::TensorOptions().dtype(at::kFloat));
-  scorer->hidden_ = Linear::load(weights, exit + "0", scorer->dimension_, width, true);
-  scorer->output_ = Linear::load(weights, exit + "3", width, 1, true);
+  // Every trained exit (layer ascending, width descending): a head for each
+  // listed pair whose first layer the file holds.
+  for (const int64_t layer : layers) {
+    for (const int64_t dim : dims) {
+      const std::string exit = std::to_string(layer) + "." + std::to_string(dim) + ".";
+      const TensorInfo* first = heads.find(exit + "0.weight");
+      if (first == nullptr || layer > encoder.num_layers() || dim > encoder.hidden_size()) continue;
+      if (first->shape.size() != 2) throw LoadError(dir.string() + ": " + exit + "0.weight must be a matrix");
+      const int64_t width = first->shape[0];  // the head's hidden width (Linear::load checks the shapes whole)
+      Head head{Linear::load(weights, exit + "0", dim, width, true), Linear::load(weights, exit + "3", width, 1, true)};
+      scorer->heads_.emplace(PairExit{layer, dim}, std::move(head));
+      scorer->exits_.push_back({layer, dim});
+    }
+  }
   weights.check();
+  const PairExit wanted{options.layer > 0 ? options.layer : encoder.num_layers(),
+                        options.dimension > 0 ? options.dimension : encoder.hidden_size()};
+  if (scorer->heads_.count(wanted) == 0)
+    throw LoadError(dir.string() + ": no head was trained for the exit at layer " + std::to_string(wanted.layer) +
+                    ", dimension " + std::to_string(wanted.dimension) + " (" + exits_file +
+                    " and classification_heads.safetensors list them)");
+  scorer->default_ = wanted;
   scorer->encode_ = encode_options_for(encoder, options);
   return scorer;
 }
 
-at::Tensor PairScorer::logits(const ModelInputs& inputs) const {
+at::Tensor PairScorer::logits(const ModelInputs& inputs, PairExit exit) const {
+  const auto it = heads_.find(exit);
+  if (it == heads_.end())
+    throw InvalidInput("no pair scorer was trained for layer " + std::to_string(exit.layer) + ", dimension " +
+                       std::to_string(exit.dimension));
   c10::InferenceMode guard;
   ForwardOptions forward;
-  forward.layers = layer_;
+  forward.layers = exit.layer;
   const at::Tensor hidden = encoder_.encoder->forward(inputs, forward).to(at::kFloat);
-  const at::Tensor pooled = at::narrow(pool(pooling_, hidden, inputs.attention_mask), 1, 0, dimension_);
-  return output_(activate(Activation::kGeluErf, hidden_(pooled))).squeeze(1);
+  const at::Tensor pooled = at::narrow(pool(pooling_, hidden, inputs.attention_mask), 1, 0, exit.dimension);
+  return it->second.output(activate(Activation::kGeluErf, it->second.hidden(pooled))).squeeze(1);
 }
 
 std::vector<ScoredPair> PairScorer::score(const std::vector<TextPair>& pairs) const {
@@ -98,7 +109,7 @@ std::vector<ScoredPair> PairScorer::score(const std::vector<TextPair>& pairs) co
     return encodings;
   };
   for_each_budgeted_batch(pairs.size(), encode, tokenizer(), encoder_.encoder->device(), [&](const TextBatch& batch, size_t) {
-    const at::Tensor scores = logits(batch.inputs).cpu().contiguous();
+    const at::Tensor scores = logits(batch.inputs, default_).cpu().contiguous();
     CoreModel::check_finite(scores, "pair scores");
     for (size_t i = 0; i < batch.encodings.size(); ++i)
       out.push_back({scores[static_cast<int64_t>(i)].item<float>(), usage_of(batch.encodings[i])});

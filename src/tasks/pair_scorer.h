@@ -18,6 +18,7 @@
 #pragma once
 
 #include <filesystem>
+#include <map>
 #include <memory>
 #include <vector>
 
@@ -28,8 +29,8 @@
 namespace semroute {
 
 struct PairScorerOptions : PipelineOptions {
-  // The exit: layers run (0 = all) and the representation's leading values
-  // kept (0 = the hidden size). It must be one the heads were trained for.
+  // The default exit: layers run (0 = all) and the representation's leading
+  // values kept (0 = the hidden size). It must be one the heads were trained for.
   int64_t layer = 0;
   int64_t dimension = 0;
 };
@@ -39,30 +40,49 @@ struct ScoredPair {
   InputUsage input;
 };
 
+// One trained exit: the layers run and the representation's leading values kept.
+struct PairExit {
+  int64_t layer = 0;
+  int64_t dimension = 0;
+  bool operator<(const PairExit& o) const { return layer != o.layer ? layer < o.layer : dimension < o.dimension; }
+  bool operator==(const PairExit& o) const { return layer == o.layer && dimension == o.dimension; }
+};
+
 class PairScorer {
  public:
+  // Loads every exit the heads file holds; the default one is the options'
+  // (else the last layer at full width) and must be trained.
   static std::shared_ptr<const PairScorer> load(const std::filesystem::path& dir, const PairScorerOptions& options);
 
-  // One score per (query, document) pair, in order. A pair longer than the
-  // model's max_length is cut or refused as the input policy says.
+  // One score per (query, document) pair at the default exit, in order. A
+  // pair longer than the model's max_length is cut or refused as the input
+  // policy says.
   std::vector<ScoredPair> score(const std::vector<TextPair>& pairs) const;
+  // Raw logits [batch] of already tokenized pairs at `exit` (InvalidInput
+  // for an exit without a trained head).
+  at::Tensor logits(const ModelInputs& inputs, PairExit exit) const;
 
-  int64_t layer() const { return layer_; }
-  int64_t dimension() const { return dimension_; }
+  // The trained exits: layer ascending, then width descending.
+  const std::vector<PairExit>& exits() const { return exits_; }
+  PairExit default_exit() const { return default_; }
+  int64_t layer() const { return default_.layer; }
+  int64_t dimension() const { return default_.dimension; }
   const Tokenizer& tokenizer() const { return *encoder_.tokenizer; }
   const std::shared_ptr<const CoreModel>& encoder() const { return encoder_.encoder; }
   const EncodeOptions& encode_options() const { return encode_; }
 
  private:
   PairScorer() = default;
-  at::Tensor logits(const ModelInputs& inputs) const;
 
+  struct Head {
+    Linear hidden;  // dimension -> h, then GELU (erf)
+    Linear output;  // h -> 1
+  };
   Backbone encoder_;
   Pooling pooling_ = Pooling::kCls;
-  int64_t layer_ = 0;
-  int64_t dimension_ = 0;
-  Linear hidden_;  // dimension -> h, then GELU (erf)
-  Linear output_;  // h -> 1
+  std::map<PairExit, Head> heads_;
+  std::vector<PairExit> exits_;
+  PairExit default_;
   EncodeOptions encode_;
 };
 

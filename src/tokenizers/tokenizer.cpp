@@ -211,11 +211,12 @@ Encoding Tokenizer::encode_pair(std::string_view first, std::string_view second,
 
 size_t Tokenizer::special_tokens(bool pair) const { return post_processor_ ? post_processor_->added_tokens(pair) : 0; }
 
-Encoding Tokenizer::with_special_tokens(Encoding content) const {
-  const size_t read = content.size();
-  Encoding out = post_processor_ ? post_processor_->process(std::move(content), std::nullopt, true)
-                                 : join_plain(std::move(content), std::nullopt);
-  out.input_tokens = read + special_tokens();
+Encoding Tokenizer::with_special_tokens(Encoding content, std::optional<Encoding> second) const {
+  const bool pair = second.has_value();
+  const size_t read = content.size() + (pair ? second->size() : 0);
+  Encoding out = post_processor_ ? post_processor_->process(std::move(content), std::move(second), true)
+                                 : join_plain(std::move(content), std::move(second));
+  out.input_tokens = read + special_tokens(pair);
   return out;
 }
 

@@ -97,8 +97,9 @@ class Tokenizer {
   // Special tokens the template adds to one text (or a pair).
   size_t special_tokens(bool pair = false) const;
   // `content` (tokens of one text, encoded without special tokens, e.g. a
-  // window of a longer one) with the template's special tokens added.
-  Encoding with_special_tokens(Encoding content) const;
+  // window of a longer one) with the template's special tokens added; with
+  // `second`, the pair template's.
+  Encoding with_special_tokens(Encoding content, std::optional<Encoding> second = std::nullopt) const;
 
   virtual std::string decode(const std::vector<int32_t>& ids, bool skip_special_tokens = true) const = 0;
   virtual std::optional<int32_t> token_to_id(std::string_view token) const = 0;

@@ -186,8 +186,8 @@ TEST_F(Serve, ErrorsCarryTheStableCodes) {
   nlohmann::json many = nlohmann::json::array();
   for (int i = 0; i < 2049; ++i) many.push_back("x");
   r = service_->handle("POST", "/v1/classify", nlohmann::json({{"model", "domain"}, {"input", many}}).dump());
-  EXPECT_EQ(r.status, 413);
-  EXPECT_EQ(code(r), "request_too_large");
+  EXPECT_EQ(r.status, 400);
+  EXPECT_EQ(code(r), "invalid_request");
 }
 
 TEST_F(Serve, HealthReadyAndMetrics) {

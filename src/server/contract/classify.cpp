@@ -1,25 +1,29 @@
 // POST /v1/classify: a task model's head over texts or pairs.
+#include <map>
+
 #include "server/contract/contract.h"
 
 namespace semroute {
 namespace {
 
-// One input item (a string, or an object of one of the contract's forms);
-// nullopt for a malformed one (answered invalid_input on its own).
+// One input item (a string, or an object of one of the contract's forms:
+// {text}, {text, text_pair}, {context?, question?, answer}); nullopt for a
+// malformed one (answered invalid_input on its own).
 std::optional<ClassifyItem> item_of(const nlohmann::json& j) {
-  if (j.is_string()) return ClassifyItem{j.get_ref<const std::string&>(), {}, false};
+  using Form = ClassifyItem::Form;
+  if (j.is_string()) return ClassifyItem{Form::kText, j.get_ref<const std::string&>(), {}, {}, {}, {}};
   if (!j.is_object()) return std::nullopt;
+  std::map<std::string, std::string_view> fields;
   for (const auto& [key, value] : j.items()) {
     if (!value.is_string()) return std::nullopt;
-    if (key != "text" && key != "text_pair" && key != "context" && key != "question" && key != "answer")
-      return std::nullopt;
+    fields[key] = value.get_ref<const std::string&>();
   }
-  const auto text = j.find("text");
-  if (text == j.end() || j.contains("context") || j.contains("question") || j.contains("answer"))
-    return std::nullopt;  // grounded items ({context, question, answer}) need a grounded head
-  const auto pair = j.find("text_pair");
-  if (pair == j.end()) return ClassifyItem{text->get_ref<const std::string&>(), {}, false};
-  return ClassifyItem{text->get_ref<const std::string&>(), pair->get_ref<const std::string&>(), true};
+  const auto has = [&](const char* key) { return fields.count(key) != 0; };
+  if (has("text") && !has("context") && !has("question") && !has("answer"))
+    return ClassifyItem{has("text_pair") ? Form::kPair : Form::kText, fields["text"], fields["text_pair"], {}, {}, {}};
+  if (has("answer") && !has("text") && !has("text_pair"))
+    return ClassifyItem{Form::kGrounded, {}, {}, fields["context"], fields["question"], fields["answer"]};
+  return std::nullopt;
 }
 
 ClassifyRequest classify_options(const nlohmann::json& options) {
@@ -57,7 +61,10 @@ nlohmann::json result_json(size_t index, const ClassifyAnswer& a, const HeadInfo
       r["label"] = a.label;
       r["probabilities"] = a.probabilities;
       break;
-    case HeadKind::kScores: r["scores"] = a.scores; break;
+    case HeadKind::kScores:
+      r["scores"] = a.scores;
+      if (head.operating_point) r["selected"] = a.selected;
+      break;
     case HeadKind::kToken:
       r["spans"] = spans_json(a.spans);
       if (return_tokens) {
@@ -91,11 +98,10 @@ nlohmann::json classify_surface(const nlohmann::json& body, const SurfaceCall& c
                "options");
   const auto input = body.find("input");
   if (input == body.end()) throw invalid_request("\"input\": required");
-  if (!input->is_string() && !(input->is_array() && !input->empty()))
-    throw invalid_request("\"input\": a string, or a non-empty list of strings or items");
+  if (!input->is_string() && !input->is_object() && !(input->is_array() && !input->empty()))
+    throw invalid_request("\"input\": a string, an item, or a non-empty list of them");
   if (input->is_array() && input->size() > kMaxContractInputs)
-    throw ContractError(413, "request_too_large",
-                        "\"input\": at most " + std::to_string(kMaxContractInputs) + " inputs per request");
+    throw invalid_request("\"input\": at most " + std::to_string(kMaxContractInputs) + " inputs per request");
   const ServedModel& model = select_model(body, call.models);
   const CommonOptions common = common_options(options, model);
   if (!model.heads) throw ContractError(422, "unsupported_surface", "model \"" + model.name + "\" does not classify");
@@ -105,7 +111,7 @@ nlohmann::json classify_surface(const nlohmann::json& body, const SurfaceCall& c
                           heads.head().name + "\")");
   const ClassifyRequest request = classify_options(options);
 
-  const nlohmann::json listed = input->is_string() ? nlohmann::json::array({*input}) : *input;
+  const nlohmann::json listed = input->is_array() ? *input : nlohmann::json::array({*input});
   std::vector<ClassifyItem> items;
   std::vector<size_t> positions;  // of the well-formed items in the input
   for (size_t i = 0; i < listed.size(); ++i) {
@@ -122,7 +128,7 @@ nlohmann::json classify_surface(const nlohmann::json& body, const SurfaceCall& c
   size_t input_tokens = 0;
   for (size_t k = 0; k < answers.size(); ++k) {
     results[positions[k]] = result_json(positions[k], answers[k], heads.head(), request.return_tokens);
-    input_tokens += answers[k].input.processed_tokens;
+    input_tokens += answers[k].input.tokens;  // what was read, failed items included
   }
   nlohmann::json out = {{"model", model.name},
                         {"head", heads.head().name},

@@ -141,15 +141,23 @@ void allow_fields(const nlohmann::json& object, std::initializer_list<std::strin
 const ServedModel& select_model(const nlohmann::json& body, const ServedModels& models) {
   const auto it = body.find("model");
   if (it == body.end() || it->is_null()) {
-    if (models.size() == 1) return *models.begin()->second;
+    if (models.size() == 1) return ready_model(*models.begin()->second);
     throw invalid_request("\"model\": required (this runtime serves " + std::to_string(models.size()) + " models)");
   }
   if (!it->is_string()) throw invalid_request("\"model\": expected a string");
   const std::string& name = it->get_ref<const std::string&>();
-  if (const auto m = models.find(name); m != models.end()) return *m->second;
+  const ServedModel* found = nullptr;
+  if (const auto m = models.find(name); m != models.end()) found = m->second.get();
   for (const auto& [served, m] : models)  // the directory as configured, or its last component
-    if (name == m->path.string() || name == m->path.filename().string()) return *m;
-  throw ContractError(404, "model_not_found", "no model \"" + name + "\"");
+    if (found == nullptr && (name == m->path.string() || name == m->path.filename().string())) found = m.get();
+  if (found == nullptr) throw ContractError(404, "model_not_found", "no model \"" + name + "\"");
+  return ready_model(*found);
+}
+
+const ServedModel& ready_model(const ServedModel& model) {
+  if (!model.ready())
+    throw ContractError(503, "not_ready", "model \"" + model.name + "\" is " + model.status + ": " + model.reason);
+  return model;
 }
 
 std::optional<int64_t> integer_field(const nlohmann::json& object, const char* key, int64_t min, const std::string& where) {

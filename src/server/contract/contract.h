@@ -19,7 +19,9 @@
 #include <string_view>
 
 #include "runtime/embeddings.h"
+#include "runtime/golden.h"
 #include "runtime/package.h"
+#include "runtime/rerank.h"
 #include "runtime/request_control.h"
 #include "runtime/task_heads.h"
 #include "server/reply.h"
@@ -32,17 +34,27 @@ namespace semroute {
 inline constexpr const char* kContractVersion = "2.3.0";
 // Inputs (or documents) one classify, embeddings or rerank request may carry.
 inline constexpr size_t kMaxContractInputs = 2048;
+inline constexpr size_t kMaxRerankDocuments = 1024;
 
-// A model served under a name: a task model (heads) or an embedding model.
+// A model served under a name: a task model (heads), an embedding model or
+// a pair scorer (rerank).
 struct ServedModel {
   std::string name;
   std::filesystem::path path;
   std::shared_ptr<const TaskHeads> heads;
   std::shared_ptr<const EmbeddingModel> embedding;
+  std::shared_ptr<const RerankModel> rerank;
   PackageIdentity identity;
   std::string dtype;  // "fp32", "bf16", "int8"
   std::string device;
   int64_t parameters = 0;
+  // "ready", or "failed" (its files differ from its manifest, or its golden
+  // answers from their reference): then `reason` says why and requests to it
+  // are answered 503 not_ready.
+  std::string status = "ready";
+  std::string reason;
+  GoldenResult golden;
+  bool ready() const { return status == "ready"; }
   mutable std::atomic<int64_t> in_flight{0};
 };
 using ServedModels = std::map<std::string, std::unique_ptr<ServedModel>>;
@@ -92,8 +104,9 @@ std::optional<Reply> contract_reply(std::string_view method, std::string_view ro
 // invalid_request naming `where` and the key).
 void allow_fields(const nlohmann::json& object, std::initializer_list<std::string_view> allowed, const std::string& where);
 // The served model the request names ("model"), or the only one. 404
-// model_not_found for no match.
+// model_not_found for no match, 503 not_ready for a model that failed.
 const ServedModel& select_model(const nlohmann::json& body, const ServedModels& models);
+const ServedModel& ready_model(const ServedModel& model);
 
 // The options every surface takes, read (and checked) from body["options"]
 // after allow_fields(options, …) accepted its keys.

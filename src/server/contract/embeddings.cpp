@@ -62,8 +62,7 @@ nlohmann::json embeddings_surface(const nlohmann::json& body, const SurfaceCall&
   if (!input->is_string() && !(input->is_array() && !input->empty()))
     throw invalid_request("\"input\": a string, or a non-empty list of strings or content parts");
   if (input->is_array() && input->size() > kMaxContractInputs)
-    throw ContractError(413, "request_too_large",
-                        "\"input\": at most " + std::to_string(kMaxContractInputs) + " inputs per request");
+    throw invalid_request("\"input\": at most " + std::to_string(kMaxContractInputs) + " inputs per request");
   string_field(body, "user", "the request");
   const std::string format = string_field(body, "encoding_format", "the request").value_or("float");
   if (format != "float" && format != "base64") throw invalid_request("\"encoding_format\": float or base64");

@@ -21,10 +21,26 @@ nlohmann::json head_card(const TaskHeads& heads) {
                          {"operating_point_sha256", nullptr}};
   if (h.default_threshold) card["default_threshold"] = *h.default_threshold;
   if (h.window) card["window"] = {{"tokens", h.window->tokens}, {"overlap", h.window->overlap}};
+  if (h.reduction.empty()) card["reduction"] = nullptr;
+  if (h.operating_point) {
+    card["thresholds"] = h.operating_point->thresholds;
+    card["operating_point_sha256"] = h.operating_point->sha256;
+  }
   return card;
 }
 
+nlohmann::json golden_json(const GoldenResult& g) {
+  return {{"status", g.status},
+          {"checked", g.checked},
+          {"matched", g.matched},
+          {"reference", g.reference.empty() ? nlohmann::json() : nlohmann::json(g.reference)}};
+}
+
 nlohmann::json model_card(const ServedModel& m) {
+  if (!m.ready())  // what a failed model still says of itself
+    return {{"id", m.name},          {"object", "model"},  {"family", "task_heads"}, {"surfaces", nlohmann::json::array()},
+            {"ready", false},        {"status", m.status}, {"reason", m.reason},     {"golden", golden_json(m.golden)},
+            {"plugins", nlohmann::json::array()}};
   nlohmann::json card = {{"id", m.name},
                          {"object", "model"},
                          {"owned_by", "semroute"},
@@ -44,14 +60,21 @@ nlohmann::json model_card(const ServedModel& m) {
                          {"ready", true},
                          {"status", "ready"},
                          {"reason", nullptr},
-                         // No reference answers ship with these models: ready, not verified against one.
-                         {"golden", {{"status", "unverified"}, {"checked", 0}, {"matched", 0}, {"reference", nullptr}}},
+                         {"golden", golden_json(m.golden)},
                          {"plugins", nlohmann::json::array()}};
   if (!m.identity.manifest_sha256.empty()) card["manifest_sha256"] = m.identity.manifest_sha256;
   if (m.heads) {
     card["surfaces"] = {"classify"};
     card["heads"] = {head_card(*m.heads)};
     card["limits"] = {{"max_input_tokens", m.heads->max_input_tokens()}, {"max_inputs", kMaxContractInputs}};
+  } else if (m.rerank) {
+    const PairScorer& scorer = m.rerank->scorer();
+    const auto exit_json = [](PairExit e) { return nlohmann::json{{"layer", e.layer}, {"dimension", e.dimension}}; };
+    nlohmann::json exits = nlohmann::json::array();
+    for (const PairExit e : scorer.exits()) exits.push_back(exit_json(e));
+    card["surfaces"] = {"rerank"};
+    card["rerank"] = {{"exits", exits}, {"default", exit_json(scorer.default_exit())}};
+    card["limits"] = {{"max_input_tokens", m.rerank->max_input_tokens()}, {"max_inputs", kMaxRerankDocuments}};
   } else {
     const EmbeddingInfo& e = m.embedding->info();
     card["surfaces"] = {"embeddings"};
@@ -74,14 +97,21 @@ nlohmann::json model_list(const ServedModels& models, const ServeLimits& limits)
 }
 
 std::pair<int, nlohmann::json> readiness(const ServedModels& models) {
-  nlohmann::json health = {{"api_version", kContractVersion}, {"status", "ready"}, {"reason", nullptr},
-                           {"model", models.size() == 1 ? nlohmann::json(models.begin()->first) : nlohmann::json()}};
-  if (models.size() > 1) {
-    nlohmann::json each = nlohmann::json::object();
-    for (const auto& [name, m] : models) each[name] = {{"status", "ready"}, {"reason", nullptr}};
-    health["models"] = each;
+  size_t ready = 0;
+  std::string reason;
+  nlohmann::json each = nlohmann::json::object();
+  for (const auto& [name, m] : models) {
+    ready += m->ready();
+    if (!m->ready() && reason.empty()) reason = name + ": " + m->reason;
+    each[name] = {{"status", m->status}, {"reason", m->ready() ? nlohmann::json() : nlohmann::json(m->reason)}};
   }
-  return {200, health};
+  const char* status = ready == models.size() ? "ready" : ready == 0 ? "failed" : "degraded";
+  nlohmann::json health = {{"api_version", kContractVersion},
+                           {"status", status},
+                           {"reason", reason.empty() ? nlohmann::json() : nlohmann::json(reason)},
+                           {"model", models.size() == 1 ? nlohmann::json(models.begin()->first) : nlohmann::json()}};
+  if (models.size() > 1) health["models"] = each;
+  return {ready == models.size() ? 200 : 503, health};
 }
 
 nlohmann::json liveness() { return {{"api_version", kContractVersion}, {"status", "alive"}}; }

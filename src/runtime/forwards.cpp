@@ -1,0 +1,80 @@
+#include "runtime/forwards.h"
+
+#include <ATen/ATen.h>
+
+#include <algorithm>
+#include <map>
+
+namespace semroute {
+namespace {
+
+// Encodings per turn on the compute lane: a request with many items or
+// windows yields the lane between pieces, and its deadline is checked there.
+constexpr size_t kEncodingsPerPiece = 32;
+
+}  // namespace
+
+std::vector<at::Tensor> forward_rows(const std::vector<const Encoding*>& encodings, const Tokenizer& tokenizer,
+                                     c10::Device device, const BatchRows& rows, bool per_token) {
+  std::map<std::pair<std::vector<int32_t>, std::vector<int32_t>>, size_t> first_of;
+  std::vector<size_t> unique_of(encodings.size());
+  std::vector<const Encoding*> unique;
+  for (size_t i = 0; i < encodings.size(); ++i) {
+    const auto [it, inserted] = first_of.emplace(std::make_pair(encodings[i]->ids, encodings[i]->type_ids), unique.size());
+    if (inserted) unique.push_back(encodings[i]);
+    unique_of[i] = it->second;
+  }
+  std::vector<at::Tensor> computed;
+  size_t begin = 0;
+  while (begin < unique.size()) {
+    size_t end = begin, longest = 0;
+    while (end < unique.size()) {  // as many as fit the padded-token budget (one at least)
+      const size_t next_longest = std::max(longest, unique[end]->size());
+      if (end > begin && static_cast<int64_t>((end - begin + 1) * next_longest) > kBatchTokenBudget) break;
+      longest = next_longest;
+      ++end;
+    }
+    std::vector<Encoding> chunk;
+    for (size_t i = begin; i < end; ++i) chunk.push_back(*unique[i]);
+    const TextBatch batch = batch_from_encodings(std::move(chunk), tokenizer, device);
+    const at::Tensor out = rows(batch).to(at::kFloat).cpu();
+    for (size_t b = 0; b < batch.encodings.size(); ++b) {
+      at::Tensor row = out[static_cast<int64_t>(b)];
+      if (per_token) row = row.narrow(0, 0, static_cast<int64_t>(batch.encodings[b].size()));
+      computed.push_back(row.clone());
+    }
+    begin = end;
+  }
+  std::vector<at::Tensor> result;
+  result.reserve(encodings.size());
+  for (size_t i = 0; i < encodings.size(); ++i) result.push_back(computed[unique_of[i]]);
+  return result;
+}
+
+std::vector<at::Tensor> forward_pieces(const std::vector<const Encoding*>& encodings, const RequestControl& control,
+                                       const EncodingBatcher* batcher, const Forward& forward) {
+  std::vector<at::Tensor> out;
+  for (size_t begin = 0; begin < encodings.size(); begin += kEncodingsPerPiece) {
+    const std::vector<const Encoding*> piece(
+        encodings.begin() + static_cast<std::ptrdiff_t>(begin),
+        encodings.begin() + static_cast<std::ptrdiff_t>(std::min(encodings.size(), begin + kEncodingsPerPiece)));
+    std::vector<at::Tensor> rows;
+    try {
+      control.check();
+      if (batcher != nullptr) {
+        EncodingBatcher::Timing timing;
+        rows = (*batcher)(piece, control.deadline(), &timing);
+        control.add_time(&WorkTimes::queue, timing.queued);
+        control.add_time(&WorkTimes::forward, timing.computed);
+      } else {
+        rows = control.on_lane([&] { return forward(piece); });
+      }
+    } catch (const DeadlinePassed&) {
+      return out;
+    }
+    for (auto& r : rows) out.push_back(std::move(r));
+  }
+  return out;
+}
+
+}  // namespace semroute

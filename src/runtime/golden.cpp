@@ -1,0 +1,131 @@
+#include "runtime/golden.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "core/file_input.h"
+#include "semroute/error.h"
+
+namespace semroute {
+namespace {
+
+constexpr const char* kGoldenFile = "golden_answers.json";
+// The contract's golden inputs.
+const std::vector<std::string_view> kGoldenTexts = {
+    "Write a Python function that merges two sorted lists.",
+    "Meine Telefonnummer ist 030 1234567 und ich wohne in Berlin."};
+constexpr std::string_view kGroundedContext = "The Eiffel Tower is in Paris and was completed in 1889.";
+constexpr std::string_view kGroundedQuestion = "When was the Eiffel Tower completed?";
+constexpr std::string_view kGroundedAnswer = "It was completed in 1889 in Rome.";
+constexpr std::string_view kRerankQuery = "How do I reset my password?";
+const std::vector<std::string_view> kRerankDocuments = {"Open Settings, then Security, and choose Reset password.",
+                                                        "Our offices are closed on public holidays."};
+
+void add_list(GoldenValues& out, const std::string& prefix, const std::vector<float>& values) {
+  for (size_t k = 0; k < values.size(); ++k) out[prefix + std::to_string(k)] = values[k];
+}
+
+}  // namespace
+
+std::optional<GoldenValues> read_golden_answers(const std::filesystem::path& dir, const std::string& device_class) {
+  const std::filesystem::path file = dir / kGoldenFile;
+  if (!std::filesystem::exists(file)) return std::nullopt;
+  const nlohmann::json doc = read_json_file(file);
+  const nlohmann::json answers = doc.is_object() ? doc.value("answers", nlohmann::json()) : nlohmann::json();
+  if (!answers.is_object()) throw LoadError(file.string() + ": expected {\"answers\": {device class: {key: value}}}");
+  const auto it = answers.find(device_class);
+  if (it == answers.end()) return std::nullopt;
+  if (!it->is_object()) throw LoadError(file.string() + ": answers." + device_class + " must map keys to numbers");
+  GoldenValues values;
+  for (const auto& [key, value] : it->items()) {
+    if (!value.is_number()) throw LoadError(file.string() + ": answers." + device_class + "." + key + " is not a number");
+    values[key] = value.get<double>();
+  }
+  return values;
+}
+
+GoldenValues golden_values(const TaskHeads& heads) {
+  std::vector<ClassifyItem> items;
+  if (heads.head().grounding) {
+    ClassifyItem item;
+    item.form = ClassifyItem::Form::kGrounded;
+    item.context = kGroundedContext;
+    item.question = kGroundedQuestion;
+    item.answer = kGroundedAnswer;
+    items.push_back(item);
+  } else {
+    for (const auto text : kGoldenTexts) items.push_back(ClassifyItem{ClassifyItem::Form::kText, text, {}, {}, {}, {}});
+  }
+  ClassifyRequest request;
+  request.overflow = OverflowPolicy::kTruncate;  // the golden texts fit any model; a small test model reads their start
+  if (heads.head().grounding) request.overflow.reset();
+  const auto answers = heads.classify(items, request, RequestControl());
+  GoldenValues out;
+  for (size_t i = 0; i < answers.size(); ++i) {
+    const ClassifyAnswer& a = answers[i];
+    const std::string index = std::to_string(i) + ".";
+    if (a.error != ItemError::kNone) out[index + "error"] = NAN;
+    add_list(out, index + "probabilities.", a.probabilities);
+    add_list(out, index + "scores.", a.scores);
+    for (size_t n = 0; n < a.spans.size(); ++n) {
+      const LabelledSpan& s = a.spans[n];
+      out[index + "span." + std::to_string(n) + "." + s.label + "." + std::to_string(s.start) + "." +
+          std::to_string(s.end)] = s.probability;
+    }
+  }
+  return out;
+}
+
+GoldenValues golden_values(const EmbeddingModel& model) {
+  EmbedRequest request;
+  request.overflow = OverflowPolicy::kTruncate;
+  const auto answers = model.embed(kGoldenTexts, request, RequestControl());
+  GoldenValues out;
+  for (size_t i = 0; i < answers.size(); ++i) {
+    if (answers[i].error != ItemError::kNone) out[std::to_string(i) + ".error"] = NAN;
+    add_list(out, std::to_string(i) + ".", answers[i].embedding);
+  }
+  return out;
+}
+
+GoldenValues golden_values(const RerankModel& model) {
+  const auto answers = model.rerank(kRerankQuery, kRerankDocuments, RerankRequest{}, RequestControl());
+  GoldenValues out;
+  for (size_t i = 0; i < answers.size(); ++i)
+    out[std::to_string(i) + ".logit"] = answers[i].error == ItemError::kNone ? answers[i].logit : NAN;
+  return out;
+}
+
+GoldenResult golden_check(const std::function<GoldenValues()>& run, const std::optional<GoldenValues>& reference,
+                          const std::string& device_class) {
+  const double tolerance = device_class == "cpu" ? 1e-3 : 0.02;
+  GoldenResult result;
+  result.status = "unverified";
+  const GoldenValues first = run(), second = run();
+  const auto failed = [&](const std::string& why) {
+    result.status = "failed";
+    result.detail = why;
+    return result;
+  };
+  if (first != second) return failed("golden answers are not deterministic");
+  for (const GoldenValues* values : {&first, &second}) {
+    if (values->empty()) return failed("golden answers are malformed");
+    for (const auto& [key, value] : *values)
+      if (!std::isfinite(value)) return failed("golden answers are malformed (" + key + ")");
+    if (!reference || reference->empty()) continue;
+    size_t matched = 0;
+    for (const auto& [key, want] : *reference) {
+      const auto it = values->find(key);
+      matched += it != values->end() && std::abs(it->second - want) <= tolerance;
+    }
+    if (values->size() != reference->size()) matched = std::min(matched, reference->size() - 1);  // other keys: a miss
+    result.checked += reference->size();
+    result.matched += matched;
+    result.reference = device_class;
+    if (matched != reference->size()) return failed("golden answers differ from the reference");
+  }
+  if (reference && !reference->empty()) result.status = "matched";
+  return result;
+}
+
+}  // namespace semroute
