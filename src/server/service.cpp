@@ -184,9 +184,11 @@ std::unique_ptr<ServedModel> load_model(const std::string& name, const ServedMod
     m->parameters = m->identity.parameters;
     const bool pair_scorer = c.rerank || (!c.embedding && !c.kind && std::filesystem::exists(c.path / "matryoshka_config.json") &&
                                           std::filesystem::exists(c.path / "classification_heads.safetensors"));
+    const bool pooled = !c.kind && !pair_scorer && std::filesystem::exists(c.path / "1_Pooling/config.json") &&
+                        std::filesystem::exists(c.path / "modules.json");  // a sentence-transformers package
     if (pair_scorer) {
       m->rerank = RerankModel::load(c.path, PairScorerOptions{c.options, 0, 0}, c.batching);
-    } else if (c.embedding) {
+    } else if (c.embedding || pooled) {
       EmbeddingModelOptions options;
       options.embedder = EmbedderOptions(c.options);
       options.batching = c.batching;

@@ -7,8 +7,10 @@ the answers against the CLI's on the same models.
 
     contract_test.py SEMROUTE_CLI REPO_DIR"""
 import base64
+import hashlib
 import http.client
 import json
+import math
 import os
 import socket
 import struct
@@ -20,9 +22,13 @@ import warnings
 import jsonschema
 import yaml
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import runtime_packages  # noqa: E402  (the packages in upstream's layouts, random weights)
+
 warnings.filterwarnings("ignore", category=DeprecationWarning)  # RefResolver: newer jsonschema prefers `referencing`
 
 CLI, REPO = sys.argv[1], os.path.abspath(sys.argv[2])
+PACKAGES = {}
 MODELS = os.path.join(REPO, "models")
 PHASES = ["parse", "tokenize", "queue", "forward", "post", "serialize", "total"]
 failures = []
@@ -64,8 +70,8 @@ def validate(value, schema_name, what):
 
 
 class Server:
-    def __init__(self, config_text, workdir):
-        self.config = os.path.join(workdir, "contract.yaml")
+    def __init__(self, config_text, workdir, name="contract"):
+        self.config = os.path.join(workdir, f"{name}.yaml")
         with open(self.config, "w") as f:
             f.write(config_text)
         self.proc = subprocess.Popen([CLI, "serve", self.config], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
@@ -302,6 +308,184 @@ def errors(server):
     validate(answer, "ErrorResponse", "a 2 MiB body")
 
 
+def scores_head(server, cards):
+    """A scores head with its operating point: windows by default, per-label max, `selected` by its thresholds."""
+    card = cards["scores"]["heads"][0]
+    with open(os.path.join(PACKAGES["scores"], "operating_point.json"), "rb") as f:
+        check(card["operating_point_sha256"] == hashlib.sha256(f.read()).hexdigest(), "operating_point_sha256")
+    check(card["kind"] == "scores" and card["thresholds"] == [0.3, 0.5, 0.7] and card["overflow"] == "window" and
+          card["window"] == {"tokens": 16, "overlap": 4}, f"scores card {card}")
+    long_text = " ".join(["alpha", "beta", "gamma", "delta", "epsilon"] * 6)
+    got = post(server, "/v1/classify", {"model": "scores", "input": [long_text, "short one"]})
+    for r in got["results"]:
+        check(len(r["windows"]) == r["input"]["windows"] >= 1, f"scores windows {r['input']}")
+        maxima = [max(w["scores"][k] for w in r["windows"]) for k in range(3)]
+        check(all(abs(a - b) < 1e-7 for a, b in zip(maxima, r["scores"])), "scores: each label's maximum over windows")
+        want = [label for label, score, t in zip(got["labels"], r["scores"], [0.3, 0.5, 0.7]) if score >= t]
+        check(r["selected"] == want, f"selected {r['selected']} (wanted {want})")
+    check(len(got["results"][0]["windows"]) > 1, "a long text is read in several windows")
+    want = cli_json("classify", PACKAGES["scores"], "short one")["results"][0]["probabilities"]
+    got_short = dict(zip(got["labels"], got["results"][1]["scores"]))
+    check(all(abs(got_short[k] - v) <= 1e-6 for k, v in want.items()), "scores: the CLI's sigmoids")
+    got = post(server, "/v1/classify", {"model": "scores", "input": "word " * 80})
+    check(got["results"][0]["error"] == "scan_budget_exceeded", "scores: over the document budget, nothing read")
+
+
+def grounded_head(server, cards):
+    """Answer spans recomputed from the per-token probabilities: runs of tokens above the threshold."""
+    card = cards["halu"]["heads"][0]
+    check(card["inputs"] == ["grounded"] and card["default_threshold"] == 0.5 and card["kind"] == "token",
+          f"halu card {card}")
+    check(cards["halu"]["limits"]["max_input_tokens"] == 96, "halu: the policy's budget")
+    items = [{"context": "The Eiffel Tower is in Paris and was completed in 1889.",
+              "question": "When was the Eiffel Tower completed?", "answer": "It was completed in 1889 in Rome, Ünïcode."},
+             {"context": "Kyoto was the capital.", "answer": "Kyoto 京都 was the capital until 1869."}]
+    first = post(server, "/v1/classify", {"model": "halu", "input": items, "options": {"return_tokens": True}})
+    positives = sorted(t["probabilities"][1] for t in first["results"][0]["tokens"])
+    just_below = positives[len(positives) // 2] - 1e-6  # a token just passes: a threshold applied otherwise shows
+    for threshold in (None, 0.55, just_below):
+        options = {"return_tokens": True, **({"threshold": threshold} if threshold else {})}
+        got = post(server, "/v1/classify", {"model": "halu", "input": items, "options": options})
+        for item, r in zip(items, got["results"]):
+            t = threshold or 0.5
+            runs, current = [], None
+            for token in r["tokens"]:
+                if token["end"] <= token["start"]:
+                    continue
+                p = token["probabilities"][1]
+                if p > t:
+                    current = [token["start"], token["end"], p] if current is None else \
+                        [current[0], max(current[1], token["end"]), max(current[2], p)]
+                elif current is not None:
+                    runs.append(current)
+                    current = None
+            if current is not None:
+                runs.append(current)
+            check([(s["start"], s["end"]) for s in r["spans"]] == [(a, b) for a, b, _ in runs] and
+                  all(abs(s["probability"] - p) < 1e-7 for s, (_, _, p) in zip(r["spans"], runs)),
+                  f"grounded spans (threshold {t}) {r['spans']} vs {runs}")
+            check(all(s["text"] == item["answer"][s["start"]:s["end"]] and s["label"] == "hallucinated"
+                      for s in r["spans"]), "grounded spans: code points into the answer")
+    long_context = {"context": "word " * 200, "question": "q", "answer": "It is so."}
+    got = post(server, "/v1/classify", {"model": "halu", "input": [long_context]})
+    check(got["results"][0]["error"] == "max_length_exceeded", "grounded: over the budget, rejected")
+    got = post(server, "/v1/classify", {"model": "halu", "input": [long_context], "options": {"overflow": "truncate"}})
+    r = got["results"][0]
+    check(r["input"]["truncated"] and r["input"]["processed_tokens"] == 96, f"grounded truncate: {r.get('input')}")
+    got = post(server, "/v1/classify", {"model": "halu", "input": ["a plain text", {"text": "x"}]}, valid_request=False)
+    check(all(r.get("error") == "invalid_input" for r in got["results"]), "a grounded head reads grounded items only")
+    post(server, "/v1/classify", {"model": "halu", "input": [items[0]], "options": {"overflow": "window"}}, 400,
+         "invalid_request")
+
+
+def rerank(server, cards):
+    card = cards["reranker"]["rerank"]
+    check(card["default"] == {"layer": 4, "dimension": 32} and {"layer": 1, "dimension": 16} in card["exits"],
+          f"reranker card {card}")
+    query, documents = "how do I reset my password", ["Open settings, then Reset.", "Lisbon is in Portugal.", "  ",
+                                                      "Passwords reset by mail."]
+    want = cli_json("rerank", PACKAGES["reranker"], query, *[d for d in documents if d.strip()])
+    got = post(server, "/v1/rerank", {"model": "reranker", "query": query, "documents": documents,
+                                      "return_documents": True, "options": {"return_meta": True}})
+    results = got["results"]
+    check([r["index"] for r in results] == sorted([0, 1, 3], key=lambda i: -next(
+        x["logit"] for x in results if x["index"] == i)) + [2], f"rerank order {[r['index'] for r in results]}")
+    check(results[-1] == {"index": 2, "error": "invalid_input"}, "a blank document fails alone")
+    by_text = {d: i for i, d in enumerate(documents)}
+    for r in results[:-1]:
+        check(abs(r["relevance_score"] - 1 / (1 + math.exp(-r["logit"]))) < 1e-9 and r["document"] == documents[r["index"]],
+              "relevance_score is the logit's sigmoid")
+    check(len(want["ranked"]) == 3, "the CLI ranked the three documents")
+    for cli in want["ranked"]:
+        mine = next(r for r in results if r["index"] == by_text[cli["document"]])
+        check(abs(cli["score"] - mine["logit"]) <= 1e-5, f"rerank {cli['document']!r}: the CLI's {cli['score']} vs {mine['logit']}")
+    check(got["meta"]["pair_scorer"] == {"layer": 4, "dimension": 32}, "meta.pair_scorer")
+    other = post(server, "/v1/rerank", {"model": "reranker", "query": query, "documents": documents[:2],
+                                        "layer": 1, "dimensions": 16, "top_n": 1})
+    check(len(other["results"]) == 1 and abs(other["results"][0]["logit"] - max(
+        r["logit"] for r in results if r["index"] < 2)) > 1e-6, "another exit scores otherwise; top_n 1")
+    post(server, "/v1/rerank", {"model": "reranker", "query": query, "documents": ["a"], "layer": 2}, 400,
+         "invalid_request")
+    post(server, "/v1/rerank", {"model": "reranker", "query": " ", "documents": ["a"]}, 400, "invalid_request")
+    post(server, "/v1/rerank", {"model": "reranker", "query": query, "documents": ["a"],
+                                "options": {"overflow": "truncate"}}, 400, "invalid_request")
+    got = post(server, "/v1/rerank", {"model": "reranker", "query": query, "documents": ["word " * 40, "short"],
+                                      "options": {"max_tokens": 24}})
+    check([r.get("error") for r in got["results"]] == [None, "max_length_exceeded"], f"rerank budget {got['results']}")
+
+
+def pooled_embedder(server, cards):
+    card = cards["embedder"]["embedding"]
+    check(card["input_types"] == ["document", "query"] and card["layers"] == [2, 4] and card["pooling"] == "mean" and
+          card["normalized"], f"embedder card {card}")
+    text = "solve for x"
+    query = post(server, "/v1/embeddings", {"model": "embedder", "input": text, "input_type": "query"})
+    prompted = post(server, "/v1/embeddings", {"model": "embedder", "input": "query: " + text})
+    plain = post(server, "/v1/embeddings", {"model": "embedder", "input": text})
+    check(max(abs(a - b) for a, b in zip(query["data"][0]["embedding"], prompted["data"][0]["embedding"])) < 1e-6,
+          "input_type query: the package's prompt before the text")
+    check(max(abs(a - b) for a, b in zip(query["data"][0]["embedding"], plain["data"][0]["embedding"])) > 1e-4,
+          "the prompt changes the embedding")
+    early = post(server, "/v1/embeddings", {"model": "embedder", "input": text, "layer": 2,
+                                            "options": {"return_meta": True}})
+    check(early["meta"]["representation"]["layer"] == 2 and abs(sum(v * v for v in early["data"][0]["embedding"]) - 1) < 1e-5,
+          "layer 2: its own normalized vector")
+    post(server, "/v1/embeddings", {"model": "embedder", "input": text, "layer": 3}, 400, "invalid_request")
+
+
+def golden_and_manifest(workdir):
+    """Reference answers recorded, then checked at load: matched; one changed: the model fails, /health 503."""
+    values = {}
+    server = Server(f"unix_socket: {workdir}/golden.sock\nmodels:\n  scores: {PACKAGES['scores']}\n", workdir, "golden")
+    try:
+        got = post(server, "/v1/classify", {"model": "scores", "input": [
+            "Write a Python function that merges two sorted lists.",
+            "Meine Telefonnummer ist 030 1234567 und ich wohne in Berlin."], "options": {"overflow": "truncate"}})
+        for r in got["results"]:
+            for k, v in enumerate(r["scores"]):
+                values[f"{r['index']}.scores.{k}"] = v
+    finally:
+        server.stop()
+    golden = os.path.join(PACKAGES["scores"], "golden_answers.json")
+    runtime_packages.write_json(golden, {"answers": {"cpu": values}})
+    runtime_packages.write_manifest(PACKAGES["scores"])
+    server = Server(f"unix_socket: {workdir}/golden.sock\nmodels:\n  scores: {PACKAGES['scores']}\n", workdir, "golden")
+    try:
+        card = json.loads(server.request("GET", "/v1/models")[1])["data"][0]
+        check(card["golden"] == {"status": "matched", "checked": 2 * len(values), "matched": 2 * len(values),
+                                 "reference": "cpu"} and card["ready"], f"golden matched: {card['golden']}")
+    finally:
+        server.stop()
+    values["0.scores.1"] += 0.01  # past the 1e-3 tolerance
+    runtime_packages.write_json(golden, {"answers": {"cpu": values}})
+    runtime_packages.write_manifest(PACKAGES["scores"])
+    config = f"unix_socket: {workdir}/golden.sock\nmodels:\n  scores: {PACKAGES['scores']}\n  halu: {PACKAGES['halu']}\n"
+    server = Server(config, workdir, "golden")
+    try:
+        status, data, _ = server.request("GET", "/health")
+        health = json.loads(data)
+        validate(health, "Health", "GET /health with a failed model")
+        check(status == 503 and health["status"] == "degraded" and health["models"]["scores"]["status"] == "failed" and
+              "golden" in health["models"]["scores"]["reason"], f"a golden miss: {status} {health}")
+        models = json.loads(server.request("GET", "/v1/models")[1])
+        validate(models, "ModelList", "GET /v1/models with a failed model")
+        post(server, "/v1/classify", {"model": "scores", "input": "x"}, 503, "not_ready")
+        post(server, "/v1/classify", {"model": "halu", "input": [{"answer": "x"}]})  # the other model still serves
+    finally:
+        server.stop()
+    os.remove(golden)
+    with open(os.path.join(PACKAGES["scores"], "config.json"), "a") as f:
+        f.write("\n")  # one byte more than its manifest says
+    server = Server(f"unix_socket: {workdir}/golden.sock\nmodels:\n  scores: {PACKAGES['scores']}\n", workdir, "golden")
+    try:
+        status, data, _ = server.request("GET", "/health")
+        health = json.loads(data)
+        check(status == 503 and health["status"] == "failed" and "manifest" in (health["reason"] or ""),
+              f"a file that differs from its manifest: {status} {health}")
+    finally:
+        server.stop()
+
+
 def main():
     workdir = tempfile.mkdtemp(prefix="semroute-contract-")
     config = f"""unix_socket: {workdir}/runtime.sock
@@ -311,6 +495,8 @@ models:
   pii: {MODELS}/pii
   encoder: {{path: {MODELS}/multitask/base, task: embedding}}
 """
+    global PACKAGES
+    PACKAGES = runtime_packages.make_packages(CLI, REPO, os.path.join(workdir, "packages"))
     server = Server(config, workdir)
     try:
         cards = models_and_health(server)
@@ -323,6 +509,20 @@ models:
         check(status == 200 and server.proc.poll() is None, "the server is still ready after all of it")
     finally:
         server.stop()
+    config = f"unix_socket: {workdir}/packages.sock\nmodels:\n" + "".join(
+        f"  {name}: {path}\n" for name, path in PACKAGES.items())
+    server = Server(config, workdir, "packages")
+    try:
+        models = json.loads(server.request("GET", "/v1/models")[1])
+        validate(models, "ModelList", "GET /v1/models (upstream's layouts)")
+        cards = {c["id"]: c for c in models["data"]}
+        scores_head(server, cards)
+        grounded_head(server, cards)
+        rerank(server, cards)
+        pooled_embedder(server, cards)
+    finally:
+        server.stop()
+    golden_and_manifest(workdir)
     if failures:
         print(f"{len(failures)} failures")
         sys.exit(1)

@@ -1,0 +1,106 @@
+"""Model packages in the layouts the vLLM Semantic Router's runtime serves
+(docs/runtime.md), with random weights: `semroute make-model` writes each
+checkpoint, and the files a published package adds beside it are written
+here from their documented form. Nothing is downloaded.
+
+    make_packages(cli, repo, out_dir) -> {name: directory}"""
+import hashlib
+import json
+import os
+import shutil
+import subprocess
+
+HALU_TEMPLATE = "User request:\n{question}\n\n{context}"
+
+
+def write_json(path, value):
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    with open(path, "w") as f:
+        json.dump(value, f, indent=2)
+
+
+def edit_config(directory, **changes):
+    path = os.path.join(directory, "config.json")
+    with open(path) as f:
+        config = json.load(f)
+    config.update(changes)
+    write_json(path, config)
+    return config
+
+
+def sha256(path):
+    with open(path, "rb") as f:
+        return hashlib.sha256(f.read()).hexdigest()
+
+
+def tokenizer_files(directory):
+    """The two tokenizer files a Hugging Face task package carries beside tokenizer.json."""
+    write_json(os.path.join(directory, "tokenizer_config.json"), {"model_max_length": 8192})
+    write_json(os.path.join(directory, "special_tokens_map.json"),
+               {"cls_token": "[CLS]", "sep_token": "[SEP]", "pad_token": "[PAD]"})
+
+
+def write_manifest(directory):
+    """SHA256SUMS over every file, as sha256sum writes it."""
+    lines = []
+    for root, _, files in os.walk(directory):
+        for name in sorted(files):
+            path = os.path.join(root, name)
+            relative = os.path.relpath(path, directory)
+            if relative != "SHA256SUMS" and not name.endswith(".md"):
+                lines.append(f"{sha256(path)}  {relative}")
+    with open(os.path.join(directory, "SHA256SUMS"), "w") as f:
+        f.write("\n".join(sorted(lines, key=lambda l: l[66:])) + "\n")
+
+
+def make_packages(cli, repo, out):
+    tokenizer = os.path.join(repo, "tests/data/tokenizers/modernbert/tokenizer.json")
+
+    def make(name, *args):
+        directory = os.path.join(out, name)
+        shutil.rmtree(directory, ignore_errors=True)
+        subprocess.run([cli, "make-model", "tiny", directory, "--tokenizer", tokenizer, *args], check=True,
+                       capture_output=True)
+        return directory
+
+    packages = {}
+    # A multi-label classifier with its operating point (Vela Hazard's layout).
+    scores = make("scores", "--labels", "violence,fraud,self_harm", "--seed", "11")
+    labels = ["violence", "fraud", "self_harm"]
+    edit_config(scores, problem_type="multi_label_classification")
+    tokenizer_files(scores)
+    write_json(os.path.join(scores, "operating_point.json"), {
+        "score_type": "independent_sigmoid", "comparison": "score >= threshold", "labels": labels,
+        "thresholds": [0.3, 0.5, 0.7],
+        "input_policy": {"strategy": "overlapping_content_windows", "window_tokens_including_special_tokens": 16,
+                         "overlap_content_tokens": 4, "max_document_tokens_including_special_tokens": 64}})
+    write_manifest(scores)
+    packages["scores"] = scores
+    # A grounded token classifier (Vela Halu's layout).
+    halu = make("halu", "--token-labels", "supported,hallucinated", "--seed", "12")
+    tokenizer_files(halu)
+    write_json(os.path.join(halu, "operating_point.json"), {
+        "input_pair": [HALU_TEMPLATE, "answer"], "label2id": {"supported": 0, "hallucinated": 1},
+        "answer_offsets": "Unicode code points", "threshold_comparison": "strictly_greater",
+        "token_threshold": 0.5, "max_input_tokens": 96})
+    packages["halu"] = halu
+    # A Matryoshka cross-encoder (Vela Reranker's layout): exits at layers 1 and 4, widths 16 and 32.
+    packages["reranker"] = make("reranker", "--pair-scorer", "--seed", "13")
+    # A sentence-transformers embedder with a representation contract, prompts and an exit at layer 2.
+    embedder = make("embedder", "--seed", "14")
+    config = edit_config(embedder, architectures=["ModernBertModel"], representation_contract={
+        "version": 1, "final_normalization": "final_norm", "pooling": "attention_mask_mean",
+        "pooling_accumulation_dtype": "float32", "truncate_before_l2_normalize": True,
+        "intermediate_normalization": "final_norm"})
+    write_json(os.path.join(embedder, "1_Pooling/config.json"),
+               {"word_embedding_dimension": config["hidden_size"], "pooling_mode_mean_tokens": True})
+    write_json(os.path.join(embedder, "modules.json"), [
+        {"idx": 0, "name": "0", "path": "", "type": "sentence_transformers.models.Transformer"},
+        {"idx": 1, "name": "1", "path": "1_Pooling", "type": "sentence_transformers.models.Pooling"},
+        {"idx": 2, "name": "2", "path": "2_Normalize", "type": "sentence_transformers.models.Normalize"}])
+    write_json(os.path.join(embedder, "config_sentence_transformers.json"),
+               {"prompts": {"query": "query: ", "document": ""}})
+    os.makedirs(os.path.join(embedder, "onnx"), exist_ok=True)
+    open(os.path.join(embedder, "onnx/model_layer_2.onnx"), "wb").close()  # marks the exit; never run
+    packages["embedder"] = embedder
+    return packages
