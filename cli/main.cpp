@@ -92,6 +92,9 @@ commands:
   serve CONFIG.yaml [--listen HOST:PORT] [--unix-socket PATH]
       The models, unified classifiers and routers of CONFIG.yaml over HTTP
       (a sidecar; docs/serve.md). SIGTERM drains, SIGHUP reloads routers.
+  serve --models FILE.json --uds PATH [--max-request-bytes N] [--max-bundle-tasks N] …
+      The vLLM Semantic Router's model runtime, as the router starts one
+      (its models file; docs/runtime.md).
   version
       Print the library version.
 

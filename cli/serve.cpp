@@ -16,6 +16,7 @@
 #include "core/runtime.h"
 #include "semroute/error.h"
 #include "server/http_server.h"
+#include "server/models_file.h"
 #include "server/service.h"
 
 namespace semroute::cli {
@@ -23,10 +24,38 @@ namespace {
 
 constexpr const char* kServeUsage =
     "usage: semroute serve CONFIG.yaml [--listen HOST:PORT] [--unix-socket PATH] [--grace-seconds N]\n"
-    "Serves the models, unified classifiers and routers CONFIG.yaml names over HTTP/1.1 (docs/serve.md).\n"
+    "       semroute serve --models FILE.json [--uds PATH | --host H --port P] [--max-request-bytes N]\n"
+    "                      [--max-bundle-tasks N] [--max-queue N] [--cache-dir DIR] [--threads N]\n"
+    "                      [--served-model-name NAME] [--offline] [--accept-licence]\n"
+    "Serves the models, unified classifiers and routers CONFIG.yaml names over HTTP/1.1 (docs/serve.md);\n"
+    "or, as the vLLM Semantic Router starts its model runtime, the models of its models file (docs/runtime.md:\n"
+    "local directories, or Hub ids found in the local Hugging Face cache; nothing is downloaded).\n"
     "--listen / --unix-socket replace the config's; port 0 picks a free port. The first line printed\n"
     "says where it listens. SIGTERM: answer the requests already sent (at most --grace-seconds, 30; then what\n"
     "still computes is cancelled) and exit.";
+
+// The runtime command line the router's managed start uses: its models
+// file, its socket and its limits (runtime defaults: 127.0.0.1:8100, 8 MiB
+// bodies, 64 bundle tasks, 256 queued requests).
+ServeConfig runtime_config(const Options& args) {
+  ServeConfig config = serve_config_from_models_file(args.get("models"), args.get("cache-dir"));
+  config.unix_socket = args.get("uds");
+  if (config.unix_socket.empty() || args.has("host") || args.has("port"))
+    config.listen = args.get("host", "127.0.0.1") + ":" + std::to_string(args.integer("port", 8100));
+  config.limits.max_body_bytes = static_cast<size_t>(args.integer("max-request-bytes", 8 << 20));
+  config.limits.max_bundle_tasks = static_cast<size_t>(args.integer("max-bundle-tasks", 64));
+  config.limits.max_queue = static_cast<size_t>(args.integer("max-queue", 256));
+  if (config.limits.max_body_bytes < 1024 || config.limits.max_bundle_tasks < 1 || config.limits.max_queue < 1)
+    throw InvalidInput("--max-request-bytes (at least 1024), --max-bundle-tasks and --max-queue must be positive");
+  if (args.has("served-model-name")) {
+    if (config.models.size() != 1) throw InvalidInput("--served-model-name names the one model of a models file");
+    auto only = std::move(config.models.begin()->second);
+    config.models.clear();
+    config.models.emplace(args.get("served-model-name"), std::move(only));
+  }
+  if (args.has("threads")) set_compute_threads(static_cast<int>(args.integer("threads", 0)));
+  return config;
+}
 
 // Past the grace, cancelled work ends at its next step (one forward); this
 // long after it the process exits whatever still runs.
@@ -56,12 +85,24 @@ int run_serve(const std::vector<std::string>& argv) {
     std::printf("%s\n", kServeUsage);
     return 0;
   }
-  const Options args = parse_options(argv, kServeUsage, {"listen", "unix-socket", "grace-seconds"});
-  if (args.positional.size() != 1) throw InvalidInput(kServeUsage);
-  ServeConfig config = ServeConfig::from_yaml(args.positional[0]);
-  if (args.has("listen") || args.has("unix-socket")) {
-    config.listen = args.get("listen");
-    config.unix_socket = args.get("unix-socket");
+  std::vector<std::string> kept;  // semroute never downloads: --offline and --accept-licence change nothing
+  for (const auto& a : argv)
+    if (a != "--offline" && a != "--accept-licence") kept.push_back(a);
+  const Options args = parse_options(kept, kServeUsage,
+                                     {"listen", "unix-socket", "grace-seconds", "models", "uds", "host", "port",
+                                      "max-request-bytes", "max-bundle-tasks", "max-queue", "cache-dir", "threads",
+                                      "served-model-name"});
+  ServeConfig config;
+  if (args.has("models")) {
+    if (!args.positional.empty()) throw InvalidInput(kServeUsage);
+    config = runtime_config(args);
+  } else {
+    if (args.positional.size() != 1) throw InvalidInput(kServeUsage);
+    config = ServeConfig::from_yaml(args.positional[0]);
+    if (args.has("listen") || args.has("unix-socket")) {
+      config.listen = args.get("listen");
+      config.unix_socket = args.get("unix-socket");
+    }
   }
   const auto grace = std::chrono::seconds(args.integer("grace-seconds", 30));
   const std::string token = bearer_token(config);

@@ -13,6 +13,7 @@
 #include "compression/prompt_compressor.h"
 #include "hallucination/hallucination_detector.h"
 #include "tasks/batcher.h"
+#include "tasks/pair_scorer.h"
 #include "tasks/task_model.h"
 
 namespace semroute {
@@ -30,6 +31,10 @@ struct ServedModelConfig {
   // An embedding model's exits and Matryoshka widths besides its last layer
   // and full width (ones it was trained for).
   std::vector<int64_t> layers, dimensions;
+  PairExit pair_scorer;  // a pair scorer's default exit ({0, 0}: its last layer at full width)
+  // Set when the model cannot be loaded at all (a models file naming one
+  // that is not on this machine): it is served as failed, with this reason.
+  std::string unavailable;
 };
 
 // A hallucination detector served under a name (/v1/check-answer): a token

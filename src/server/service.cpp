@@ -174,6 +174,7 @@ std::unique_ptr<ServedModel> load_model(const std::string& name, const ServedMod
   m->path = c.path;
   m->dtype = dtype_name(c.options.load);
   m->device = c.options.load.device.is_cuda() ? "cuda" : "cpu";
+  if (!c.unavailable.empty()) return failed_model(std::move(m), c.unavailable);
   try {
     try {
       m->identity = identify_package(c.path);
@@ -187,7 +188,8 @@ std::unique_ptr<ServedModel> load_model(const std::string& name, const ServedMod
     const bool pooled = !c.kind && !pair_scorer && std::filesystem::exists(c.path / "1_Pooling/config.json") &&
                         std::filesystem::exists(c.path / "modules.json");  // a sentence-transformers package
     if (pair_scorer) {
-      m->rerank = RerankModel::load(c.path, PairScorerOptions{c.options, 0, 0}, c.batching);
+      m->rerank = RerankModel::load(c.path, PairScorerOptions{c.options, c.pair_scorer.layer, c.pair_scorer.dimension},
+                                    c.batching);
     } else if (c.embedding || pooled) {
       EmbeddingModelOptions options;
       options.embedder = EmbedderOptions(c.options);

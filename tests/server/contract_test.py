@@ -12,6 +12,7 @@ import http.client
 import json
 import math
 import os
+import shutil
 import socket
 import struct
 import subprocess
@@ -70,12 +71,12 @@ def validate(value, schema_name, what):
 
 
 class Server:
-    def __init__(self, config_text, workdir, name="contract"):
+    def __init__(self, config_text, workdir, name="contract", args=None):
         self.config = os.path.join(workdir, f"{name}.yaml")
         with open(self.config, "w") as f:
             f.write(config_text)
-        self.proc = subprocess.Popen([CLI, "serve", self.config], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                                     text=True)
+        self.proc = subprocess.Popen([CLI, "serve", *(args or [self.config])], stdout=subprocess.PIPE,
+                                     stderr=subprocess.PIPE, text=True)
         line = self.proc.stdout.readline()
         if not line.startswith("listening"):
             raise RuntimeError(f"serve did not start: {line!r} {self.proc.stderr.read()}")
@@ -486,6 +487,51 @@ def golden_and_manifest(workdir):
         server.stop()
 
 
+def managed_start(workdir):
+    """The router's own start of a runtime: its models file (a local directory, a Hub id in the local cache,
+    one found nowhere), its socket and limits on the command line."""
+    revision = "0123456789abcdef0123456789abcdef01234567"
+    cache = os.path.join(workdir, "hub")
+    snapshot = os.path.join(cache, "models--vllm-sr--Tiny-Halu", "snapshots", revision)
+    shutil.copytree(PACKAGES["halu"], snapshot)
+    os.makedirs(os.path.join(cache, "models--vllm-sr--Tiny-Halu", "refs"), exist_ok=True)
+    with open(os.path.join(cache, "models--vllm-sr--Tiny-Halu", "refs", "main"), "w") as f:
+        f.write(revision)
+    models = os.path.join(workdir, "models.json")
+    runtime_packages.write_json(models, {"models": [
+        {"model": os.path.join(MODELS, "domain"), "name": "vela-domain", "device": "auto", "profile": "exact"},
+        {"model": "vllm-sr/Tiny-Halu", "revision": revision, "name": "vela-halu", "device": "cpu"},
+        {"model": "vllm-sr/Not-Here", "name": "missing"},
+        {"model": PACKAGES["reranker"], "name": "rr", "options": {"pair_scorer": {"layer": 1, "dimension": 16}}}]})
+    os.chmod(models, 0o600)
+    socket_path = os.path.join(workdir, "managed.sock")
+    server = Server("", workdir, "managed", ["--models", models, "--uds", socket_path, "--max-request-bytes", "67108864",
+                                             "--max-bundle-tasks", "1024", "--cache-dir", cache, "--threads", "2",
+                                             "--offline"])
+    try:
+        listed = json.loads(server.request("GET", "/v1/models")[1])
+        validate(listed, "ModelList", "GET /v1/models (managed start)")
+        check(listed["limits"] == {"max_bundle_tasks": 1024, "max_request_bytes": 67108864}, f"limits {listed['limits']}")
+        cards = {c["id"]: c for c in listed["data"]}
+        check(cards["missing"]["status"] == "failed" and "cache" in cards["missing"]["reason"], "a model found nowhere")
+        check(cards["rr"]["rerank"]["default"] == {"layer": 1, "dimension": 16}, "options.pair_scorer: the default exit")
+        status, data, _ = server.request("GET", "/health")
+        health = json.loads(data)
+        check(status == 503 and health["status"] == "degraded" and health["models"]["vela-halu"]["status"] == "ready",
+              f"managed health {status} {health}")
+        got = post(server, "/v1/classify", {"model": "vela-domain", "input": [{"text": "What is 2 + 2?"}],
+                                            "options": {"return_meta": True, "deadline_ms": 5000.5}})
+        check(got["model"] == "vela-domain" and got["results"][0]["label"], "classify by the served name")
+        post(server, "/v1/classify", {"model": "vela-halu", "input": [{"context": "c", "question": "q", "answer": "a b"}]})
+        post(server, "/v1/classify", {"model": "missing", "input": "x"}, 503, "not_ready")
+    finally:
+        server.stop()
+    bad = os.path.join(workdir, "bad-models.json")
+    runtime_packages.write_json(bad, {"models": [{"model": MODELS, "name": "../x"}]})
+    out = subprocess.run([CLI, "serve", "--models", bad, "--uds", socket_path], capture_output=True, text=True)
+    check(out.returncode != 0 and "name" in out.stderr, f"a malformed models file: {out.returncode} {out.stderr[:200]}")
+
+
 def main():
     workdir = tempfile.mkdtemp(prefix="semroute-contract-")
     config = f"""unix_socket: {workdir}/runtime.sock
@@ -523,6 +569,7 @@ models:
     finally:
         server.stop()
     golden_and_manifest(workdir)
+    managed_start(workdir)
     if failures:
         print(f"{len(failures)} failures")
         sys.exit(1)
