@@ -270,16 +270,21 @@ func (m *RemoteModel) Classify(text string) (Classification, error) {
 // ClassifyBatch labels texts in one request.
 func (m *RemoteModel) ClassifyBatch(ctx context.Context, texts []string) ([]Classification, error) {
 	var out struct {
+		Kind    string   `json:"kind"`
 		Labels  []string `json:"labels"`
 		Results []struct {
 			Label         string        `json:"label"`
 			Probabilities []float32     `json:"probabilities"`
+			Scores        []float32     `json:"scores"` // a multi-label head's, as in process
 			Input         contractInput `json:"input"`
 			Error         string        `json:"error"`
 		} `json:"results"`
 	}
 	if err := m.contract(ctx, "/v1/classify", texts, &out); err != nil {
 		return nil, err
+	}
+	if out.Kind != "sequence" && out.Kind != "scores" {
+		return nil, &Error{Code: CodeInvalidArgument, Message: fmt.Sprintf("model %q is not a sequence classifier (%s)", m.name, out.Kind)}
 	}
 	if len(out.Results) != len(texts) {
 		return nil, &Error{Code: CodeInternal, Message: "the sidecar answered another number of results"}
@@ -289,8 +294,14 @@ func (m *RemoteModel) ClassifyBatch(ctx context.Context, texts []string) ([]Clas
 		if r.Error != "" {
 			return nil, itemError(i, r.Error)
 		}
+		if out.Kind == "scores" {
+			r.Probabilities = r.Scores
+		}
 		if len(r.Probabilities) == 0 {
 			return nil, &Error{Code: CodeInternal, Message: "the sidecar answered no probabilities"}
+		}
+		if len(r.Probabilities) != len(out.Labels) {
+			return nil, &Error{Code: CodeInternal, Message: "the sidecar answered probabilities for other labels"}
 		}
 		best := 0 // the first of equal maxima, as in process
 		for k, p := range r.Probabilities {
@@ -298,7 +309,7 @@ func (m *RemoteModel) ClassifyBatch(ctx context.Context, texts []string) ([]Clas
 				best = k
 			}
 		}
-		results[i] = Classification{ClassID: best, Label: r.Label, Confidence: r.Probabilities[best],
+		results[i] = Classification{ClassID: best, Label: out.Labels[best], Confidence: r.Probabilities[best],
 			Probabilities: r.Probabilities, Input: r.Input.usage()}
 	}
 	return results, nil

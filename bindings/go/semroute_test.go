@@ -63,19 +63,27 @@ func TestClassifyEqualsTheCLI(t *testing.T) {
 	checkClassifyEqualsTheCLI(t, m, info.Labels)
 }
 
+// cliClassified is what `semroute classify --json` answered for intent.json's texts.
+type cliClassified struct {
+	Results []struct {
+		Text          string             `json:"text"`
+		Label         string             `json:"label"`
+		ClassID       int                `json:"class_id"`
+		Confidence    float64            `json:"confidence"`
+		Probabilities map[string]float64 `json:"probabilities"`
+	} `json:"results"`
+}
+
+func cliClassifications(t *testing.T) cliClassified {
+	var want cliClassified
+	readJSON(t, "intent.json", &want)
+	return want
+}
+
 // checkClassifyEqualsTheCLI: the answers of m (in process or a sidecar's)
 // for intent.json's texts are the CLI's.
 func checkClassifyEqualsTheCLI(t *testing.T, m SequenceClassifier, labels []string) {
-	var want struct {
-		Results []struct {
-			Text          string             `json:"text"`
-			Label         string             `json:"label"`
-			ClassID       int                `json:"class_id"`
-			Confidence    float64            `json:"confidence"`
-			Probabilities map[string]float64 `json:"probabilities"`
-		} `json:"results"`
-	}
-	readJSON(t, "intent.json", &want)
+	want := cliClassifications(t)
 	var texts []string
 	for _, r := range want.Results {
 		texts = append(texts, r.Text)

@@ -136,8 +136,8 @@ func TestSidecarHonoursTheContextDeadline(t *testing.T) {
 		t.Fatalf("past the deadline: %v", err)
 	}
 	// The sidecar answers it when its batch is taken (at 300 ms, later on a
-	// loaded machine): 504 if it was not computed, 200 if it was.
-	const answered = `semroute_requests_total{endpoint="/v1/classify",status="504"} 1`
+	// loaded machine): its item deadline_exceeded if it was not computed.
+	const answered = `semroute_item_errors_total{endpoint="/v1/classify",error="deadline_exceeded"} 1`
 	var metrics []byte
 	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(20 * time.Millisecond) {
 		metrics = nil
@@ -148,7 +148,7 @@ func TestSidecarHonoursTheContextDeadline(t *testing.T) {
 			return
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("the sidecar computed the request anyway (no 504 within 30 s):\n%s", metrics)
+			t.Fatalf("the sidecar computed the request anyway (no deadline_exceeded within 30 s):\n%s", metrics)
 		}
 	}
 }

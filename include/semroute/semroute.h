@@ -631,6 +631,50 @@ SEMROUTE_API SEMROUTE_MUST_USE semroute_status* semroute_router_store_answer(con
                                                                              const char* answer_json, size_t answer_len,
                                                                              int* out_stored);
 
+/* ------------------------------------------------- the model runtime contract */
+
+/* The vLLM Semantic Router's model runtime contract, in process
+ * (docs/runtime.md): the same JSON requests and answers `semroute serve`
+ * gives on the same paths — POST /v1/classify, /v1/embeddings, /v1/rerank,
+ * /v1/bundle, /v1/decisions; GET /v1/models, /health, /health/live — with
+ * per-item errors, windows, operating points, grounded spans, pair-scorer
+ * exits, package identity and golden checks. */
+typedef struct semroute_runtime semroute_runtime;
+typedef struct semroute_runtime_reply semroute_runtime_reply;
+
+/* An empty runtime: at most max_bundle_tasks tasks per bundle (0 = 64) and
+ * max_queue requests in flight per model (0 = 64; 429 overloaded beyond). */
+SEMROUTE_API SEMROUTE_MUST_USE semroute_status* semroute_runtime_create(uint32_t max_bundle_tasks, uint32_t max_queue,
+                                                                        semroute_runtime** out_runtime);
+/* Adds the model directory `path` under `name` (1-64 of [A-Za-z0-9_.-]): a
+ * task model, a sentence-transformers embedder or a pair scorer, as its
+ * files say (params->task may name the kind; device, dtype, threads,
+ * max_length, max_batch, max_wait_us as semroute_model_load; params may be
+ * NULL). Its files are hashed first and checked against a SHA256SUMS
+ * manifest, and its golden answers (golden_answers.json) at load: a model
+ * that fails either is added as failed — not ready, its card and /health
+ * saying why — which is not an error here. Errors: a directory that cannot
+ * be read, a name already taken. Not to be called while calls run. */
+SEMROUTE_API SEMROUTE_MUST_USE semroute_status* semroute_runtime_add_model(semroute_runtime* runtime, const char* name,
+                                                                           const char* path,
+                                                                           const semroute_model_params* params);
+/* One request: method "GET" or "POST", path as above, body (body_len bytes
+ * of JSON; NULL for GET). Every answer, request errors included, is a reply
+ * with its HTTP status; a status object only for misuse (a NULL runtime,
+ * method or path). Thread-safe. */
+SEMROUTE_API SEMROUTE_MUST_USE semroute_status* semroute_runtime_call(const semroute_runtime* runtime,
+                                                                      const char* method, const char* path,
+                                                                      const char* body, size_t body_len,
+                                                                      semroute_runtime_reply** out_reply);
+SEMROUTE_API int semroute_runtime_reply_status(const semroute_runtime_reply* reply);
+/* The JSON answer (NUL-terminated; *length, when given, its bytes). */
+SEMROUTE_API const char* semroute_runtime_reply_body(const semroute_runtime_reply* reply, size_t* length);
+/* Server-Timing: "parse;dur=…, tokenize;dur=…, queue;dur=…, forward;dur=…,
+ * post;dur=…, serialize;dur=…, total;dur=…" (ms); "" for GET paths. */
+SEMROUTE_API const char* semroute_runtime_reply_server_timing(const semroute_runtime_reply* reply);
+SEMROUTE_API void semroute_runtime_reply_free(semroute_runtime_reply* reply);
+SEMROUTE_API void semroute_runtime_free(semroute_runtime* runtime);
+
 /* ------------------------------------------------------ prompt compression */
 
 /* A long prompt reduced to a "semantic skeleton" within a token budget, for

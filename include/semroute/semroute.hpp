@@ -431,6 +431,45 @@ class Route {
   detail::Owned<semroute_route, semroute_route_free> route_;
 };
 
+// One answer of the model runtime contract: the HTTP status, the JSON body,
+// and its Server-Timing phases.
+struct RuntimeReply {
+  int status = 0;
+  std::string body;
+  std::string server_timing;
+};
+
+// The vLLM Semantic Router's model runtime contract in process
+// (docs/runtime.md). (Named apart from the library's internal classes.)
+// Add models first; call() is then safe from many threads.
+class RuntimeClient {
+ public:
+  static RuntimeClient make(uint32_t max_bundle_tasks = 0, uint32_t max_queue = 0) {
+    semroute_runtime* raw = nullptr;
+    detail::check(semroute_runtime_create(max_bundle_tasks, max_queue, &raw));
+    return RuntimeClient(raw);
+  }
+  void add_model(const std::string& name, const std::string& dir,
+                 const semroute_model_params& params = semroute_model_default_params()) {
+    detail::check(semroute_runtime_add_model(runtime_.get(), name.c_str(), dir.c_str(), &params));
+  }
+  // POST with a body, GET without (body empty and method "GET").
+  RuntimeReply call(const std::string& path, std::string_view body = {}, const char* method = nullptr) const {
+    semroute_runtime_reply* raw = nullptr;
+    const char* verb = method != nullptr ? method : body.empty() ? "GET" : "POST";
+    detail::check(semroute_runtime_call(runtime_.get(), verb, path.c_str(), body.empty() ? nullptr : body.data(),
+                                        body.size(), &raw));
+    const detail::Owned<semroute_runtime_reply, semroute_runtime_reply_free> owned(raw);
+    size_t length = 0;
+    const char* text = semroute_runtime_reply_body(raw, &length);
+    return {semroute_runtime_reply_status(raw), std::string(text, length), semroute_runtime_reply_server_timing(raw)};
+  }
+
+ private:
+  explicit RuntimeClient(semroute_runtime* r) : runtime_(r) {}
+  detail::Owned<semroute_runtime, semroute_runtime_free> runtime_;
+};
+
 // A long prompt's skeleton (docs/compression.md).
 struct PromptSkeleton {
   std::string text;

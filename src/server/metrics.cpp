@@ -37,6 +37,11 @@ void Metrics::record_cache(bool hit) {
   ++(hit ? cache_hits_ : cache_misses_);
 }
 
+void Metrics::record_item_errors(const std::string& endpoint, const std::map<std::string, size_t>& errors) {
+  const std::lock_guard<std::mutex> lock(mutex_);
+  for (const auto& [error, n] : errors) item_errors_[{endpoint, error}] += n;
+}
+
 void Metrics::set_in_flight(const std::string& model, int64_t value) {
   const std::lock_guard<std::mutex> lock(mutex_);
   in_flight_[model] = value;
@@ -65,6 +70,11 @@ std::string Metrics::prometheus_text() const {
     out += fmt::format("semroute_request_seconds_sum{{endpoint=\"{}\"}} {}\n", endpoint_label, h.sum);
     out += fmt::format("semroute_request_seconds_count{{endpoint=\"{}\"}} {}\n", endpoint_label, h.count);
   }
+  out += "# HELP semroute_item_errors_total Items answered with their own error, by endpoint and error.\n"
+         "# TYPE semroute_item_errors_total counter\n";
+  for (const auto& [key, n] : item_errors_)
+    out += fmt::format("semroute_item_errors_total{{endpoint=\"{}\",error=\"{}\"}} {}\n", label(key.first),
+                       label(key.second), n);
   out += "# HELP semroute_in_flight Requests being answered or waiting, by model.\n"
          "# TYPE semroute_in_flight gauge\n";
   for (const auto& [model, n] : in_flight_) out += fmt::format("semroute_in_flight{{model=\"{}\"}} {}\n", label(model), n);

@@ -20,6 +20,9 @@ class Metrics {
 
   void record(const std::string& endpoint, int status, double seconds);
   void record_cache(bool hit);
+  // Items a 200 answered with an error of their own (the runtime contract's
+  // item errors: deadline_exceeded, max_length_exceeded, …).
+  void record_item_errors(const std::string& endpoint, const std::map<std::string, size_t>& errors);
   // The in-flight gauge of a model ("queue depth").
   void set_in_flight(const std::string& model, int64_t value);
   void set_model_bytes(const std::string& model, int64_t bytes);
@@ -37,6 +40,7 @@ class Metrics {
   std::map<std::string, Histogram> latency_;                   // endpoint -> histogram
   std::map<std::string, int64_t> in_flight_, model_bytes_;
   uint64_t cache_hits_ = 0, cache_misses_ = 0;
+  std::map<std::pair<std::string, std::string>, uint64_t> item_errors_;  // (endpoint, error) -> count
 };
 
 }  // namespace semroute

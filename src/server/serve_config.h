@@ -11,31 +11,13 @@
 #include <vector>
 
 #include "compression/prompt_compressor.h"
+#include "contract/served_model.h"
 #include "hallucination/hallucination_detector.h"
 #include "tasks/batcher.h"
 #include "tasks/pair_scorer.h"
 #include "tasks/task_model.h"
 
 namespace semroute {
-
-// One model directory served under a name.
-struct ServedModelConfig {
-  std::filesystem::path path;
-  std::optional<TaskKind> kind;  // sequence / token; unset with embedding = false: from config.json
-  bool embedding = false;        // task: embedding
-  bool rerank = false;           // task: rerank (a pair scorer; also found from matryoshka_config.json)
-  TaskOptions options;           // device, dtype, max_length, truncation, overflow
-  // Dynamic batching of concurrent requests: by default a batch is what
-  // queued while the previous one computed (no added wait); max_batch 1: off.
-  BatchingOptions batching{16, 0};
-  // An embedding model's exits and Matryoshka widths besides its last layer
-  // and full width (ones it was trained for).
-  std::vector<int64_t> layers, dimensions;
-  PairExit pair_scorer;  // a pair scorer's default exit ({0, 0}: its last layer at full width)
-  // Set when the model cannot be loaded at all (a models file naming one
-  // that is not on this machine): it is served as failed, with this reason.
-  std::string unavailable;
-};
 
 // A hallucination detector served under a name (/v1/check-answer): a token
 // classifier directory, an optional NLI model, and how it judges.

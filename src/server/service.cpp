@@ -19,7 +19,7 @@
 #include "semroute/error.h"
 #include "server/answer_checks.h"
 #include "server/answer_json.h"
-#include "server/contract/contract.h"
+#include "contract/contract.h"
 #include "tasks/batcher.h"
 #include "tasks/embedder.h"
 #include "tasks/sequence_classifier.h"
@@ -37,6 +37,8 @@ constexpr size_t kMaxPendingRoutes = 4096;
 // Texts per forward of one request: a long list is computed in pieces, each
 // its own turn on the compute lane, with the request's deadline checked between.
 constexpr size_t kTextsPerForward = 32;
+
+ContractLimits contract_limits(const ServeLimits& l) { return {l.max_queue, l.max_bundle_tasks, l.max_body_bytes}; }
 
 // "input": a string or a list of strings (the OpenAI form).
 std::vector<std::string_view> texts_of(const nlohmann::json& request) {
@@ -151,67 +153,6 @@ struct Service::Loaded {
 
 namespace {
 
-const char* dtype_name(const LoadOptions& load) {
-  if (load.int8) return "int8";
-  return load.dtype == c10::kBFloat16 ? "bf16" : load.dtype == c10::kHalf ? "fp16" : "fp32";
-}
-
-std::unique_ptr<ServedModel> failed_model(std::unique_ptr<ServedModel> m, const std::string& reason) {
-  m->status = "failed";
-  m->reason = reason;
-  m->heads.reset();
-  m->embedding.reset();
-  m->rerank.reset();
-  log_message(LogLevel::kWarning, "models." + m->name + " is not served: " + reason);
-  return m;
-}
-
-// A model of the config: identified (its files hashed, its manifest checked)
-// before it is read, then loaded as a task model or an embedding model.
-std::unique_ptr<ServedModel> load_model(const std::string& name, const ServedModelConfig& c) {
-  auto m = std::make_unique<ServedModel>();
-  m->name = name;
-  m->path = c.path;
-  m->dtype = dtype_name(c.options.load);
-  m->device = c.options.load.device.is_cuda() ? "cuda" : "cpu";
-  if (!c.unavailable.empty()) return failed_model(std::move(m), c.unavailable);
-  try {
-    try {
-      m->identity = identify_package(c.path);
-    } catch (const Error& e) {
-      if (e.code() != ErrorCode::kInvalidModel) throw;
-      return failed_model(std::move(m), e.what());  // its files are not what its manifest says: never read
-    }
-    m->parameters = m->identity.parameters;
-    const bool pair_scorer = c.rerank || (!c.embedding && !c.kind && std::filesystem::exists(c.path / "matryoshka_config.json") &&
-                                          std::filesystem::exists(c.path / "classification_heads.safetensors"));
-    const bool pooled = !c.kind && !pair_scorer && std::filesystem::exists(c.path / "1_Pooling/config.json") &&
-                        std::filesystem::exists(c.path / "modules.json");  // a sentence-transformers package
-    if (pair_scorer) {
-      m->rerank = RerankModel::load(c.path, PairScorerOptions{c.options, c.pair_scorer.layer, c.pair_scorer.dimension},
-                                    c.batching);
-    } else if (c.embedding || pooled) {
-      EmbeddingModelOptions options;
-      options.embedder = EmbedderOptions(c.options);
-      options.batching = c.batching;
-      options.layers = c.layers;
-      options.dimensions = c.dimensions;
-      m->embedding = EmbeddingModel::load(c.path, options);
-    } else {
-      m->heads = TaskHeads::load(c.path, c.kind, TaskHeadsOptions{c.options, c.batching});
-    }
-    // The golden check gates readiness (a reference answer file in the package, else determinism only).
-    const std::optional<GoldenValues> reference = read_golden_answers(c.path, m->device);
-    m->golden = golden_check([&] {
-      return m->heads ? golden_values(*m->heads) : m->embedding ? golden_values(*m->embedding) : golden_values(*m->rerank);
-    }, reference, m->device);
-    if (m->golden.status == "failed") return failed_model(std::move(m), "golden check: " + m->golden.detail);
-  } catch (const Error& e) {
-    throw LoadError("models." + name + ": " + e.what(), e.code());
-  }
-  return m;
-}
-
 Reply queue_full(const std::string& model) {
   return busy_reply("queue_full", "model '" + model + "' has a full queue; retry shortly");
 }
@@ -231,7 +172,7 @@ std::shared_ptr<const Router> load_router(const std::string& name, const std::fi
 }  // namespace
 
 Service::Service(ServeConfig config) : config_(std::move(config)), loaded_(std::make_unique<Loaded>()) {
-  for (const auto& [name, c] : config_.models) loaded_->models.emplace(name, load_model(name, c));
+  for (const auto& [name, c] : config_.models) loaded_->models.emplace(name, load_served_model(name, c));
   checks_ = std::make_unique<AnswerChecks>(config_.detectors, config_.limits);
   for (const auto& [name, path] : config_.unified) {
     try {
@@ -314,7 +255,14 @@ Reply Service::handle(std::string_view method, std::string_view path, std::strin
 Reply Service::dispatch(std::string_view method, std::string_view path, std::string_view body,
                         std::string_view metadata_json, const RequestControl& control) const {
   const std::string_view route = path.substr(0, path.find('?'));
-  if (auto reply = contract_reply(method, route, body, loaded_->models, config_.limits, control)) return *reply;
+  if (auto answer = contract_reply(method, route, body, loaded_->models, contract_limits(config_.limits), control)) {
+    if (!answer->item_errors.empty()) metrics_.record_item_errors(endpoint_label(route), answer->item_errors);
+    Reply reply;
+    reply.status = answer->status;
+    reply.body = std::move(answer->body);
+    reply.headers = std::move(answer->headers);
+    return reply;
+  }
   if (method == "GET") {
     if (route == "/ready") return health();
     if (route == "/metrics") {

@@ -22,6 +22,7 @@ from .hallucination import AnswerStream, HallucinationDetector, Sentence, Span
 from .model import (Classification, Entity, InputUsage, Match, Model, TokenLabel, TokenResult, Tokens, Window)
 from .multitask import Engine, TaskAnswer, Unified
 from .router import Route, Router
+from .runtime import Runtime
 from .training import calibrate, cli_path, train
 
 __version__ = "0.1.0"
@@ -36,7 +37,7 @@ def abi_version() -> int:
     return int(_lib_handle.semroute_abi_version())
 
 
-__all__ = ["AnswerStream", "Busy", "Client", "DeadlineExceeded", "RemoteAnswerStream", "RemoteDetector", "RemoteModel", "RemoteRoute", "RemoteRouter", "RemoteUnified", "Classification", "Closed", "Code", "Compressed", "Compressor", "Engine", "Entity",
+__all__ = ["Runtime", "AnswerStream", "Busy", "Client", "DeadlineExceeded", "RemoteAnswerStream", "RemoteDetector", "RemoteModel", "RemoteRoute", "RemoteRouter", "RemoteUnified", "Classification", "Closed", "Code", "Compressed", "Compressor", "Engine", "Entity",
            "Error", "HallucinationDetector", "InputUsage", "Internal", "InvalidArgument", "InvalidModel",
            "InvalidUTF8", "Match", "Model", "NotFound", "OutOfMemory", "Route", "Router", "Sentence", "Span",
            "TaskAnswer", "TokenLabel", "TokenResult", "Tokens", "TooLong", "Unified", "Unsupported", "Window",

@@ -173,12 +173,14 @@ class RemoteModel:
 
     def classify_batch(self, texts: Sequence[Text]) -> List[Classification]:
         reply = self._contract("/v1/classify", texts)
+        if reply["kind"] not in ("sequence", "scores"):
+            raise errors.InvalidArgument(f"model {self.name!r} is not a sequence classifier ({reply['kind']})")
         labels, out = reply["labels"], []
         for i, r in enumerate(reply["results"]):
             _raise_item(i, r)
-            probabilities = [float(p) for p in r["probabilities"]]
+            probabilities = [float(p) for p in r["probabilities" if reply["kind"] == "sequence" else "scores"]]
             best = probabilities.index(max(probabilities))  # the first of equal maxima, as in process
-            out.append(Classification(r["label"], best, probabilities[best], dict(zip(labels, probabilities)),
+            out.append(Classification(labels[best], best, probabilities[best], dict(zip(labels, probabilities)),
                                       _contract_usage(r["input"])))
         return out
 

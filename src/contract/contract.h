@@ -17,15 +17,11 @@
 #include <stdexcept>
 #include <string>
 #include <string_view>
+#include <utility>
+#include <vector>
 
-#include "runtime/embeddings.h"
-#include "runtime/golden.h"
-#include "runtime/package.h"
-#include "runtime/rerank.h"
+#include "contract/served_model.h"
 #include "runtime/request_control.h"
-#include "runtime/task_heads.h"
-#include "server/reply.h"
-#include "server/serve_config.h"
 
 namespace semroute {
 
@@ -36,28 +32,21 @@ inline constexpr const char* kContractVersion = "2.3.0";
 inline constexpr size_t kMaxContractInputs = 2048;
 inline constexpr size_t kMaxRerankDocuments = 1024;
 
-// A model served under a name: a task model (heads), an embedding model or
-// a pair scorer (rerank).
-struct ServedModel {
-  std::string name;
-  std::filesystem::path path;
-  std::shared_ptr<const TaskHeads> heads;
-  std::shared_ptr<const EmbeddingModel> embedding;
-  std::shared_ptr<const RerankModel> rerank;
-  PackageIdentity identity;
-  std::string dtype;  // "fp32", "bf16", "int8"
-  std::string device;
-  int64_t parameters = 0;
-  // "ready", or "failed" (its files differ from its manifest, or its golden
-  // answers from their reference): then `reason` says why and requests to it
-  // are answered 503 not_ready.
-  std::string status = "ready";
-  std::string reason;
-  GoldenResult golden;
-  bool ready() const { return status == "ready"; }
-  mutable std::atomic<int64_t> in_flight{0};
+
+// What one process (or one in-process runtime) allows a request.
+struct ContractLimits {
+  size_t max_queue = 64;                      // requests in flight per model: 429 overloaded beyond
+  size_t max_bundle_tasks = 64;               // tasks of one bundle: 413 beyond
+  size_t max_request_bytes = size_t{1} << 20;  // a body's bytes (the HTTP layer refuses a larger one)
 };
-using ServedModels = std::map<std::string, std::unique_ptr<ServedModel>>;
+
+// An answer: its status, its JSON body, and its headers (Server-Timing; Retry-After on 429).
+struct ContractReply {
+  int status = 200;
+  std::string body;
+  std::vector<std::pair<std::string, std::string>> headers;
+  std::map<std::string, size_t> item_errors;  // items answered with an error of their own, by error
+};
 
 // A request-level failure, answered {"error": {"code", "message"}} with the
 // contract's status for its code.
@@ -73,7 +62,7 @@ ContractError invalid_request(const std::string& message);
 // What every surface call is given.
 struct SurfaceCall {
   const ServedModels& models;
-  const ServeLimits& limits;
+  const ContractLimits& limits;
   RequestControl control;  // the request's (deadline_ms applies on top); records into `times`
   WorkTimes* times;        // where this call's phases go (meta's queue_ms, compute_ms)
   RequestControl::Clock::time_point read;  // when the body had been read: deadline_ms counts from it
@@ -87,15 +76,15 @@ nlohmann::json rerank_surface(const nlohmann::json& body, const SurfaceCall& cal
 nlohmann::json decisions_surface(const nlohmann::json& body, const SurfaceCall& call);
 nlohmann::json bundle_surface(const nlohmann::json& body, const SurfaceCall& call);
 // GET /v1/models, /health (status and body), /health/live.
-nlohmann::json model_list(const ServedModels& models, const ServeLimits& limits);
+nlohmann::json model_list(const ServedModels& models, const ContractLimits& limits);
 std::pair<int, nlohmann::json> readiness(const ServedModels& models);
 nlohmann::json liveness();
 
 // A contract path ("/v1/classify", "/health", …) with its method: its reply
 // with the Server-Timing header (for POST surfaces, errors included). Never
 // throws. nullopt for paths the contract does not define.
-std::optional<Reply> contract_reply(std::string_view method, std::string_view route, std::string_view body,
-                                    const ServedModels& models, const ServeLimits& limits,
+std::optional<ContractReply> contract_reply(std::string_view method, std::string_view route, std::string_view body,
+                                    const ServedModels& models, const ContractLimits& limits,
                                     const RequestControl& control);
 
 // ---- shared by the surfaces -------------------------------------------
@@ -128,7 +117,7 @@ std::optional<std::string> string_field(const nlohmann::json& object, const char
 // The model's share of the queue held for the request (429 overloaded when full).
 class ModelSlot {
  public:
-  ModelSlot(const ServedModel& model, const ServeLimits& limits);
+  ModelSlot(const ServedModel& model, const ContractLimits& limits);
  private:
   QueueSlot slot_;
 };

@@ -4,7 +4,7 @@
 #include <algorithm>
 #include <cmath>
 
-#include "server/contract/contract.h"
+#include "contract/contract.h"
 
 namespace semroute {
 

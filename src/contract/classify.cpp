@@ -1,7 +1,7 @@
 // POST /v1/classify: a task model's head over texts or pairs.
 #include <map>
 
-#include "server/contract/contract.h"
+#include "contract/contract.h"
 
 namespace semroute {
 namespace {

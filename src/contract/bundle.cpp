@@ -3,7 +3,7 @@
 // unless their own is earlier.
 #include <chrono>
 
-#include "server/contract/contract.h"
+#include "contract/contract.h"
 #include "semroute/error.h"
 
 namespace semroute {

@@ -2,7 +2,7 @@
 // is ready. Every model is loaded, identified (SHA-256 of its files, checked
 // against its manifest where it has one) and answered once before the server
 // listens, so a model listed here is ready.
-#include "server/contract/contract.h"
+#include "contract/contract.h"
 
 namespace semroute {
 namespace {
@@ -87,13 +87,13 @@ nlohmann::json model_card(const ServedModel& m) {
 
 }  // namespace
 
-nlohmann::json model_list(const ServedModels& models, const ServeLimits& limits) {
+nlohmann::json model_list(const ServedModels& models, const ContractLimits& limits) {
   nlohmann::json data = nlohmann::json::array();
   for (const auto& [name, m] : models) data.push_back(model_card(*m));
   return {{"object", "list"},
           {"api_version", kContractVersion},
           {"data", data},
-          {"limits", {{"max_bundle_tasks", limits.max_bundle_tasks}, {"max_request_bytes", limits.max_body_bytes}}}};
+          {"limits", {{"max_bundle_tasks", limits.max_bundle_tasks}, {"max_request_bytes", limits.max_request_bytes}}}};
 }
 
 std::pair<int, nlohmann::json> readiness(const ServedModels& models) {

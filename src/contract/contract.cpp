@@ -1,4 +1,4 @@
-#include "server/contract/contract.h"
+#include "contract/contract.h"
 
 #include <chrono>
 #include <cmath>
@@ -31,8 +31,17 @@ std::string server_timing(double parse, const WorkTimes& t, double serialize, do
   return out;
 }
 
-Reply contract_error(const ContractError& e) {
-  Reply r = error_reply(e.status, e.code, e.what());
+// Compact JSON, non-ASCII kept as UTF-8.
+std::string dump(const nlohmann::json& j) { return j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace); }
+
+ContractReply json_reply(const nlohmann::json& body, int status = 200) { return ContractReply{status, dump(body), {}, {}}; }
+
+ContractReply error_reply(int status, const std::string& code, const std::string& message) {
+  return json_reply({{"error", {{"code", code}, {"message", message}}}}, status);
+}
+
+ContractReply contract_error(const ContractError& e) {
+  ContractReply r = error_reply(e.status, e.code, e.what());
   if (e.status == 429) r.headers.emplace_back("Retry-After", "1");
   return r;
 }
@@ -71,6 +80,17 @@ nlohmann::json parse_contract_body(std::string_view body) {
   return parsed;
 }
 
+// Items with an error of their own ({"index", "error": "deadline_exceeded"}),
+// counted by error, bundled tasks' included.
+void count_item_errors(const nlohmann::json& j, std::map<std::string, size_t>& out) {
+  if (j.is_object()) {
+    const auto error = j.find("error");
+    if (error != j.end() && error->is_string() && j.contains("index")) ++out[error->get<std::string>()];
+  }
+  if (j.is_structured())
+    for (const auto& v : j) count_item_errors(v, out);
+}
+
 using Surface = nlohmann::json (*)(const nlohmann::json&, const SurfaceCall&);
 
 Surface surface_of(std::string_view route) {
@@ -86,8 +106,8 @@ Surface surface_of(std::string_view route) {
 
 ContractError invalid_request(const std::string& message) { return ContractError(400, "invalid_request", message); }
 
-std::optional<Reply> contract_reply(std::string_view method, std::string_view route, std::string_view body,
-                                    const ServedModels& models, const ServeLimits& limits,
+std::optional<ContractReply> contract_reply(std::string_view method, std::string_view route, std::string_view body,
+                                    const ServedModels& models, const ContractLimits& limits,
                                     const RequestControl& control) {
   if (route == "/health/live" || route == "/health" || route == "/v1/models") {
     if (method != "GET") return error_reply(405, "invalid_request", std::string(route) + " takes GET");
@@ -101,7 +121,7 @@ std::optional<Reply> contract_reply(std::string_view method, std::string_view ro
   const auto start = Clock::now();
   WorkTimes times;
   double parse = 0, serialize = 0;
-  Reply reply;
+  ContractReply reply;
   try {
     if (method != "POST") throw ContractError(405, "invalid_request", std::string(route) + " takes POST");
     const nlohmann::json request = parse_contract_body(body);
@@ -111,6 +131,7 @@ std::optional<Reply> contract_reply(std::string_view method, std::string_view ro
     if (!all_finite(response)) throw ContractError(500, "internal_error", "the response holds a non-finite number");
     const auto serialize_start = Clock::now();
     reply = json_reply(response);
+    count_item_errors(response, reply.item_errors);
     serialize = ms_since(serialize_start);
   } catch (const ContractError& e) {
     reply = contract_error(e);
@@ -211,7 +232,7 @@ RequestControl control_for(const SurfaceCall& call, const CommonOptions& options
                                             std::chrono::duration<double, std::milli>(ms)));
 }
 
-ModelSlot::ModelSlot(const ServedModel& model, const ServeLimits& limits) : slot_(model.in_flight, limits.max_queue) {
+ModelSlot::ModelSlot(const ServedModel& model, const ContractLimits& limits) : slot_(model.in_flight, limits.max_queue) {
   if (slot_.full())
     throw ContractError(429, "overloaded", "model \"" + model.name + "\" has a full queue; retry shortly");
 }

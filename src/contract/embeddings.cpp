@@ -2,7 +2,7 @@
 // dimensions, layer exits, input types, overflow and per-item errors.
 #include <cstring>
 
-#include "server/contract/contract.h"
+#include "contract/contract.h"
 
 namespace semroute {
 namespace {

@@ -1,4 +1,4 @@
-#include "server/contract/contract.h"
+#include "contract/contract.h"
 
 namespace semroute {
 

@@ -1,0 +1,35 @@
+"""The runtime contract in process (semroute.Runtime) answers what the CLI
+answers for the same model, with the contract's shapes and errors."""
+
+import semroute
+from conftest import TOLERANCE, cli_json
+
+
+def test_classify_equals_the_cli(tiny):
+    texts = ["What is the derivative of x^2?", "Ünïcödé — 日本語のテキスト"]
+    want = cli_json("classify", tiny / "intent", *texts)["results"]
+    with semroute.Runtime() as runtime:
+        runtime.add_model("intent", str(tiny / "intent"))
+        status, answer = runtime.call("/v1/classify", {"model": "intent", "input": texts})
+        assert status == 200 and "forward;dur=" in runtime.last_server_timing
+        for got, w in zip(answer["results"], want):
+            probabilities = dict(zip(answer["labels"], got["probabilities"]))
+            assert got["label"] == w["label"]
+            assert all(abs(probabilities[k] - v) <= TOLERANCE for k, v in w["probabilities"].items())
+        status, answer = runtime.call("/v1/classify", {"model": "intent", "input": "x", "colour": 1})
+        assert status == 400 and answer["error"]["code"] == "invalid_request"
+        status, answer = runtime.call("/v1/classify", {"model": "nope", "input": "x"})
+        assert status == 404 and answer["error"]["code"] == "model_not_found"
+        assert runtime.health()[0] == 200
+        cards = runtime.models()["data"]
+        assert cards[0]["id"] == "intent" and len(cards[0]["model_sha256"]) == 64
+
+
+def test_a_bad_name_is_refused(tiny):
+    with semroute.Runtime() as runtime:
+        try:
+            runtime.add_model("../x", str(tiny / "intent"))
+        except semroute.InvalidArgument:
+            pass
+        else:
+            raise AssertionError("a name with a path in it was taken")
