@@ -1,4 +1,6 @@
-// Sidecar against in process: the same model classifying the same prompt,
+// Sidecar against in process: the same model classifying the same prompt
+// (each call numbered, so that no two calls send the same text: the
+// sidecar computes identical inputs once, which would flatter it),
 // through the Go package's in-process Model (cgo) and through its sidecar
 // client over TCP and a Unix socket, at 1 / 8 / 64 concurrent callers.
 // Prints throughput, p50 and p99 per mode (run.sh starts the server): the
@@ -16,6 +18,7 @@ import (
 	"os"
 	"sort"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	semroute "github.com/semroute/semroute/bindings/go"
@@ -106,8 +109,12 @@ func main() {
 			for i, mode := range modes {
 				m := mode.m
 				_, _ = m.Classify(*prompt) // warm the path (and the connection pool)
-				r, err := measure(func() error { _, err := m.ClassifyBatch(context.Background(), []string{*prompt}); return err },
-					callers, d)
+				var calls atomic.Int64
+				r, err := measure(func() error {
+					text := fmt.Sprintf("%s (%d)", *prompt, calls.Add(1))
+					_, err := m.ClassifyBatch(context.Background(), []string{text})
+					return err
+				}, callers, d)
 				if err != nil {
 					fmt.Fprintln(os.Stderr, mode.name, err)
 					os.Exit(1)

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"net"
 	"net/http"
 	"strconv"
@@ -220,12 +221,17 @@ func (c contractInput) usage() InputUsage {
 }
 
 // contract posts texts to a runtime contract surface, cut to the model's
-// limit as in process (options.overflow "truncate").
+// limit as in process (options.overflow "truncate"), with the context's
+// deadline as options.deadline_ms.
 func (m *RemoteModel) contract(ctx context.Context, path string, texts []string, out any) error {
 	if err := checkUTF8(texts); err != nil {
 		return err
 	}
-	body := map[string]any{"model": m.name, "input": texts, "options": map[string]any{"overflow": "truncate"}}
+	options := map[string]any{"overflow": "truncate"}
+	if deadline, ok := ctx.Deadline(); ok { // as the router sends it: the time left, to the microsecond
+		options["deadline_ms"] = math.Max(float64(time.Until(deadline).Microseconds())/1000, 0.001)
+	}
+	body := map[string]any{"model": m.name, "input": texts, "options": options}
 	return m.c.call(ctx, http.MethodPost, path, body, out, nil)
 }
 
