@@ -37,6 +37,9 @@ expect() {  # expect PATTERN COMMAND...: runs COMMAND, fails unless its output m
   grep -Eq "$pattern" <<<"$out" || { echo "unexpected output of $*:"; echo "$out"; exit 1; }
 }
 
+echo "== the installed CLI (bin/semroute, lib/semroute)"
+same "$prefix/bin/semroute" classify "$domain" "$question"
+
 echo "== C++ consumer (find_package)"
 cmake -S examples/cpp -B "$work/cpp" -DCMAKE_PREFIX_PATH="$prefix" >/dev/null
 cmake --build "$work/cpp" >/dev/null
