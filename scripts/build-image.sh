@@ -11,8 +11,11 @@
 #   scripts/build-image.sh                     # needs root (or fakeroot) and Debian's mirror
 #   podman run -p 8080:8080 localhost/semroute:0.1.0
 # The image answers the runtime contract and semroute's own paths on
-# 0.0.0.0:8080 as an unprivileged user (65534); docs/serve.md has a
-# Kubernetes Deployment that runs it.
+# 0.0.0.0:8080 and /srv/semroute/socket/runtime.sock as an unprivileged user
+# (65534); docs/serve.md has a Kubernetes Deployment that runs it. Checked
+# here: the image builds and imports, and its root file system serves (run
+# in a chroot as user 65534); running it under podman needs a host that lets
+# containers set their limits.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 build_dir=$(realpath "${BUILD_DIR:-build}")
@@ -30,13 +33,13 @@ trap 'rm -rf "$work"' EXIT
 stage=$work/stage
 cmake --install "$build_dir" --prefix "$stage/usr/local" >/dev/null
 rm -rf "$stage/usr/local/include" "$stage/usr/local/lib/cmake" "$stage/usr/local/lib/pkgconfig"
-mkdir -p "$stage/srv/semroute" "$stage/run/semroute"
+mkdir -p "$stage/srv/semroute/socket"
 cp -r models "$stage/srv/semroute/models"
 cat >"$stage/srv/semroute/serve.yaml" <<'YAML'
 # semroute serve in the container: the default models under the runtime
 # contract (docs/runtime.md) and semroute's own paths (docs/serve.md).
 listen: 0.0.0.0:8080
-unix_socket: /run/semroute/runtime.sock
+unix_socket: /srv/semroute/socket/runtime.sock   # mount a volume here to share it with the router
 limits: {max_body_bytes: 8388608, max_queue: 256}
 models:
   domain:    {path: models/domain, max_batch: 8, max_wait_us: 1000}
@@ -50,7 +53,7 @@ YAML
 mmdebstrap --variant=apt --include="$runtime_packages" \
   --customize-hook="sync-in $stage /" \
   --customize-hook='chroot "$1" ldconfig' \
-  --customize-hook='chroot "$1" chown -R 65534:65534 /run/semroute' \
+  --customize-hook='chroot "$1" chown -R 65534:65534 /srv/semroute/socket' \
   --customize-hook='chroot "$1" /usr/local/bin/semroute version' \
   --customize-hook='rm -rf "$1"/var/cache/apt/archives/*.deb "$1"/var/lib/apt/lists/*' \
   bookworm "$out" "$mirror"
