@@ -1,0 +1,3 @@
+module semroute.test/contractclient
+
+go 1.19
