@@ -85,13 +85,17 @@ semroute_status* semroute_runtime_call(const semroute_runtime* runtime, const ch
     if (body == nullptr && body_len > 0) throw semroute::InvalidInput("body: NULL with a length");
     auto reply = std::make_unique<semroute_runtime_reply>();
     if (body_len > runtime->limits.max_request_bytes) {
-      reply->reply = {413, R"({"error":{"code":"request_too_large","message":"the body is larger than 64 MiB"}})", {}, {}};
+      reply->reply.status = 413;
+      reply->reply.body = R"({"error":{"code":"request_too_large","message":"the body is larger than 64 MiB"}})";
     } else {
       auto answer = semroute::contract_reply(method, path, std::string_view(body == nullptr ? "" : body, body_len),
                                              runtime->models, runtime->limits, semroute::RequestControl());
-      reply->reply = answer ? std::move(*answer)
-                            : semroute::ContractReply{404, R"({"error":{"code":"invalid_request","message":"no route )" +
-                                                               std::string(path) + "\"}}", {}, {}};
+      if (answer) {
+        reply->reply = std::move(*answer);
+      } else {
+        reply->reply.status = 404;
+        reply->reply.body = R"({"error":{"code":"invalid_request","message":"no route )" + std::string(path) + "\"}}";
+      }
     }
     for (const auto& [header, value] : reply->reply.headers)
       if (header == "Server-Timing") reply->server_timing = value;

@@ -34,7 +34,12 @@ std::string server_timing(double parse, const WorkTimes& t, double serialize, do
 // Compact JSON, non-ASCII kept as UTF-8.
 std::string dump(const nlohmann::json& j) { return j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace); }
 
-ContractReply json_reply(const nlohmann::json& body, int status = 200) { return ContractReply{status, dump(body), {}, {}}; }
+ContractReply json_reply(const nlohmann::json& body, int status = 200) {
+  ContractReply r;
+  r.status = status;
+  r.body = dump(body);
+  return r;
+}
 
 ContractReply error_reply(int status, const std::string& code, const std::string& message) {
   return json_reply({{"error", {{"code", code}, {"message", message}}}}, status);
@@ -109,8 +114,14 @@ ContractError invalid_request(const std::string& message) { return ContractError
 std::optional<ContractReply> contract_reply(std::string_view method, std::string_view route, std::string_view body,
                                     const ServedModels& models, const ContractLimits& limits,
                                     const RequestControl& control) {
-  if (route == "/health/live" || route == "/health" || route == "/v1/models") {
+  if (route == "/health/live" || route == "/health" || route == "/v1/models" || route == "/openapi.yaml") {
     if (method != "GET") return error_reply(405, "invalid_request", std::string(route) + " takes GET");
+    if (route == "/openapi.yaml") {
+      ContractReply document;
+      document.body = kOpenApiText;
+      document.content_type = "application/yaml";
+      return document;
+    }
     if (route == "/health/live") return json_reply(liveness());
     if (route == "/v1/models") return json_reply(model_list(models, limits));
     const auto [status, health] = readiness(models);

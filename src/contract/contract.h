@@ -44,6 +44,7 @@ struct ContractLimits {
 struct ContractReply {
   int status = 200;
   std::string body;
+  std::string content_type = "application/json";
   std::vector<std::pair<std::string, std::string>> headers;
   std::map<std::string, size_t> item_errors;  // items answered with an error of their own, by error
 };
@@ -79,6 +80,9 @@ nlohmann::json bundle_surface(const nlohmann::json& body, const SurfaceCall& cal
 nlohmann::json model_list(const ServedModels& models, const ContractLimits& limits);
 std::pair<int, nlohmann::json> readiness(const ServedModels& models);
 nlohmann::json liveness();
+
+// The OpenAPI document of what semroute serves (src/contract/openapi.yaml).
+extern const char* const kOpenApiText;
 
 // A contract path ("/v1/classify", "/health", …) with its method: its reply
 // with the Server-Timing header (for POST surfaces, errors included). Never

@@ -214,7 +214,7 @@ namespace {
 // into the scraped text and grow it without bound).
 std::string endpoint_label(std::string_view route) {
   static const std::set<std::string_view> kEndpoints = {
-      "/health",        "/health/live",  "/ready",          "/metrics",      "/v1/models",       "/v1/classify",
+      "/health",        "/health/live",  "/openapi.yaml",  "/ready",          "/metrics",      "/v1/models",       "/v1/classify",
       "/v1/embeddings", "/v1/rerank",    "/v1/bundle",      "/v1/decisions", "/v1/systemone",    "/v1/tokens",
       "/v1/similarity", "/v1/unified",   "/v1/route",       "/v1/route/answer", "/v1/compress",  "/v1/check-answer",
       "/v1/check-answer/streams"};
@@ -260,6 +260,7 @@ Reply Service::dispatch(std::string_view method, std::string_view path, std::str
     Reply reply;
     reply.status = answer->status;
     reply.body = std::move(answer->body);
+    reply.content_type = std::move(answer->content_type);
     reply.headers = std::move(answer->headers);
     return reply;
   }

@@ -158,6 +158,11 @@ def models_and_health(server):
     health = json.loads(data)
     validate(health, "Health", "GET /health")
     check(set(health["models"]) == set(cards) and health["status"] == "ready", f"health {health}")
+    status, data, headers = server.request("GET", "/openapi.yaml")
+    document = yaml.safe_load(data) if status == 200 else {}
+    check(status == 200 and headers.get("content-type", "").startswith("application/yaml") and
+          document.get("openapi", "").startswith("3.") and document["info"]["version"] == models["api_version"] and
+          all(p in document["paths"] for p in CONTRACT["paths"]), f"GET /openapi.yaml: {status}")
     status, data, _ = server.request("GET", "/health/live")
     check(status == 200, "GET /health/live")
     validate(json.loads(data), "Liveness", "GET /health/live")
