@@ -62,16 +62,6 @@ ContractError contract_error_of(const Error& e) {
   }
 }
 
-// NaN and infinities have no JSON form: a response holding one is the
-// runtime's failure, never a number the client misreads.
-bool all_finite(const nlohmann::json& j) {
-  if (j.is_number_float()) return std::isfinite(j.get<double>());
-  if (j.is_structured())
-    for (const auto& v : j)
-      if (!all_finite(v)) return false;
-  return true;
-}
-
 nlohmann::json parse_contract_body(std::string_view body) {
   if (const size_t nul = body.find('\0'); nul != std::string_view::npos)
     throw invalid_request("the request body holds a NUL byte at " + std::to_string(nul) + " (JSON has none)");
@@ -85,15 +75,21 @@ nlohmann::json parse_contract_body(std::string_view body) {
   return parsed;
 }
 
-// Items with an error of their own ({"index", "error": "deadline_exceeded"}),
-// counted by error, bundled tasks' included.
-void count_item_errors(const nlohmann::json& j, std::map<std::string, size_t>& out) {
+// One walk over a response: whether every number is finite (NaN and
+// infinities have no JSON form: a response holding one is the runtime's
+// failure, never a number the client misreads), and its items with an error
+// of their own ({"index", "error": "deadline_exceeded"}) counted by error,
+// bundled tasks' included.
+bool inspect_response(const nlohmann::json& j, std::map<std::string, size_t>& item_errors) {
+  if (j.is_number_float()) return std::isfinite(j.get<double>());
   if (j.is_object()) {
     const auto error = j.find("error");
-    if (error != j.end() && error->is_string() && j.contains("index")) ++out[error->get<std::string>()];
+    if (error != j.end() && error->is_string() && j.contains("index")) ++item_errors[error->get<std::string>()];
   }
   if (j.is_structured())
-    for (const auto& v : j) count_item_errors(v, out);
+    for (const auto& v : j)
+      if (!inspect_response(v, item_errors)) return false;
+  return true;
 }
 
 using Surface = nlohmann::json (*)(const nlohmann::json&, const SurfaceCall&);
@@ -139,10 +135,12 @@ std::optional<ContractReply> contract_reply(std::string_view method, std::string
     parse = ms_since(start);
     const RequestControl timed = control.recording(&times);
     const nlohmann::json response = surface(request, SurfaceCall{models, limits, timed, &times, Clock::now()});
-    if (!all_finite(response)) throw ContractError(500, "internal_error", "the response holds a non-finite number");
+    std::map<std::string, size_t> item_errors;
+    if (!inspect_response(response, item_errors))
+      throw ContractError(500, "internal_error", "the response holds a non-finite number");
     const auto serialize_start = Clock::now();
     reply = json_reply(response);
-    count_item_errors(response, reply.item_errors);
+    reply.item_errors = std::move(item_errors);
     serialize = ms_since(serialize_start);
   } catch (const ContractError& e) {
     reply = contract_error(e);
