@@ -10,6 +10,7 @@ using namespace semroute::capi;
 struct semroute_runtime {
   semroute::ServedModels models;
   semroute::ContractLimits limits;
+  mutable semroute::ResultCache results{16384};  // thread-safe
 };
 
 struct semroute_runtime_reply {
@@ -39,11 +40,14 @@ semroute::ServedModelConfig model_config(const std::string& path, const semroute
   return c;
 }
 
-bool valid_name(const std::string& name) {
-  return !name.empty() && name.size() <= 64 &&
-         name.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.-") ==
-             std::string::npos;
+void check_name(const semroute_runtime* runtime, const std::string& name) {
+  const bool valid = !name.empty() && name.size() <= 64 &&
+                     name.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.-") ==
+                         std::string::npos;
+  if (!valid) throw semroute::InvalidInput("name '" + name + "': 1-64 of [A-Za-z0-9_.-]");
+  if (runtime->models.count(name) != 0) throw semroute::InvalidInput("name '" + name + "' is taken");
 }
+
 
 }  // namespace
 
@@ -67,10 +71,33 @@ semroute_status* semroute_runtime_add_model(semroute_runtime* runtime, const cha
     require(runtime, "runtime");
     require(name, "name");
     require(path, "path");
-    if (!valid_name(name)) throw semroute::InvalidInput(std::string("name '") + name + "': 1-64 of [A-Za-z0-9_.-]");
-    if (runtime->models.count(name) != 0) throw semroute::InvalidInput(std::string("name '") + name + "' is taken");
+    check_name(runtime, name);
     const semroute_model_params p = effective_params(params);
     runtime->models.emplace(name, semroute::load_served_model(name, model_config(path, p)));
+  });
+}
+
+semroute_status* semroute_runtime_add_heads(semroute_runtime* runtime, const char* name, const char* backbone_path,
+                                            size_t count, const char* const* head_names, const char* const* head_paths,
+                                            const semroute_model_params* params) {
+  return guarded_load([&] {
+    require(runtime, "runtime");
+    require(name, "name");
+    require(backbone_path, "backbone_path");
+    require(head_names, "head_names");
+    require(head_paths, "head_paths");
+    if (count == 0 || count > semroute::kMaxBoundHeads)
+      throw semroute::InvalidInput("count: 1-" + std::to_string(semroute::kMaxBoundHeads) + " heads");
+    check_name(runtime, name);
+    semroute_model_params p = effective_params(params);
+    p.task = SEMROUTE_TASK_AUTO;
+    semroute::ServedModelConfig c = model_config(backbone_path, p);
+    for (size_t i = 0; i < count; ++i) {
+      require(head_names[i], "head_names[i]");
+      require(head_paths[i], "head_paths[i]");
+      c.heads.push_back(semroute::HeadSource{head_names[i], head_paths[i], std::nullopt});
+    }
+    runtime->models.emplace(name, semroute::load_served_model(name, c));
   });
 }
 
@@ -89,7 +116,8 @@ semroute_status* semroute_runtime_call(const semroute_runtime* runtime, const ch
       reply->reply.body = R"({"error":{"code":"request_too_large","message":"the body is larger than 64 MiB"}})";
     } else {
       auto answer = semroute::contract_reply(method, path, std::string_view(body == nullptr ? "" : body, body_len),
-                                             runtime->models, runtime->limits, semroute::RequestControl());
+                                             runtime->models, runtime->limits, semroute::RequestControl(),
+                                             &runtime->results);
       if (answer) {
         reply->reply = std::move(*answer);
       } else {

@@ -25,8 +25,8 @@ namespace {
 constexpr const char* kServeUsage =
     "usage: semroute serve CONFIG.yaml [--listen HOST:PORT] [--unix-socket PATH] [--grace-seconds N]\n"
     "       semroute serve --models FILE.json [--uds PATH | --host H --port P] [--max-request-bytes N]\n"
-    "                      [--max-bundle-tasks N] [--max-queue N] [--cache-dir DIR] [--threads N]\n"
-    "                      [--served-model-name NAME] [--offline] [--accept-licence]\n"
+    "                      [--max-bundle-tasks N] [--max-queue N] [--result-cache-entries N] [--cache-dir DIR]\n"
+    "                      [--threads N] [--served-model-name NAME] [--offline] [--accept-licence]\n"
     "Serves the models, unified classifiers and routers CONFIG.yaml names over HTTP/1.1 (docs/serve.md);\n"
     "or, as the vLLM Semantic Router starts its model runtime, the models of its models file (docs/runtime.md:\n"
     "local directories, or Hub ids found in the local Hugging Face cache; nothing is downloaded).\n"
@@ -45,6 +45,7 @@ ServeConfig runtime_config(const Options& args) {
   config.limits.max_body_bytes = static_cast<size_t>(args.integer("max-request-bytes", 8 << 20));
   config.limits.max_bundle_tasks = static_cast<size_t>(args.integer("max-bundle-tasks", 64));
   config.limits.max_queue = static_cast<size_t>(args.integer("max-queue", 256));
+  config.limits.result_cache_entries = static_cast<size_t>(args.integer("result-cache-entries", 16384));
   if (config.limits.max_body_bytes < 1024 || config.limits.max_bundle_tasks < 1 || config.limits.max_queue < 1)
     throw InvalidInput("--max-request-bytes (at least 1024), --max-bundle-tasks and --max-queue must be positive");
   if (args.has("served-model-name")) {
@@ -90,7 +91,7 @@ int run_serve(const std::vector<std::string>& argv) {
     if (a != "--offline" && a != "--accept-licence") kept.push_back(a);
   const Options args = parse_options(kept, kServeUsage,
                                      {"listen", "unix-socket", "grace-seconds", "models", "uds", "host", "port",
-                                      "max-request-bytes", "max-bundle-tasks", "max-queue", "cache-dir", "threads",
+                                      "max-request-bytes", "max-bundle-tasks", "max-queue", "result-cache-entries", "cache-dir", "threads",
                                       "served-model-name"});
   ServeConfig config;
   if (args.has("models")) {

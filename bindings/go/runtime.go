@@ -57,6 +57,41 @@ func (r *Runtime) AddModel(name, dir string, opts *Options) error {
 	return r.do(func() error { return statusError(C.semroute_runtime_add_model(r.handle, cname, cdir, &params)) })
 }
 
+// Head is one head of a model of bound heads: its name and task directory.
+type Head struct {
+	Name, Dir string
+}
+
+// AddHeads loads one task model of heads bound to the encoder in
+// backboneDir (the first head is the primary): one forward serves them all.
+func (r *Runtime) AddHeads(name, backboneDir string, heads []Head, opts *Options) error {
+	if len(heads) == 0 {
+		return &Error{Code: CodeInvalidArgument, Message: "AddHeads: no heads"}
+	}
+	var strings cStrings
+	defer strings.free()
+	params, err := modelParams(opts, &strings)
+	if err != nil {
+		return err
+	}
+	names := make([]*C.char, len(heads))
+	dirs := make([]*C.char, len(heads))
+	for i, h := range heads {
+		names[i], dirs[i] = strings.get(h.Name), strings.get(h.Dir)
+	}
+	cNames := C.malloc(C.size_t(len(heads)) * C.size_t(unsafe.Sizeof(uintptr(0))))
+	cDirs := C.malloc(C.size_t(len(heads)) * C.size_t(unsafe.Sizeof(uintptr(0))))
+	defer C.free(cNames)
+	defer C.free(cDirs)
+	copy(unsafe.Slice((**C.char)(cNames), len(heads)), names)
+	copy(unsafe.Slice((**C.char)(cDirs), len(heads)), dirs)
+	cname, cdir := strings.get(name), strings.get(backboneDir)
+	return r.do(func() error {
+		return statusError(C.semroute_runtime_add_heads(r.handle, cname, cdir, C.size_t(len(heads)),
+			(**C.char)(cNames), (**C.char)(cDirs), &params))
+	})
+}
+
 // Call sends one request: POST with a body (any JSON-marshalable value, or
 // raw JSON as []byte), GET with nil.
 func (r *Runtime) Call(path string, body any) (RuntimeReply, error) {

@@ -65,3 +65,53 @@ func TestRuntimeClassifyEqualsTheCLI(t *testing.T) {
 		t.Error("a name with a path in it was taken")
 	}
 }
+
+// A head bound to its own checkpoint's encoder is that model: the same
+// answers as the model alone.
+func TestRuntimeHeadsOnOneBackbone(t *testing.T) {
+	rt, err := NewRuntime(0, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rt.Close()
+	intent := filepath.Join(modelsDir, "intent")
+	if err := rt.AddModel("intent", intent, nil); err != nil {
+		t.Fatal(err)
+	}
+	heads := []Head{{"intent", intent}, {"pii", filepath.Join(modelsDir, "pii")}}
+	if err := rt.AddHeads("both", intent, heads, nil); err != nil {
+		t.Fatal(err)
+	}
+	if err := rt.AddHeads("none", intent, nil, nil); err == nil {
+		t.Error("a model of no heads was taken")
+	}
+	type answer struct {
+		Head    string `json:"head"`
+		Results []struct {
+			Label         string    `json:"label"`
+			Probabilities []float64 `json:"probabilities"`
+		} `json:"results"`
+	}
+	classify := func(body map[string]any) answer {
+		reply, err := rt.Call("/v1/classify", body)
+		if err != nil || reply.Status != 200 {
+			t.Fatalf("classify: %v %d %s", err, reply.Status, reply.Body)
+		}
+		var a answer
+		if err := json.Unmarshal(reply.Body, &a); err != nil {
+			t.Fatal(err)
+		}
+		return a
+	}
+	text := "What is the derivative of x^2?"
+	want := classify(map[string]any{"model": "intent", "input": text})
+	got := classify(map[string]any{"model": "both", "head": "intent", "input": text})
+	if got.Head != "intent" || got.Results[0].Label != want.Results[0].Label {
+		t.Fatalf("bound head %+v, alone %+v", got, want)
+	}
+	for k, p := range want.Results[0].Probabilities {
+		if math.Abs(got.Results[0].Probabilities[k]-p) > 1e-6 {
+			t.Errorf("probability %d: %g bound, %g alone", k, got.Results[0].Probabilities[k], p)
+		}
+	}
+}

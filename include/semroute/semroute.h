@@ -643,7 +643,9 @@ typedef struct semroute_runtime semroute_runtime;
 typedef struct semroute_runtime_reply semroute_runtime_reply;
 
 /* An empty runtime: at most max_bundle_tasks tasks per bundle (0 = 64) and
- * max_queue requests in flight per model (0 = 64; 429 overloaded beyond). */
+ * max_queue requests in flight per model (0 = 64; 429 overloaded beyond).
+ * It keeps the answers of up to 16384 items (keyed by model identity, head,
+ * options and input) and answers them again without a forward. */
 SEMROUTE_API SEMROUTE_MUST_USE semroute_status* semroute_runtime_create(uint32_t max_bundle_tasks, uint32_t max_queue,
                                                                         semroute_runtime** out_runtime);
 /* Adds the model directory `path` under `name` (1-64 of [A-Za-z0-9_.-]): a
@@ -657,6 +659,18 @@ SEMROUTE_API SEMROUTE_MUST_USE semroute_status* semroute_runtime_create(uint32_t
  * be read, a name already taken. Not to be called while calls run. */
 SEMROUTE_API SEMROUTE_MUST_USE semroute_status* semroute_runtime_add_model(semroute_runtime* runtime, const char* name,
                                                                            const char* path,
+                                                                           const semroute_model_params* params);
+/* Adds one task model of `count` heads (1-64) bound to the encoder and
+ * tokenizer at `backbone_path`: head_names[i] (as a request's "head" names
+ * it; the first is the primary) is the head of the task checkpoint at
+ * head_paths[i] (sequence or token classification as its config.json says;
+ * its operating_point.json as for a package). One forward serves every
+ * head: a bundle asking three heads about one text costs about one forward.
+ * params as semroute_runtime_add_model (its task is ignored). */
+SEMROUTE_API SEMROUTE_MUST_USE semroute_status* semroute_runtime_add_heads(semroute_runtime* runtime, const char* name,
+                                                                           const char* backbone_path, size_t count,
+                                                                           const char* const* head_names,
+                                                                           const char* const* head_paths,
                                                                            const semroute_model_params* params);
 /* One request: method "GET" or "POST", path as above, body (body_len bytes
  * of JSON; NULL for GET). Every answer, request errors included, is a reply

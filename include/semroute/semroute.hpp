@@ -453,6 +453,18 @@ class RuntimeClient {
                  const semroute_model_params& params = semroute_model_default_params()) {
     detail::check(semroute_runtime_add_model(runtime_.get(), name.c_str(), dir.c_str(), &params));
   }
+  // One task model of heads bound to the encoder at backbone_dir: {head name, task directory}, the first the primary.
+  void add_heads(const std::string& name, const std::string& backbone_dir,
+                 const std::vector<std::pair<std::string, std::string>>& heads,
+                 const semroute_model_params& params = semroute_model_default_params()) {
+    std::vector<const char*> names, dirs;
+    for (const auto& [head, dir] : heads) {
+      names.push_back(head.c_str());
+      dirs.push_back(dir.c_str());
+    }
+    detail::check(semroute_runtime_add_heads(runtime_.get(), name.c_str(), backbone_dir.c_str(), heads.size(),
+                                             names.data(), dirs.data(), &params));
+  }
   // POST with a body, GET without (body empty and method "GET").
   RuntimeReply call(const std::string& path, std::string_view body = {}, const char* method = nullptr) const {
     semroute_runtime_reply* raw = nullptr;

@@ -1,7 +1,9 @@
 // POST /v1/bundle: several surface requests in one call, each answered with
 // the status it would have had alone; they share the bundle's deadline
-// unless their own is earlier.
+// unless their own is earlier. Classify tasks of one model (whichever heads
+// they ask) run as one job: one packed forward, identical inputs computed once.
 #include <chrono>
+#include <map>
 
 #include "contract/contract.h"
 #include "semroute/error.h"
@@ -10,10 +12,27 @@ namespace semroute {
 namespace {
 
 const std::pair<const char*, nlohmann::json (*)(const nlohmann::json&, const SurfaceCall&)> kSurfaces[] = {
-    {"classify", classify_surface},
     {"embeddings", embeddings_surface},
     {"rerank", rerank_surface},
     {"decisions", decisions_surface}};
+
+// Fills a task's result with what `run` answers (status 200 under `name`)
+// or its error, with the status the task would have had alone.
+template <class Run>
+void answer_task(nlohmann::json& result, const char* name, Run&& run) {
+  try {
+    nlohmann::json response = run();
+    result["status"] = 200;
+    result[name] = std::move(response);
+  } catch (const ContractError& e) {
+    result["status"] = e.status;
+    result["error"] = {{"code", e.code}, {"message", e.what()}};
+  } catch (const Error& e) {
+    const bool ours = e.code() == ErrorCode::kInternal || e.code() == ErrorCode::kInvalidModel;
+    result["status"] = ours ? 500 : 400;
+    result["error"] = {{"code", ours ? "internal_error" : "invalid_request"}, {"message", e.what()}};
+  }
+}
 
 }  // namespace
 
@@ -40,27 +59,47 @@ nlohmann::json bundle_surface(const nlohmann::json& body, const SurfaceCall& cal
   CommonOptions bundle_options;
   bundle_options.deadline_ms = deadline_ms;
   shared.control = control_for(call, bundle_options);
-  nlohmann::json results = nlohmann::json::array();
-  for (const nlohmann::json& task : *tasks) {
-    nlohmann::json result = {{"id", task["id"]}};
+  std::vector<nlohmann::json> results(tasks->size());
+  // Classify tasks, parsed, then run together by model and deadline.
+  std::vector<ClassifyCall> calls(tasks->size());
+  std::map<std::pair<const ServedModel*, std::optional<double>>, std::vector<size_t>> jobs;
+  for (size_t i = 0; i < tasks->size(); ++i) {
+    const nlohmann::json& task = (*tasks)[i];
+    results[i] = {{"id", task["id"]}};
+    const auto request = task.find("classify");
+    if (request == task.end()) continue;
+    answer_task(results[i], "classify", [&]() -> nlohmann::json {
+      if (!request->is_object()) throw invalid_request("classify: expected a JSON object");
+      calls[i] = parse_classify(*request, shared);
+      jobs[{calls[i].model, calls[i].common.deadline_ms}].push_back(i);
+      return nullptr;  // answered below
+    });
+  }
+  for (const auto& [job, members] : jobs) {
+    std::vector<std::vector<ClassifyAnswer>> answers;
+    std::vector<const ClassifyCall*> group;
+    for (const size_t i : members) group.push_back(&calls[i]);
+    for (const size_t i : members) {
+      answer_task(results[i], "classify", [&] {
+        if (answers.empty()) {
+          const ModelSlot slot(*job.first, call.limits);
+          answers = run_classify(group, shared, control_for(shared, calls[i].common));
+        }
+        const size_t k = static_cast<size_t>(std::find(members.begin(), members.end(), i) - members.begin());
+        return classify_response(calls[i], answers[k], shared);
+      });
+    }
+  }
+  for (size_t i = 0; i < tasks->size(); ++i) {
+    const nlohmann::json& task = (*tasks)[i];
     for (const auto& [name, surface] : kSurfaces) {
       const auto request = task.find(name);
       if (request == task.end()) continue;
-      try {
+      answer_task(results[i], name, [&] {
         if (!request->is_object()) throw invalid_request(std::string(name) + ": expected a JSON object");
-        nlohmann::json response = surface(*request, shared);
-        result["status"] = 200;
-        result[name] = std::move(response);
-      } catch (const ContractError& e) {
-        result["status"] = e.status;
-        result["error"] = {{"code", e.code}, {"message", e.what()}};
-      } catch (const Error& e) {
-        const bool ours = e.code() == ErrorCode::kInternal || e.code() == ErrorCode::kInvalidModel;
-        result["status"] = ours ? 500 : 400;
-        result["error"] = {{"code", ours ? "internal_error" : "invalid_request"}, {"message", e.what()}};
-      }
+        return surface(*request, shared);
+      });
     }
-    results.push_back(std::move(result));
   }
   return {{"results", results}};
 }

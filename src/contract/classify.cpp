@@ -2,6 +2,7 @@
 #include <map>
 
 #include "contract/contract.h"
+#include "runtime/result_cache.h"
 
 namespace semroute {
 namespace {
@@ -88,9 +89,24 @@ nlohmann::json result_json(size_t index, const ClassifyAnswer& a, const HeadInfo
   return r;
 }
 
+// The cache key of an item's answer: the model, the head, what the request
+// asks that shapes an answer (the head's defaults filled in), the item.
+std::string cache_key(const ServedModel& model, const HeadInfo& head, const ClassifyRequest& r,
+                      const ClassifyItem& item) {
+  CacheKey key;
+  key.add("classify").add(model.identity.model_sha256).add(model.dtype).add(head.name);
+  key.add(static_cast<double>(r.overflow.value_or(head.overflow))).add(static_cast<double>(r.max_tokens));
+  const HeadWindow window = r.window.value_or(head.window.value_or(HeadWindow{}));
+  key.add(static_cast<double>(window.tokens)).add(static_cast<double>(window.overlap));
+  key.add(r.threshold.value_or(-1)).add(r.return_tokens ? 1.0 : 0.0);
+  key.add(static_cast<double>(item.form)).add(item.text).add(item.text_pair);
+  key.add(item.context).add(item.question).add(item.answer);
+  return key.digest();
+}
+
 }  // namespace
 
-nlohmann::json classify_surface(const nlohmann::json& body, const SurfaceCall& call) {
+ClassifyCall parse_classify(const nlohmann::json& body, const SurfaceCall& call) {
   allow_fields(body, {"model", "input", "head", "options"}, "the request");
   const nlohmann::json options = body.value("options", nlohmann::json::object());
   allow_fields(options, {"deadline_ms", "profile", "return_meta", "overflow", "max_tokens", "window", "threshold",
@@ -102,45 +118,96 @@ nlohmann::json classify_surface(const nlohmann::json& body, const SurfaceCall& c
     throw invalid_request("\"input\": a string, an item, or a non-empty list of them");
   if (input->is_array() && input->size() > kMaxContractInputs)
     throw invalid_request("\"input\": at most " + std::to_string(kMaxContractInputs) + " inputs per request");
-  const ServedModel& model = select_model(body, call.models);
-  const CommonOptions common = common_options(options, model);
-  if (!model.heads) throw ContractError(422, "unsupported_surface", "model \"" + model.name + "\" does not classify");
-  const TaskHeads& heads = *model.heads;
-  if (const auto head = string_field(body, "head", "the request"); head && *head != heads.head().name)
-    throw invalid_request("\"head\": model \"" + model.name + "\" has no head \"" + *head + "\" (it has \"" +
-                          heads.head().name + "\")");
-  const ClassifyRequest request = classify_options(options);
-
-  const nlohmann::json listed = input->is_array() ? *input : nlohmann::json::array({*input});
-  std::vector<ClassifyItem> items;
-  std::vector<size_t> positions;  // of the well-formed items in the input
-  for (size_t i = 0; i < listed.size(); ++i) {
-    if (const auto item = item_of(listed[i])) {
-      items.push_back(*item);
-      positions.push_back(i);
+  ClassifyCall c;
+  c.model = &select_model(body, call.models);
+  c.common = common_options(options, *c.model);
+  if (!c.model->heads) throw ContractError(422, "unsupported_surface", "model \"" + c.model->name + "\" does not classify");
+  const TaskHeads& heads = *c.model->heads;
+  if (const auto head = string_field(body, "head", "the request")) {
+    const std::optional<size_t> index = heads.head_index(*head);
+    if (!index) {
+      std::string names;
+      for (const HeadInfo* h : heads.heads()) names += (names.empty() ? "\"" : ", \"") + h->name + "\"";
+      throw invalid_request("\"head\": model \"" + c.model->name + "\" has no head \"" + *head + "\" (it has " +
+                            names + ")");
+    }
+    c.head = *index;
+  }
+  c.request = classify_options(options);
+  heads.check(c.head, c.request);
+  c.inputs = input->is_array() ? input->size() : 1;
+  for (size_t i = 0; i < c.inputs; ++i) {
+    if (const auto item = item_of(input->is_array() ? (*input)[i] : *input)) {
+      c.items.push_back(*item);
+      c.positions.push_back(i);
     }
   }
-  const ModelSlot slot(model, call.limits);
-  const std::vector<ClassifyAnswer> answers = heads.classify(items, request, control_for(call, common));
+  return c;
+}
 
-  std::vector<nlohmann::json> results(listed.size());
-  for (size_t i = 0; i < listed.size(); ++i) results[i] = {{"index", i}, {"error", "invalid_input"}};
+std::vector<std::vector<ClassifyAnswer>> run_classify(const std::vector<const ClassifyCall*>& calls,
+                                                      const SurfaceCall& call, const RequestControl& control) {
+  const ServedModel& model = *calls.front()->model;
+  const TaskHeads& heads = *model.heads;
+  std::vector<std::vector<ClassifyAnswer>> answers(calls.size());
+  std::vector<std::vector<std::string>> keys(calls.size());
+  std::vector<std::vector<size_t>> missed(calls.size());  // per call: the items to compute
+  std::vector<std::vector<ClassifyItem>> todo(calls.size());
+  std::vector<HeadCall> head_calls;
+  for (size_t c = 0; c < calls.size(); ++c) {
+    const ClassifyCall& cc = *calls[c];
+    answers[c].resize(cc.items.size());
+    for (size_t i = 0; i < cc.items.size(); ++i) {
+      if (call.cache != nullptr && call.cache->enabled()) {
+        keys[c].push_back(cache_key(model, *heads.heads()[cc.head], cc.request, cc.items[i]));
+        if (auto hit = call.cache->find(keys[c].back())) {
+          answers[c][i] = std::get<ClassifyAnswer>(std::move(*hit));
+          continue;
+        }
+      }
+      missed[c].push_back(i);
+      todo[c].push_back(cc.items[i]);
+    }
+  }
+  for (size_t c = 0; c < calls.size(); ++c) head_calls.push_back(HeadCall{calls[c]->head, &todo[c], calls[c]->request});
+  const auto computed = heads.classify_each(head_calls, control);
+  for (size_t c = 0; c < calls.size(); ++c) {
+    for (size_t k = 0; k < missed[c].size(); ++k) {
+      const size_t i = missed[c][k];
+      answers[c][i] = computed[c][k];
+      if (!keys[c].empty() && computed[c][k].error == ItemError::kNone) call.cache->insert(keys[c][i], computed[c][k]);
+    }
+  }
+  return answers;
+}
+
+nlohmann::json classify_response(const ClassifyCall& c, const std::vector<ClassifyAnswer>& answers,
+                                 const SurfaceCall& call) {
+  const HeadInfo& head = *c.model->heads->heads()[c.head];
+  std::vector<nlohmann::json> results(c.inputs);
+  for (size_t i = 0; i < c.inputs; ++i) results[i] = {{"index", i}, {"error", "invalid_input"}};
   size_t input_tokens = 0;
   for (size_t k = 0; k < answers.size(); ++k) {
-    results[positions[k]] = result_json(positions[k], answers[k], heads.head(), request.return_tokens);
+    results[c.positions[k]] = result_json(c.positions[k], answers[k], head, c.request.return_tokens);
     input_tokens += answers[k].input.tokens;  // what was read, failed items included
   }
-  nlohmann::json out = {{"model", model.name},
-                        {"head", heads.head().name},
-                        {"kind", head_kind_name(heads.head().kind)},
-                        {"labels", heads.head().labels},
+  nlohmann::json out = {{"model", c.model->name},
+                        {"head", head.name},
+                        {"kind", head_kind_name(head.kind)},
+                        {"labels", head.labels},
                         {"results", results},
                         {"usage", {{"input_tokens", input_tokens}, {"output_tokens", 0}}}};
-  if (common.return_meta) {
-    out["meta"] = response_meta(model, *call.times);
-    out["meta"]["head"] = heads.head().name;
+  if (c.common.return_meta) {
+    out["meta"] = response_meta(*c.model, *call.times);
+    out["meta"]["head"] = head.name;
   }
   return out;
+}
+
+nlohmann::json classify_surface(const nlohmann::json& body, const SurfaceCall& call) {
+  const ClassifyCall c = parse_classify(body, call);
+  const ModelSlot slot(*c.model, call.limits);
+  return classify_response(c, run_classify({&c}, call, control_for(call, c.common)).front(), call);
 }
 
 }  // namespace semroute

@@ -109,7 +109,7 @@ ContractError invalid_request(const std::string& message) { return ContractError
 
 std::optional<ContractReply> contract_reply(std::string_view method, std::string_view route, std::string_view body,
                                     const ServedModels& models, const ContractLimits& limits,
-                                    const RequestControl& control) {
+                                    const RequestControl& control, ResultCache* cache) {
   if (route == "/health/live" || route == "/health" || route == "/v1/models" || route == "/openapi.yaml") {
     if (method != "GET") return error_reply(405, "invalid_request", std::string(route) + " takes GET");
     if (route == "/openapi.yaml") {
@@ -134,7 +134,7 @@ std::optional<ContractReply> contract_reply(std::string_view method, std::string
     const nlohmann::json request = parse_contract_body(body);
     parse = ms_since(start);
     const RequestControl timed = control.recording(&times);
-    const nlohmann::json response = surface(request, SurfaceCall{models, limits, timed, &times, Clock::now()});
+    const nlohmann::json response = surface(request, SurfaceCall{models, limits, timed, &times, Clock::now(), cache});
     std::map<std::string, size_t> item_errors;
     if (!inspect_response(response, item_errors))
       throw ContractError(500, "internal_error", "the response holds a non-finite number");

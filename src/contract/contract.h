@@ -22,6 +22,7 @@
 
 #include "contract/served_model.h"
 #include "runtime/request_control.h"
+#include "runtime/result_cache.h"
 
 namespace semroute {
 
@@ -67,6 +68,7 @@ struct SurfaceCall {
   RequestControl control;  // the request's (deadline_ms applies on top); records into `times`
   WorkTimes* times;        // where this call's phases go (meta's queue_ms, compute_ms)
   RequestControl::Clock::time_point read;  // when the body had been read: deadline_ms counts from it
+  ResultCache* cache = nullptr;            // answers already computed (null: none kept)
 };
 
 // The surfaces: a parsed body in, the response's JSON out; ContractError for
@@ -76,6 +78,7 @@ nlohmann::json embeddings_surface(const nlohmann::json& body, const SurfaceCall&
 nlohmann::json rerank_surface(const nlohmann::json& body, const SurfaceCall& call);
 nlohmann::json decisions_surface(const nlohmann::json& body, const SurfaceCall& call);
 nlohmann::json bundle_surface(const nlohmann::json& body, const SurfaceCall& call);
+
 // GET /v1/models, /health (status and body), /health/live.
 nlohmann::json model_list(const ServedModels& models, const ContractLimits& limits);
 std::pair<int, nlohmann::json> readiness(const ServedModels& models);
@@ -86,10 +89,11 @@ extern const char* const kOpenApiText;
 
 // A contract path ("/v1/classify", "/health", …) with its method: its reply
 // with the Server-Timing header (for POST surfaces, errors included). Never
-// throws. nullopt for paths the contract does not define.
+// throws. nullopt for paths the contract does not define. `cache`: where
+// answers are kept and found (null: none).
 std::optional<ContractReply> contract_reply(std::string_view method, std::string_view route, std::string_view body,
-                                    const ServedModels& models, const ContractLimits& limits,
-                                    const RequestControl& control);
+                                            const ServedModels& models, const ContractLimits& limits,
+                                            const RequestControl& control, ResultCache* cache = nullptr);
 
 // ---- shared by the surfaces -------------------------------------------
 
@@ -133,5 +137,24 @@ nlohmann::json response_meta(const ServedModel& model, const WorkTimes& times);
 nlohmann::json input_usage(const InputFacts& input);
 // The profile a model is served with: "exact" for float32 weights, else its dtype.
 std::string profile_of(const ServedModel& model);
+
+// /v1/classify in three steps, so that a bundle runs the calls of one model
+// in one packed forward: the parsed request (its items are views into the
+// body, which must outlive it), the answers of calls to one model (through
+// the result cache), the response.
+struct ClassifyCall {
+  const ServedModel* model = nullptr;
+  size_t head = 0;
+  ClassifyRequest request;
+  CommonOptions common;
+  size_t inputs = 0;                // the request's input count
+  std::vector<ClassifyItem> items;  // its well-formed items (the others: invalid_input)
+  std::vector<size_t> positions;    // where each item is in the input
+};
+ClassifyCall parse_classify(const nlohmann::json& body, const SurfaceCall& call);
+std::vector<std::vector<ClassifyAnswer>> run_classify(const std::vector<const ClassifyCall*>& calls,
+                                                      const SurfaceCall& call, const RequestControl& control);
+nlohmann::json classify_response(const ClassifyCall& call, const std::vector<ClassifyAnswer>& answers,
+                                 const SurfaceCall& surface);
 
 }  // namespace semroute

@@ -7,8 +7,7 @@
 namespace semroute {
 namespace {
 
-nlohmann::json head_card(const TaskHeads& heads) {
-  const HeadInfo& h = heads.head();
+nlohmann::json head_card(const HeadInfo& h) {
   nlohmann::json card = {{"name", h.name},
                          {"kind", head_kind_name(h.kind)},
                          {"labels", h.labels},
@@ -65,7 +64,8 @@ nlohmann::json model_card(const ServedModel& m) {
   if (!m.identity.manifest_sha256.empty()) card["manifest_sha256"] = m.identity.manifest_sha256;
   if (m.heads) {
     card["surfaces"] = {"classify"};
-    card["heads"] = {head_card(*m.heads)};
+    card["heads"] = nlohmann::json::array();
+    for (const HeadInfo* h : m.heads->heads()) card["heads"].push_back(head_card(*h));
     card["limits"] = {{"max_input_tokens", m.heads->max_input_tokens()}, {"max_inputs", kMaxContractInputs}};
   } else if (m.rerank) {
     const PairScorer& scorer = m.rerank->scorer();

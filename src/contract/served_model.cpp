@@ -21,6 +21,12 @@ std::unique_ptr<ServedModel> failed_model(std::unique_ptr<ServedModel> m, const 
   return m;
 }
 
+std::vector<std::pair<std::string, std::filesystem::path>> head_dirs(const std::vector<HeadSource>& heads) {
+  std::vector<std::pair<std::string, std::filesystem::path>> out;
+  for (const HeadSource& h : heads) out.emplace_back(h.name, h.dir);
+  return out;
+}
+
 }  // namespace
 
 std::unique_ptr<ServedModel> load_served_model(const std::string& name, const ServedModelConfig& c) {
@@ -32,7 +38,7 @@ std::unique_ptr<ServedModel> load_served_model(const std::string& name, const Se
   if (!c.unavailable.empty()) return failed_model(std::move(m), c.unavailable);
   try {
     try {
-      m->identity = identify_package(c.path);
+      m->identity = c.heads.empty() ? identify_package(c.path) : identify_bound_heads(c.path, head_dirs(c.heads));
     } catch (const Error& e) {
       if (e.code() != ErrorCode::kInvalidModel) throw;
       return failed_model(std::move(m), e.what());  // its files are not what its manifest says: never read
@@ -42,7 +48,9 @@ std::unique_ptr<ServedModel> load_served_model(const std::string& name, const Se
                                           std::filesystem::exists(c.path / "classification_heads.safetensors"));
     const bool pooled = !c.kind && !pair_scorer && std::filesystem::exists(c.path / "1_Pooling/config.json") &&
                         std::filesystem::exists(c.path / "modules.json");  // a sentence-transformers package
-    if (pair_scorer) {
+    if (!c.heads.empty()) {  // the config refuses bound heads beside task embedding or rerank
+      m->heads = TaskHeads::load_bound(c.path, c.heads, TaskHeadsOptions{c.options, c.batching});
+    } else if (pair_scorer) {
       m->rerank = RerankModel::load(c.path, PairScorerOptions{c.options, c.pair_scorer.layer, c.pair_scorer.dimension},
                                     c.batching);
     } else if (c.embedding || pooled) {

@@ -34,6 +34,9 @@ struct ServedModelConfig {
   // and full width (ones it was trained for).
   std::vector<int64_t> layers, dimensions;
   PairExit pair_scorer;  // a pair scorer's default exit ({0, 0}: its last layer at full width)
+  // Heads bound to the encoder at `path` (a backbone): one task model whose
+  // forward serves them all; empty: `path` is a package of its own.
+  std::vector<HeadSource> heads;
   // Set when the model cannot be loaded at all (a models file naming one
   // that is not on this machine): it is served as failed, with this reason.
   std::string unavailable;

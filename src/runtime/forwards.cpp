@@ -14,8 +14,8 @@ constexpr size_t kEncodingsPerPiece = 32;
 
 }  // namespace
 
-std::vector<at::Tensor> forward_rows(const std::vector<const Encoding*>& encodings, const Tokenizer& tokenizer,
-                                     c10::Device device, const BatchRows& rows, bool per_token) {
+std::vector<at::Tensor> forward_each(const std::vector<const Encoding*>& encodings, const Tokenizer& tokenizer,
+                                     c10::Device device, const BatchAnswers& answers) {
   std::map<std::pair<std::vector<int32_t>, std::vector<int32_t>>, size_t> first_of;
   std::vector<size_t> unique_of(encodings.size());
   std::vector<const Encoding*> unique;
@@ -36,19 +36,27 @@ std::vector<at::Tensor> forward_rows(const std::vector<const Encoding*>& encodin
     }
     std::vector<Encoding> chunk;
     for (size_t i = begin; i < end; ++i) chunk.push_back(*unique[i]);
-    const TextBatch batch = batch_from_encodings(std::move(chunk), tokenizer, device);
-    const at::Tensor out = rows(batch).to(at::kFloat).cpu();
-    for (size_t b = 0; b < batch.encodings.size(); ++b) {
-      at::Tensor row = out[static_cast<int64_t>(b)];
-      if (per_token) row = row.narrow(0, 0, static_cast<int64_t>(batch.encodings[b].size()));
-      computed.push_back(row.clone());
-    }
+    for (at::Tensor& t : answers(batch_from_encodings(std::move(chunk), tokenizer, device))) computed.push_back(std::move(t));
     begin = end;
   }
   std::vector<at::Tensor> result;
   result.reserve(encodings.size());
   for (size_t i = 0; i < encodings.size(); ++i) result.push_back(computed[unique_of[i]]);
   return result;
+}
+
+std::vector<at::Tensor> forward_rows(const std::vector<const Encoding*>& encodings, const Tokenizer& tokenizer,
+                                     c10::Device device, const BatchRows& rows, bool per_token) {
+  return forward_each(encodings, tokenizer, device, [&](const TextBatch& batch) {
+    const at::Tensor out = rows(batch).to(at::kFloat).cpu();
+    std::vector<at::Tensor> each;
+    for (size_t b = 0; b < batch.encodings.size(); ++b) {
+      at::Tensor row = out[static_cast<int64_t>(b)];
+      if (per_token) row = row.narrow(0, 0, static_cast<int64_t>(batch.encodings[b].size()));
+      each.push_back(row.clone());
+    }
+    return each;
+  });
 }
 
 std::vector<at::Tensor> forward_pieces(const std::vector<const Encoding*>& encodings, const RequestControl& control,

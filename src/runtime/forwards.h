@@ -18,7 +18,14 @@ namespace semroute {
 using EncodingBatcher = Batcher<at::Tensor, const Encoding*>;
 // A model's rows ([batch, …]) for one batch of encodings.
 using BatchRows = std::function<at::Tensor(const TextBatch& batch)>;
+// A model's answer for each encoding of one batch (float32 on the CPU).
+using BatchAnswers = std::function<std::vector<at::Tensor>(const TextBatch& batch)>;
 using Forward = std::function<std::vector<at::Tensor>(const std::vector<const Encoding*>&)>;
+
+// One tensor per encoding, of answers(batch) for batches of encodings within
+// the token budget; identical encodings are computed once.
+std::vector<at::Tensor> forward_each(const std::vector<const Encoding*>& encodings, const Tokenizer& tokenizer,
+                                     c10::Device device, const BatchAnswers& answers);
 
 // One float32 CPU tensor per encoding: its row of rows(batch), cut to the
 // encoding's length when `per_token` ([tokens, …] per encoding).

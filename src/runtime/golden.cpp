@@ -44,33 +44,37 @@ std::optional<GoldenValues> read_golden_answers(const std::filesystem::path& dir
   return values;
 }
 
+// Every head's answers (a bound head's keys start with its name; the
+// primary's with none), all asked in one forward.
 GoldenValues golden_values(const TaskHeads& heads) {
-  std::vector<ClassifyItem> items;
-  if (heads.head().grounding) {
-    ClassifyItem item;
-    item.form = ClassifyItem::Form::kGrounded;
-    item.context = kGroundedContext;
-    item.question = kGroundedQuestion;
-    item.answer = kGroundedAnswer;
-    items.push_back(item);
-  } else {
-    for (const auto text : kGoldenTexts) items.push_back(ClassifyItem{ClassifyItem::Form::kText, text, {}, {}, {}, {}});
+  std::vector<ClassifyItem> grounded(1), texts;
+  grounded[0].form = ClassifyItem::Form::kGrounded;
+  grounded[0].context = kGroundedContext;
+  grounded[0].question = kGroundedQuestion;
+  grounded[0].answer = kGroundedAnswer;
+  for (const auto text : kGoldenTexts) texts.push_back(ClassifyItem{ClassifyItem::Form::kText, text, {}, {}, {}, {}});
+  std::vector<HeadCall> calls;
+  for (size_t h = 0; h < heads.heads().size(); ++h) {
+    HeadCall call{h, heads.heads()[h]->grounding ? &grounded : &texts, {}};
+    // The golden texts fit any model; a small test model reads their start.
+    if (!heads.heads()[h]->grounding) call.request.overflow = OverflowPolicy::kTruncate;
+    calls.push_back(call);
   }
-  ClassifyRequest request;
-  request.overflow = OverflowPolicy::kTruncate;  // the golden texts fit any model; a small test model reads their start
-  if (heads.head().grounding) request.overflow.reset();
-  const auto answers = heads.classify(items, request, RequestControl());
+  const auto answers = heads.classify_each(calls, RequestControl());
   GoldenValues out;
-  for (size_t i = 0; i < answers.size(); ++i) {
-    const ClassifyAnswer& a = answers[i];
-    const std::string index = std::to_string(i) + ".";
-    if (a.error != ItemError::kNone) out[index + "error"] = NAN;
-    add_list(out, index + "probabilities.", a.probabilities);
-    add_list(out, index + "scores.", a.scores);
-    for (size_t n = 0; n < a.spans.size(); ++n) {
-      const LabelledSpan& s = a.spans[n];
-      out[index + "span." + std::to_string(n) + "." + s.label + "." + std::to_string(s.start) + "." +
-          std::to_string(s.end)] = s.probability;
+  for (size_t h = 0; h < answers.size(); ++h) {
+    const std::string head = h == 0 ? "" : heads.heads()[h]->name + ".";
+    for (size_t i = 0; i < answers[h].size(); ++i) {
+      const ClassifyAnswer& a = answers[h][i];
+      const std::string index = head + std::to_string(i) + ".";
+      if (a.error != ItemError::kNone) out[index + "error"] = NAN;
+      add_list(out, index + "probabilities.", a.probabilities);
+      add_list(out, index + "scores.", a.scores);
+      for (size_t n = 0; n < a.spans.size(); ++n) {
+        const LabelledSpan& s = a.spans[n];
+        out[index + "span." + std::to_string(n) + "." + s.label + "." + std::to_string(s.start) + "." +
+            std::to_string(s.end)] = s.probability;
+      }
     }
   }
   return out;

@@ -59,6 +59,11 @@ void check_manifest(const fs::path& dir, const std::string& text, const std::map
   }
 }
 
+std::string model_digest(const std::map<std::string, std::string>& files) {
+  const nlohmann::json canonical = {{"files", files}, {"format", "task-heads/1"}};
+  return sha256_hex(canonical.dump());
+}
+
 }  // namespace
 
 PackageIdentity identify_package(const fs::path& dir) {
@@ -72,10 +77,18 @@ PackageIdentity identify_package(const fs::path& dir) {
     id.manifest_sha256 = sha256_hex(text);
     check_manifest(dir, text, id.files);
   }
-  const nlohmann::json canonical = {{"files", id.files}, {"format", "task-heads/1"}};
-  id.model_sha256 = sha256_hex(canonical.dump());
+  id.model_sha256 = model_digest(id.files);
   const Checkpoint weights = Checkpoint::open(dir);
   for (const std::string& name : weights.names()) id.parameters += weights.find(name)->numel();
+  return id;
+}
+
+PackageIdentity identify_bound_heads(const fs::path& backbone,
+                                     const std::vector<std::pair<std::string, fs::path>>& heads) {
+  PackageIdentity id = identify_package(backbone);
+  for (const auto& [name, dir] : heads)
+    for (const auto& [file, digest] : identify_package(dir).files) id.files[name + "/" + file] = digest;
+  id.model_sha256 = model_digest(id.files);
   return id;
 }
 

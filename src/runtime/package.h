@@ -10,6 +10,8 @@
 #include <cstdint>
 #include <map>
 #include <string>
+#include <utility>
+#include <vector>
 
 namespace semroute {
 
@@ -22,5 +24,11 @@ struct PackageIdentity {
 
 // Throws LoadError (kInvalidModel) naming the file that fails the manifest.
 PackageIdentity identify_package(const std::filesystem::path& dir);
+
+// A backbone and the heads bound to it, as one model: the backbone's files,
+// each head's as "<head>/<file>" (each directory checked against its own
+// manifest); parameters: the backbone's.
+PackageIdentity identify_bound_heads(const std::filesystem::path& backbone,
+                                     const std::vector<std::pair<std::string, std::filesystem::path>>& heads);
 
 }  // namespace semroute

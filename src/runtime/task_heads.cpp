@@ -173,28 +173,25 @@ struct TaskHeads::Plan {
   InputFacts input;
 };
 
-std::shared_ptr<const TaskHeads> TaskHeads::load(const std::filesystem::path& dir, std::optional<TaskKind> kind,
-                                                 const TaskHeadsOptions& options) {
-  if (!kind) kind = kind_of_model(dir);
-  if (!kind)
-    throw LoadError(dir.string() + ": config.json names no *ForSequenceClassification or *ForTokenClassification",
-                    ErrorCode::kInvalidModel);
-  std::shared_ptr<TaskHeads> heads(new TaskHeads());
-  HeadInfo& head = heads->head_;
+TaskHeads::Head TaskHeads::load_head(const std::filesystem::path& dir,
+                                     std::shared_ptr<const SequenceClassifier> sequence,
+                                     std::shared_ptr<const TokenClassifier> token) {
+  Head h;
+  h.sequence = std::move(sequence);
+  h.token = std::move(token);
+  HeadInfo& head = h.info;
   head.name = "default";
-  if (*kind == TaskKind::kToken) {
-    heads->token_ = TokenClassifier::load(dir, options.task);
+  if (h.token) {
     head.kind = HeadKind::kToken;
     head.inputs = {"text"};
     head.reduction = "span_union";
   } else {
-    heads->sequence_ = SequenceClassifier::load(dir, options.task);
-    head.kind = heads->sequence_->scoring() == Scoring::kSigmoid ? HeadKind::kScores : HeadKind::kSequence;
+    head.kind = h.sequence->scoring() == Scoring::kSigmoid ? HeadKind::kScores : HeadKind::kSequence;
     head.inputs = {"text", "pair"};
     head.reduction = "max";
   }
-  head.labels = heads->task().labels;
-  heads->max_input_tokens_ = heads->task().encode.max_length;
+  head.labels = h.task().labels;
+  h.max_input_tokens = h.task().encode.max_length;
   const std::filesystem::path op_file = dir / "operating_point.json";
   if (std::filesystem::exists(op_file)) {
     const std::string text = read_file(op_file);
@@ -202,55 +199,146 @@ std::shared_ptr<const TaskHeads> TaskHeads::load(const std::filesystem::path& di
     if (!op.is_object()) bad_operating_point(op_file, "expected a JSON object");
     if (head.kind == HeadKind::kSequence) bad_operating_point(op_file, "a softmax sequence head has no operating point");
     if (head.kind == HeadKind::kScores) {
-      head.operating_point = read_operating_point(op, head.labels, heads->max_input_tokens_, op_file, head.window);
+      head.operating_point = read_operating_point(op, head.labels, h.max_input_tokens, op_file, head.window);
       head.operating_point->sha256 = sha256_hex(text);
       if (head.window) head.overflow = OverflowPolicy::kWindow;
-      heads->default_tokens_ = head.operating_point->document_tokens;
+      h.default_tokens = head.operating_point->document_tokens;
     } else if (op.contains("input_pair")) {
       head.grounding = read_grounding(op, head.labels, op_file);
       head.inputs = {"grounded"};
       head.reduction = "";
       head.default_threshold = head.grounding->threshold;
-      heads->max_input_tokens_ = std::min(heads->max_input_tokens_, head.grounding->max_input_tokens);
+      h.max_input_tokens = std::min(h.max_input_tokens, head.grounding->max_input_tokens);
     } else {
       bad_operating_point(op_file, "a token head's operating point is a grounding policy (input_pair)");
     }
   }
-  if (heads->default_tokens_ == 0) heads->default_tokens_ = heads->max_input_tokens_;
-  if (options.batching.enabled()) {
-    const TaskHeads* self = heads.get();
-    heads->batcher_ = std::make_unique<EncodingBatcher>(
-        [self](const std::vector<const Encoding*>& encodings) { return self->forward(encodings); }, options.batching);
-  }
+  if (h.default_tokens == 0) h.default_tokens = h.max_input_tokens;
+  return h;
+}
+
+std::shared_ptr<const TaskHeads> TaskHeads::load(const std::filesystem::path& dir, std::optional<TaskKind> kind,
+                                                 const TaskHeadsOptions& options) {
+  if (!kind) kind = kind_of_model(dir);
+  if (!kind)
+    throw LoadError(dir.string() + ": config.json names no *ForSequenceClassification or *ForTokenClassification",
+                    ErrorCode::kInvalidModel);
+  std::shared_ptr<TaskHeads> heads(new TaskHeads());
+  if (*kind == TaskKind::kToken)
+    heads->heads_.push_back(load_head(dir, nullptr, TokenClassifier::load(dir, options.task)));
+  else
+    heads->heads_.push_back(load_head(dir, SequenceClassifier::load(dir, options.task), nullptr));
+  heads->start_batching(options.batching);
   return heads;
+}
+
+std::shared_ptr<const TaskHeads> TaskHeads::load_bound(const std::filesystem::path& backbone_dir,
+                                                       const std::vector<HeadSource>& sources,
+                                                       const TaskHeadsOptions& options) {
+  if (sources.empty()) throw LoadError(backbone_dir.string() + ": no heads to bind", ErrorCode::kInvalidModel);
+  if (sources.size() > kMaxBoundHeads)
+    throw LoadError(backbone_dir.string() + ": at most " + std::to_string(kMaxBoundHeads) + " heads on one backbone",
+                    ErrorCode::kInvalidModel);
+  PipelineOptions pipeline = options.task;
+  if (pipeline.tokenizer.empty()) pipeline.tokenizer = backbone_dir;  // every head reads the backbone's tokens
+  const Backbone backbone = Backbone::load(backbone_dir, pipeline);
+  std::shared_ptr<TaskHeads> heads(new TaskHeads());
+  for (const HeadSource& source : sources) {
+    if (source.name.empty() || heads->head_index(source.name))
+      throw LoadError(backbone_dir.string() + ": head \"" + source.name + "\" is unnamed or named twice",
+                      ErrorCode::kInvalidModel);
+    const std::optional<TaskKind> kind = source.kind ? source.kind : kind_of_model(source.dir);
+    if (!kind)
+      throw LoadError(source.dir.string() + ": config.json names no *ForSequenceClassification or *ForTokenClassification",
+                      ErrorCode::kInvalidModel);
+    Head h = *kind == TaskKind::kToken
+                 ? load_head(source.dir, nullptr, TokenClassifier::bind(backbone, source.dir, pipeline))
+                 : load_head(source.dir, SequenceClassifier::bind(backbone, source.dir, pipeline), nullptr);
+    h.info.name = source.name;
+    heads->heads_.push_back(std::move(h));
+  }
+  heads->start_batching(options.batching);
+  return heads;
+}
+
+void TaskHeads::start_batching(const BatchingOptions& batching) {
+  if (!batching.enabled()) return;
+  batcher_ = std::make_unique<EncodingBatcher>(
+      [this](const std::vector<const Encoding*>& encodings) { return forward(encodings); }, batching);
 }
 
 TaskHeads::~TaskHeads() = default;
 
-const TaskModel& TaskHeads::task() const { return sequence_ ? sequence_->task() : token_->task(); }
+const TaskModel& TaskHeads::Head::task() const { return sequence ? sequence->task() : token->task(); }
 
-std::vector<at::Tensor> TaskHeads::forward(const std::vector<const Encoding*>& encodings) const {
-  const TaskModel& t = task();
-  return forward_rows(encodings, *t.tokenizer, t.encoder->device(), [&](const TextBatch& batch) {
-    return sequence_ ? sequence_->logits(batch.inputs) : token_->logits(batch.inputs);
-  }, token_ != nullptr);
+int64_t TaskHeads::Head::logits_size(int64_t tokens) const {
+  const auto labels = static_cast<int64_t>(info.labels.size());
+  return token ? tokens * labels : labels;
 }
 
-TaskHeads::Plan TaskHeads::plan(const ClassifyItem& item, const ClassifyRequest& request) const {
+std::vector<const HeadInfo*> TaskHeads::heads() const {
+  std::vector<const HeadInfo*> out;
+  for (const Head& h : heads_) out.push_back(&h.info);
+  return out;
+}
+
+std::optional<size_t> TaskHeads::head_index(std::string_view name) const {
+  for (size_t h = 0; h < heads_.size(); ++h)
+    if (heads_[h].info.name == name) return h;
+  return std::nullopt;
+}
+
+// The encoder runs once per batch (its weights and any unmerged adapter are
+// the primary head's, which every bound head shares); each head reads its
+// hidden states.
+std::vector<at::Tensor> TaskHeads::forward(const std::vector<const Encoding*>& encodings) const {
+  const TaskModel& t = task();
+  return forward_each(encodings, *t.tokenizer, t.encoder->device(), [&](const TextBatch& batch) {
+    c10::InferenceMode guard;
+    const at::Tensor hidden = t.encoder->forward(batch.inputs, t.forward_options());
+    std::vector<at::Tensor> logits;
+    for (const Head& h : heads_) {
+      const TaskHead& head = h.task().head;
+      logits.push_back((h.token ? head.token_logits(hidden) : head.sequence_logits(hidden, batch.inputs.attention_mask))
+                           .to(at::kFloat)
+                           .cpu());
+    }
+    std::vector<at::Tensor> each;
+    for (size_t b = 0; b < batch.encodings.size(); ++b) {
+      const auto row = static_cast<int64_t>(b);
+      const auto tokens = static_cast<int64_t>(batch.encodings[b].size());
+      std::vector<at::Tensor> parts;
+      for (size_t h = 0; h < heads_.size(); ++h)
+        parts.push_back(heads_[h].token ? logits[h][row].narrow(0, 0, tokens).reshape({-1}) : logits[h][row]);
+      each.push_back(at::cat(parts));
+    }
+    return each;
+  });
+}
+
+at::Tensor TaskHeads::logits_of(const at::Tensor& answer, const Encoding& encoding, size_t h) const {
+  const auto tokens = static_cast<int64_t>(encoding.size());
+  int64_t offset = 0;
+  for (size_t g = 0; g < h; ++g) offset += heads_[g].logits_size(tokens);
+  const at::Tensor flat = answer.narrow(0, offset, heads_[h].logits_size(tokens));
+  return heads_[h].token ? flat.view({tokens, static_cast<int64_t>(heads_[h].info.labels.size())}) : flat;
+}
+
+TaskHeads::Plan TaskHeads::plan(const Head& head, const ClassifyItem& item, const ClassifyRequest& request) const {
   const TaskModel& t = task();
   const Tokenizer& tokenizer = *t.tokenizer;
-  const size_t budget = request.max_tokens > 0 ? request.max_tokens : default_tokens_;
-  const OverflowPolicy policy = request.overflow.value_or(head_.overflow);
+  const size_t budget = request.max_tokens > 0 ? request.max_tokens : head.default_tokens;
+  const OverflowPolicy policy = request.overflow.value_or(head.info.overflow);
   Plan p;
-  if (head_.grounding || item.form == ClassifyItem::Form::kGrounded) {
-    if (!head_.grounding || item.form != ClassifyItem::Form::kGrounded) {  // each head reads its own form
+  if (head.info.grounding || item.form == ClassifyItem::Form::kGrounded) {
+    if (!head.info.grounding || item.form != ClassifyItem::Form::kGrounded) {  // each head reads its own form
       p.error = ItemError::kInvalidInput;
       return p;
     }
-    return plan_grounded(item, budget, policy);
+    return plan_grounded(head, item, budget, policy);
   }
   if (item.form == ClassifyItem::Form::kPair) {  // pairs read whole or cut, never in windows
-    if (token_ || policy == OverflowPolicy::kWindow) {
+    if (head.token || policy == OverflowPolicy::kWindow) {
       p.error = ItemError::kInvalidInput;
       return p;
     }
@@ -287,7 +375,7 @@ TaskHeads::Plan TaskHeads::plan(const ClassifyItem& item, const ClassifyRequest&
       p.error = ItemError::kScanBudgetExceeded;
       return p;
     }
-    const HeadWindow w = request.window.value_or(head_.window.value_or(HeadWindow{}));
+    const HeadWindow w = request.window.value_or(head.info.window.value_or(HeadWindow{}));
     p.windowed = true;
     p.ranges = plan_windows(read, specials, w.tokens, w.overlap);
     p.input.windows = p.ranges.size();
@@ -306,7 +394,7 @@ TaskHeads::Plan TaskHeads::plan(const ClassifyItem& item, const ClassifyRequest&
 // (prompt, answer), each read only as far as the budget needs, framed as
 // the tokenizer frames pairs; over the budget: rejected, or (truncate) the
 // prompt's first tokens kept with the whole answer.
-TaskHeads::Plan TaskHeads::plan_grounded(const ClassifyItem& item, size_t budget, OverflowPolicy policy) const {
+TaskHeads::Plan TaskHeads::plan_grounded(const Head& head, const ClassifyItem& item, size_t budget, OverflowPolicy policy) const {
   const Tokenizer& tokenizer = *task().tokenizer;
   Plan p;
   if (item.answer.empty()) {
@@ -316,7 +404,7 @@ TaskHeads::Plan TaskHeads::plan_grounded(const ClassifyItem& item, size_t budget
   EncodeOptions bounded;
   bounded.add_special_tokens = false;
   bounded.max_length = budget + 1;
-  Encoding prompt = tokenizer.encode(render_prompt(head_.grounding->prompt_template, item.question, item.context),
+  Encoding prompt = tokenizer.encode(render_prompt(head.info.grounding->prompt_template, item.question, item.context),
                                      bounded);
   p.content = tokenizer.encode(item.answer, bounded);  // the answer's tokens: its spans' offsets
   const size_t specials = tokenizer.special_tokens(true);
@@ -342,10 +430,10 @@ TaskHeads::Plan TaskHeads::plan_grounded(const ClassifyItem& item, size_t budget
 // Spans of the answer its context does not support: runs of answer tokens
 // whose positive label passes the threshold (a token without a source span
 // neither extends nor ends a run), each as likely as its likeliest token.
-void TaskHeads::answer_grounded(const ClassifyItem& item, const Plan& plan, const at::Tensor& logits,
+void TaskHeads::answer_grounded(const Head& head, const ClassifyItem& item, const Plan& plan, const at::Tensor& logits,
                                 const ClassifyRequest& request, ClassifyAnswer& a) const {
-  const GroundingPolicy& g = *head_.grounding;
-  const size_t num_labels = head_.labels.size();
+  const GroundingPolicy& g = *head.info.grounding;
+  const size_t num_labels = head.info.labels.size();
   const at::Tensor probs = at::softmax(logits, -1).contiguous();
   const float* p = probs.data_ptr<float>();
   const Encoding& e = plan.encodings.front();
@@ -370,7 +458,7 @@ void TaskHeads::answer_grounded(const ClassifyItem& item, const Plan& plan, cons
     const double positive = row[g.positive];
     if (passes(positive, threshold, g.strictly_greater)) {
       if (!run) {
-        run = LabelledSpan{head_.labels[g.positive], offset.begin, offset.end, "", positive};
+        run = LabelledSpan{head.info.labels[g.positive], offset.begin, offset.end, "", positive};
       } else {
         run->end = std::max<size_t>(run->end, offset.end);
         run->probability = std::max(run->probability, positive);
@@ -387,7 +475,7 @@ void TaskHeads::answer_grounded(const ClassifyItem& item, const Plan& plan, cons
   }
 }
 
-ClassifyAnswer TaskHeads::answer(const ClassifyItem& item, const Plan& plan, const std::vector<at::Tensor>& logits,
+ClassifyAnswer TaskHeads::answer(const Head& head, const ClassifyItem& item, const Plan& plan, const std::vector<at::Tensor>& logits,
                                  const ClassifyRequest& request) const {
   ClassifyAnswer a;
   a.input = plan.input;
@@ -397,21 +485,21 @@ ClassifyAnswer TaskHeads::answer(const ClassifyItem& item, const Plan& plan, con
       return a;
     }
   }
-  const auto& labels = head_.labels;
-  if (head_.grounding) {
-    answer_grounded(item, plan, logits.front(), request, a);
+  const auto& labels = head.info.labels;
+  if (head.info.grounding) {
+    answer_grounded(head, item, plan, logits.front(), request, a);
     return a;
   }
-  if (!token_) {
+  if (!head.token) {
     at::Tensor best;
     for (size_t w = 0; w < logits.size(); ++w) {
-      const at::Tensor scores = head_.kind == HeadKind::kScores ? at::sigmoid(logits[w]) : at::softmax(logits[w], -1);
+      const at::Tensor scores = head.info.kind == HeadKind::kScores ? at::sigmoid(logits[w]) : at::softmax(logits[w], -1);
       best = w == 0 ? scores : at::maximum(best, scores);
       if (plan.windowed) a.windows.push_back({plan.ranges[w].begin, plan.ranges[w].end, to_vector(scores)});
     }
-    if (head_.kind == HeadKind::kScores) {
+    if (head.info.kind == HeadKind::kScores) {
       a.scores = to_vector(best);
-      if (const auto& op = head_.operating_point)
+      if (const auto& op = head.info.operating_point)
         for (size_t k = 0; k < labels.size(); ++k)
           if (passes(a.scores[k], op->thresholds[k], op->strictly_greater)) a.selected.push_back(labels[k]);
     } else {
@@ -447,10 +535,10 @@ ClassifyAnswer TaskHeads::answer(const ClassifyItem& item, const Plan& plan, con
     }
     if (plan.windowed) a.windows.push_back({r.begin, r.end, {}});
   }
-  const double threshold = request.threshold.value_or(head_.default_threshold.value_or(0.0));
+  const double threshold = request.threshold.value_or(head.info.default_threshold.value_or(0.0));
   CodePoints points(item.text);
   for (const EntitySpan& s :
-       aggregate_entities(item.text, plan.content, chosen, labels, task().head.entity_aggregation())) {
+       aggregate_entities(item.text, plan.content, chosen, labels, head.task().head.entity_aggregation())) {
     if (s.score < threshold) continue;
     const size_t start = points.at(s.begin);
     a.spans.push_back({s.type, start, points.at(s.end), s.text, s.score});
@@ -465,20 +553,22 @@ ClassifyAnswer TaskHeads::answer(const ClassifyItem& item, const Plan& plan, con
   return a;
 }
 
-std::vector<ClassifyAnswer> TaskHeads::classify(const std::vector<ClassifyItem>& items, const ClassifyRequest& request,
-                                                const RequestControl& control) const {
-  const size_t budget = request.max_tokens > 0 ? request.max_tokens : default_tokens_;
-  const size_t specials = task().tokenizer->special_tokens(head_.grounding.has_value());
-  if (budget > max_input_tokens_)
+void TaskHeads::check(size_t h, const ClassifyRequest& request) const {
+  if (h >= heads_.size()) throw InvalidInput("no head " + std::to_string(h));
+  const Head& head = heads_[h];
+  const HeadInfo& info = head.info;
+  const size_t budget = request.max_tokens > 0 ? request.max_tokens : head.default_tokens;
+  const size_t specials = task().tokenizer->special_tokens(info.grounding.has_value());
+  if (budget > head.max_input_tokens)
     throw InvalidInput("options.max_tokens: " + std::to_string(budget) + " is over the model's limit of " +
-                       std::to_string(max_input_tokens_) + " tokens");
+                       std::to_string(head.max_input_tokens) + " tokens");
   if (budget <= specials)
     throw InvalidInput("options.max_tokens: " + std::to_string(budget) + " leaves no room for text beside the " +
                        std::to_string(specials) + " special tokens");
-  if (head_.grounding && request.overflow == OverflowPolicy::kWindow)
+  if (info.grounding && request.overflow == OverflowPolicy::kWindow)
     throw InvalidInput("options.overflow: grounded inputs are not read in windows");
-  if (request.overflow.value_or(head_.overflow) == OverflowPolicy::kWindow) {
-    const std::optional<HeadWindow> w = request.window ? request.window : head_.window;
+  if (request.overflow.value_or(info.overflow) == OverflowPolicy::kWindow) {
+    const std::optional<HeadWindow> w = request.window ? request.window : info.window;
     if (!w) throw InvalidInput("options.overflow window: options.window is required (this head declares none)");
     if (w->tokens > budget)
       throw InvalidInput("options.window.tokens: " + std::to_string(w->tokens) + " is more than max_tokens (" +
@@ -490,43 +580,63 @@ std::vector<ClassifyAnswer> TaskHeads::classify(const std::vector<ClassifyItem>&
   }
   if (request.threshold && !(*request.threshold >= 0 && *request.threshold <= 1))
     throw InvalidInput("options.threshold: a number in [0, 1]");
+}
 
+std::vector<ClassifyAnswer> TaskHeads::classify(const std::vector<ClassifyItem>& items, const ClassifyRequest& request,
+                                                const RequestControl& control, size_t head) const {
+  return std::move(classify_each({HeadCall{head, &items, request}}, control).front());
+}
+
+std::vector<std::vector<ClassifyAnswer>> TaskHeads::classify_each(const std::vector<HeadCall>& calls,
+                                                                  const RequestControl& control) const {
+  for (const HeadCall& call : calls) check(call.head, call.request);
   auto phase_start = RequestControl::Clock::now();
-  std::vector<Plan> plans(items.size());
+  std::vector<std::vector<Plan>> plans(calls.size());
   std::vector<const Encoding*> encodings;
-  for (size_t i = 0; i < items.size(); ++i) {
-    try {
-      plans[i] = plan(items[i], request);
-    } catch (const Error& e) {  // invalid UTF-8 (from the C API; JSON has none), a tokenizer's refusal
-      plans[i] = Plan{};
-      plans[i].error = e.code() == ErrorCode::kTooLong ? ItemError::kMaxLengthExceeded : ItemError::kInvalidInput;
+  for (size_t c = 0; c < calls.size(); ++c) {
+    const Head& head = heads_[calls[c].head];
+    const std::vector<ClassifyItem>& items = *calls[c].items;
+    plans[c].resize(items.size());
+    for (size_t i = 0; i < items.size(); ++i) {
+      Plan& p = plans[c][i];
+      try {
+        p = plan(head, items[i], calls[c].request);
+      } catch (const Error& e) {  // invalid UTF-8 (from the C API; JSON has none), a tokenizer's refusal
+        p = Plan{};
+        p.error = e.code() == ErrorCode::kTooLong ? ItemError::kMaxLengthExceeded : ItemError::kInvalidInput;
+      }
+      if (p.error == ItemError::kNone)
+        for (const Encoding& e : p.encodings) encodings.push_back(&e);
     }
-    if (plans[i].error == ItemError::kNone)
-      for (const Encoding& e : plans[i].encodings) encodings.push_back(&e);
   }
   control.add_time(&WorkTimes::tokenize, phase_start);
   const std::vector<at::Tensor> logits =
       forward_pieces(encodings, control, batcher_.get(), [this](const auto& piece) { return forward(piece); });
   phase_start = RequestControl::Clock::now();
-  std::vector<ClassifyAnswer> answers(items.size());
+  std::vector<std::vector<ClassifyAnswer>> answers(calls.size());
   size_t next = 0;
-  for (size_t i = 0; i < items.size(); ++i) {
-    const Plan& p = plans[i];
-    if (p.error != ItemError::kNone) {
-      answers[i].error = p.error;
-      answers[i].input = p.input;
-      continue;
-    }
-    const size_t count = p.encodings.size();
-    if (next + count > logits.size()) {  // its forwards did not start before the deadline
-      answers[i].error = ItemError::kDeadlineExceeded;
+  for (size_t c = 0; c < calls.size(); ++c) {
+    const Head& head = heads_[calls[c].head];
+    answers[c].resize(plans[c].size());
+    for (size_t i = 0; i < plans[c].size(); ++i) {
+      const Plan& p = plans[c][i];
+      ClassifyAnswer& a = answers[c][i];
+      if (p.error != ItemError::kNone) {
+        a.error = p.error;
+        a.input = p.input;
+        continue;
+      }
+      const size_t count = p.encodings.size();
+      if (next + count > logits.size()) {  // its forwards did not start before the deadline
+        a.error = ItemError::kDeadlineExceeded;
+        next += count;
+        continue;
+      }
+      std::vector<at::Tensor> own;
+      for (size_t w = 0; w < count; ++w) own.push_back(logits_of(logits[next + w], p.encodings[w], calls[c].head));
       next += count;
-      continue;
+      a = answer(head, (*calls[c].items)[i], p, own, calls[c].request);
     }
-    const std::vector<at::Tensor> own(logits.begin() + static_cast<std::ptrdiff_t>(next),
-                                      logits.begin() + static_cast<std::ptrdiff_t>(next + count));
-    next += count;
-    answers[i] = answer(items[i], p, own, request);
   }
   control.add_time(&WorkTimes::post, phase_start);
   return answers;

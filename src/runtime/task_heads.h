@@ -16,10 +16,14 @@
 // that gives it the most context on its shorter side (the earlier on a tie),
 // then decodes spans once over the document.
 //
+// Heads: a task package is one head ("default"); heads bound to one backbone
+// (load_bound) are one model whose forward runs the encoder once and every
+// head over it, so asking three heads about one text costs one forward.
+//
 // Forwards: the windows of every item (and, with batching, of concurrent
-// requests) run as packed batches on the compute lane; identical windows are
-// computed once. Immutable after load; classify() may be called from many
-// threads at once.
+// requests, whichever head they ask) run as packed batches on the compute
+// lane; identical windows are computed once. Immutable after load;
+// classify() may be called from many threads at once.
 #pragma once
 
 #include <memory>
@@ -136,6 +140,23 @@ struct TaskHeadsOptions {
   BatchingOptions batching{16, 0};  // max_batch <= 1: each request's forwards run alone
 };
 
+// A head bound to a backbone: the task checkpoint its head comes from.
+struct HeadSource {
+  std::string name;
+  std::filesystem::path dir;
+  std::optional<TaskKind> kind;  // unset: from its config.json
+};
+
+// Heads one backbone may carry: each adds its logits to every forward.
+inline constexpr size_t kMaxBoundHeads = 64;
+
+// One head's items and options, in a call that asks several (classify_each).
+struct HeadCall {
+  size_t head = 0;
+  const std::vector<ClassifyItem>* items = nullptr;
+  ClassifyRequest request;
+};
+
 class TaskHeads {
  public:
   // A *ForSequenceClassification or *ForTokenClassification directory
@@ -145,11 +166,21 @@ class TaskHeads {
   // point on a softmax head, or one whose labels differ from the head's.
   static std::shared_ptr<const TaskHeads> load(const std::filesystem::path& dir, std::optional<TaskKind> kind,
                                                const TaskHeadsOptions& options);
+  // The heads of `heads` (each a task checkpoint with its operating point,
+  // as load() reads one) bound to the encoder and tokenizer of `backbone`:
+  // one model, the first head its primary. LoadError for no heads, more than
+  // kMaxBoundHeads, a name given twice, or a head the encoder cannot carry.
+  static std::shared_ptr<const TaskHeads> load_bound(const std::filesystem::path& backbone,
+                                                     const std::vector<HeadSource>& heads,
+                                                     const TaskHeadsOptions& options);
   ~TaskHeads();
 
-  const HeadInfo& head() const { return head_; }
-  // The longest input the model reads at once, special tokens included.
-  size_t max_input_tokens() const { return max_input_tokens_; }
+  // The primary head, and every head.
+  const HeadInfo& head() const { return heads_.front().info; }
+  std::vector<const HeadInfo*> heads() const;
+  std::optional<size_t> head_index(std::string_view name) const;
+  // The longest input the primary head reads at once, special tokens included.
+  size_t max_input_tokens() const { return heads_.front().max_input_tokens; }
 
   // InvalidInput (the request's fault, answered as a whole) for options the
   // head cannot take: max_tokens over the limit, a window without tokens or
@@ -158,30 +189,48 @@ class TaskHeads {
   // before each forward: items not started by the deadline answer
   // deadline_exceeded; a cancelled request throws RequestCancelled.
   std::vector<ClassifyAnswer> classify(const std::vector<ClassifyItem>& items, const ClassifyRequest& request,
-                                       const RequestControl& control) const;
+                                       const RequestControl& control, size_t head = 0) const;
+  // What classify() checks of the options first: InvalidInput as above.
+  void check(size_t head, const ClassifyRequest& request) const;
+  // Several heads' calls (a bundle's tasks) in one packed forward: answers
+  // per call, in order. InvalidInput for the first call whose options its
+  // head cannot take.
+  std::vector<std::vector<ClassifyAnswer>> classify_each(const std::vector<HeadCall>& calls,
+                                                         const RequestControl& control) const;
 
-  // The classifiers behind it (one is null), for surfaces outside the contract.
-  const std::shared_ptr<const SequenceClassifier>& sequence() const { return sequence_; }
-  const std::shared_ptr<const TokenClassifier>& token() const { return token_; }
-  const TaskModel& task() const;
+  // The primary head's classifier (one is null), for surfaces outside the contract.
+  const std::shared_ptr<const SequenceClassifier>& sequence() const { return heads_.front().sequence; }
+  const std::shared_ptr<const TokenClassifier>& token() const { return heads_.front().token; }
+  const TaskModel& task() const { return heads_.front().task(); }
 
  private:
-  TaskHeads() = default;
+  struct Head {
+    HeadInfo info;
+    std::shared_ptr<const SequenceClassifier> sequence;
+    std::shared_ptr<const TokenClassifier> token;
+    size_t max_input_tokens = 0;
+    size_t default_tokens = 0;  // a request's max_tokens when it names none
+    const TaskModel& task() const;
+    // Its logits' length in an encoding's answer of `tokens` tokens.
+    int64_t logits_size(int64_t tokens) const;
+  };
   struct Plan;
-  // Logits of each encoding (sequence: [labels]; token: [tokens, labels]), float32 on CPU.
+  TaskHeads() = default;
+  static Head load_head(const std::filesystem::path& dir, std::shared_ptr<const SequenceClassifier> sequence,
+                        std::shared_ptr<const TokenClassifier> token);
+  void start_batching(const BatchingOptions& batching);
+  // Each encoding's logits of every head, one after another, flat, float32 on the CPU.
   std::vector<at::Tensor> forward(const std::vector<const Encoding*>& encodings) const;
-  Plan plan(const ClassifyItem& item, const ClassifyRequest& request) const;
-  Plan plan_grounded(const ClassifyItem& item, size_t budget, OverflowPolicy policy) const;
-  void answer_grounded(const ClassifyItem& item, const Plan& plan, const at::Tensor& logits,
+  // Head h's logits in an encoding's answer (sequence: [labels]; token: [tokens, labels]).
+  at::Tensor logits_of(const at::Tensor& answer, const Encoding& encoding, size_t h) const;
+  Plan plan(const Head& head, const ClassifyItem& item, const ClassifyRequest& request) const;
+  Plan plan_grounded(const Head& head, const ClassifyItem& item, size_t budget, OverflowPolicy policy) const;
+  void answer_grounded(const Head& head, const ClassifyItem& item, const Plan& plan, const at::Tensor& logits,
                        const ClassifyRequest& request, ClassifyAnswer& a) const;
-  ClassifyAnswer answer(const ClassifyItem& item, const Plan& plan, const std::vector<at::Tensor>& logits,
-                        const ClassifyRequest& request) const;
+  ClassifyAnswer answer(const Head& head, const ClassifyItem& item, const Plan& plan,
+                        const std::vector<at::Tensor>& logits, const ClassifyRequest& request) const;
 
-  std::shared_ptr<const SequenceClassifier> sequence_;
-  std::shared_ptr<const TokenClassifier> token_;
-  HeadInfo head_;
-  size_t max_input_tokens_ = 0;
-  size_t default_tokens_ = 0;  // a request's max_tokens when it names none
+  std::vector<Head> heads_;
   std::unique_ptr<EncodingBatcher> batcher_;
 };
 

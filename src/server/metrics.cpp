@@ -52,6 +52,11 @@ void Metrics::set_model_bytes(const std::string& model, int64_t bytes) {
   model_bytes_[model] = bytes;
 }
 
+void Metrics::set_result_cache(const ResultCacheStats& stats) {
+  const std::lock_guard<std::mutex> lock(mutex_);
+  result_cache_ = stats;
+}
+
 std::string Metrics::prometheus_text() const {
   const std::lock_guard<std::mutex> lock(mutex_);
   std::string out;
@@ -83,6 +88,14 @@ std::string Metrics::prometheus_text() const {
   out += "# HELP semroute_cache_total Semantic cache lookups by outcome.\n# TYPE semroute_cache_total counter\n";
   out += fmt::format("semroute_cache_total{{outcome=\"hit\"}} {}\nsemroute_cache_total{{outcome=\"miss\"}} {}\n",
                      cache_hits_, cache_misses_);
+  out += "# HELP semroute_result_cache_total Result cache lookups of the contract's items, by outcome.\n"
+         "# TYPE semroute_result_cache_total counter\n";
+  out += fmt::format("semroute_result_cache_total{{outcome=\"hit\"}} {}\nsemroute_result_cache_total{{outcome=\"miss\"}} {}\n",
+                     result_cache_.hits, result_cache_.misses);
+  out += "# HELP semroute_result_cache_entries Answers the result cache holds.\n# TYPE semroute_result_cache_entries gauge\n";
+  out += fmt::format("semroute_result_cache_entries {}\n", result_cache_.entries);
+  out += "# HELP semroute_result_cache_bytes What they hold in memory.\n# TYPE semroute_result_cache_bytes gauge\n";
+  out += fmt::format("semroute_result_cache_bytes {}\n", result_cache_.bytes);
   return out;
 }
 

@@ -10,6 +10,8 @@
 #include <mutex>
 #include <string>
 
+#include "runtime/result_cache.h"
+
 namespace semroute {
 
 class Metrics {
@@ -26,6 +28,8 @@ class Metrics {
   // The in-flight gauge of a model ("queue depth").
   void set_in_flight(const std::string& model, int64_t value);
   void set_model_bytes(const std::string& model, int64_t bytes);
+  // The contract's result cache (runtime/result_cache.h).
+  void set_result_cache(const ResultCacheStats& stats);
 
   std::string prometheus_text() const;
 
@@ -40,6 +44,7 @@ class Metrics {
   std::map<std::string, Histogram> latency_;                   // endpoint -> histogram
   std::map<std::string, int64_t> in_flight_, model_bytes_;
   uint64_t cache_hits_ = 0, cache_misses_ = 0;
+  ResultCacheStats result_cache_;
   std::map<std::pair<std::string, std::string>, uint64_t> item_errors_;  // (endpoint, error) -> count
 };
 

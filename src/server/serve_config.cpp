@@ -43,7 +43,7 @@ ServedModelConfig parse_model(const YamlFields& f, const std::string& field, con
   }
   if (!node.IsMap()) f.fail(field, "expected a path or a map");
   f.only(node, field, {"path", "task", "device", "dtype", "max_length", "truncation", "overflow", "tokenizer",
-                       "max_batch", "max_wait_us", "layers", "dimensions"});
+                       "max_batch", "max_wait_us", "layers", "dimensions", "heads"});
   if (!node["path"]) f.fail(field + ".path", "missing (a model directory)");
   ServedModelConfig m;
   m.path = f.path(node["path"], field + ".path");
@@ -71,6 +71,29 @@ ServedModelConfig parse_model(const YamlFields& f, const std::string& field, con
     auto& out = std::string(key) == "layers" ? m.layers : m.dimensions;
     for (size_t i = 0; i < list.size(); ++i)
       out.push_back(static_cast<int64_t>(f.number(list[i], field + "." + key, 1, 65536)));
+  }
+  if (const YAML::Node heads = node["heads"]) {  // task checkpoints whose heads run on the encoder at `path`
+    if (m.embedding || m.rerank || m.kind) f.fail(field + ".heads", "the heads name their own tasks: leave out task");
+    if (!heads.IsMap() || heads.size() == 0 || heads.size() > kMaxBoundHeads)
+      f.fail(field + ".heads", "expected a map of 1-" + std::to_string(kMaxBoundHeads) + " head names to task directories");
+    for (const auto& entry : heads) {
+      const std::string name = f.scalar<std::string>(entry.first, field + ".heads", "a head name");
+      const std::string where = field + ".heads." + name;
+      HeadSource source{name, {}, std::nullopt};
+      if (entry.second.IsMap()) {
+        f.only(entry.second, where, {"path", "task"});
+        if (!entry.second["path"]) f.fail(where + ".path", "missing (a task directory)");
+        source.dir = f.path(entry.second["path"], where + ".path");
+        if (const YAML::Node task = entry.second["task"]) {
+          const std::string kind = f.scalar<std::string>(task, where + ".task", "sequence or token");
+          if (kind != "sequence" && kind != "token") f.fail(where + ".task", "sequence or token");
+          source.kind = kind == "token" ? TaskKind::kToken : TaskKind::kSequence;
+        }
+      } else {
+        source.dir = f.path(entry.second, where);
+      }
+      m.heads.push_back(std::move(source));
+    }
   }
   return m;
 }
@@ -116,7 +139,7 @@ void parse_limits(const YamlFields& f, const YAML::Node& node, ServeLimits& l) {
   if (!node.IsMap()) f.fail("limits", "expected a map");
   f.only(node, "limits",
          {"max_body_bytes", "max_queue", "max_connections", "header_timeout_ms", "body_timeout_ms", "request_timeout_ms",
-          "max_streams", "max_stream_bytes", "stream_idle_ms", "max_check_windows", "max_bundle_tasks"});
+          "max_streams", "max_stream_bytes", "stream_idle_ms", "max_check_windows", "max_bundle_tasks", "result_cache_entries"});
   const auto count = [&](const char* key, double low, double high) {
     return f.number(node[key], std::string("limits.") + key, low, high);
   };
@@ -132,6 +155,8 @@ void parse_limits(const YamlFields& f, const YAML::Node& node, ServeLimits& l) {
     l.max_stream_bytes = static_cast<size_t>(count("max_stream_bytes", 1 << 16, 1099511627776.0));
   if (node["max_check_windows"]) l.max_check_windows = static_cast<size_t>(count("max_check_windows", 1, 1e7));
   if (node["max_bundle_tasks"]) l.max_bundle_tasks = static_cast<size_t>(count("max_bundle_tasks", 1, 65536));
+  if (node["result_cache_entries"])
+    l.result_cache_entries = static_cast<size_t>(count("result_cache_entries", 0, 1 << 24));
 }
 
 ServeConfig parse(const YamlFields& f, const YAML::Node& root, const std::filesystem::path& file) {

@@ -42,6 +42,7 @@ struct ServeLimits {
   size_t max_check_windows = 1024;          // context windows one answer-check request may read in all
                                             // (sentences x windows each reads): 413 beyond
   size_t max_bundle_tasks = 64;             // tasks one POST /v1/bundle may carry: 413 beyond
+  size_t result_cache_entries = 16384;      // item answers the contract's surfaces keep (0: none)
 };
 
 struct ServeConfig {

@@ -129,6 +129,7 @@ class Queues {
 
 struct Service::Loaded {
   ServedModels models;
+  std::unique_ptr<ResultCache> results;  // the contract's item answers
   std::map<std::string, std::shared_ptr<const UnifiedClassifier>> unified;
   Queues unified_queues, router_queues, compressor_queues;
   mutable std::mutex routers_mutex;
@@ -173,6 +174,7 @@ std::shared_ptr<const Router> load_router(const std::string& name, const std::fi
 
 Service::Service(ServeConfig config) : config_(std::move(config)), loaded_(std::make_unique<Loaded>()) {
   for (const auto& [name, c] : config_.models) loaded_->models.emplace(name, load_served_model(name, c));
+  loaded_->results = std::make_unique<ResultCache>(config_.limits.result_cache_entries);
   checks_ = std::make_unique<AnswerChecks>(config_.detectors, config_.limits);
   for (const auto& [name, path] : config_.unified) {
     try {
@@ -255,7 +257,8 @@ Reply Service::handle(std::string_view method, std::string_view path, std::strin
 Reply Service::dispatch(std::string_view method, std::string_view path, std::string_view body,
                         std::string_view metadata_json, const RequestControl& control) const {
   const std::string_view route = path.substr(0, path.find('?'));
-  if (auto answer = contract_reply(method, route, body, loaded_->models, contract_limits(config_.limits), control)) {
+  if (auto answer = contract_reply(method, route, body, loaded_->models, contract_limits(config_.limits), control,
+                                   loaded_->results.get())) {
     if (!answer->item_errors.empty()) metrics_.record_item_errors(endpoint_label(route), answer->item_errors);
     Reply reply;
     reply.status = answer->status;
@@ -268,6 +271,7 @@ Reply Service::dispatch(std::string_view method, std::string_view path, std::str
     if (route == "/ready") return health();
     if (route == "/metrics") {
       for (const auto& [name, m] : loaded_->models) metrics_.set_in_flight(name, m->in_flight.load());
+      metrics_.set_result_cache(loaded_->results->stats());
       Reply r;
       r.body = metrics_.prometheus_text();
       r.content_type = "text/plain; version=0.0.4";

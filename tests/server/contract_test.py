@@ -440,6 +440,62 @@ def pooled_embedder(server, cards):
     post(server, "/v1/embeddings", {"model": "embedder", "input": text, "layer": 3}, 400, "invalid_request")
 
 
+def close(a, b, tolerance):
+    """Two answers agree: equal structure and strings, numbers within tolerance."""
+    if isinstance(a, dict):
+        return isinstance(b, dict) and a.keys() == b.keys() and all(close(a[k], b[k], tolerance) for k in a)
+    if isinstance(a, list):
+        return isinstance(b, list) and len(a) == len(b) and all(close(x, y, tolerance) for x, y in zip(a, b))
+    if isinstance(a, float) or isinstance(b, float):
+        return abs(a - b) <= tolerance
+    return a == b
+
+
+def metric(server, name):
+    text = server.request("GET", "/metrics")[1].decode()
+    return float(next(line.split()[-1] for line in text.splitlines() if line.startswith(name + " ")))
+
+
+BOUND_HEADS = ["topic", "hazard", "entities"]
+BOUND_TEXTS = ["Alice flew from Paris to Berlin on Monday.", "a short one", "word " * 200]
+
+
+def bound_heads(server, cards):
+    """Three heads on one backbone answer as each head joined to the backbone as a checkpoint of its own (1e-5);
+    a bundle asking all three about one text equals the three calls alone; repeated items come from the cache."""
+    card = cards["guard"]
+    check([(h["name"], h["kind"]) for h in card["heads"]] == [("topic", "sequence"), ("hazard", "scores"),
+                                                               ("entities", "token")], f"bound heads {card['heads']}")
+    check(card["model_sha256"] not in [cards[n + "_alone"]["model_sha256"] for n in BOUND_HEADS],
+          "a bound model's identity is its own")
+    options = {"overflow": "truncate", "max_tokens": 64}
+    for name in BOUND_HEADS:
+        got = post(server, "/v1/classify", {"model": "guard", "head": name, "input": BOUND_TEXTS, "options": options})
+        want = post(server, "/v1/classify", {"model": name + "_alone", "input": BOUND_TEXTS, "options": options})
+        check(got["head"] == name and want["head"] == "default", f"head names {got['head']}, {want['head']}")
+        check(close(got["results"], want["results"], 1e-5),
+              f"head {name} on the shared backbone: {got['results']} (alone: {want['results']})")
+    default = post(server, "/v1/classify", {"model": "guard", "input": "x", "options": options})
+    check(default["head"] == "topic", "the first head is the primary")
+    post(server, "/v1/classify", {"model": "guard", "head": "nope", "input": "x"}, 400, "invalid_request")
+    text = "Bob met Carol in Rome."
+    alone = {name: post(server, "/v1/classify", {"model": "guard", "head": name, "input": text, "options": options})
+             for name in BOUND_HEADS}
+    hits = metric(server, 'semroute_result_cache_total{outcome="hit"}')
+    got = post(server, "/v1/bundle", {"tasks": [
+        {"id": name, "classify": {"model": "guard", "head": name, "input": text, "options": options}}
+        for name in BOUND_HEADS] + [{"id": "other", "classify": {"model": "guard", "head": "topic",
+                                                               "input": ["never asked before", text]}}]})
+    check([r["status"] for r in got["results"]] == [200] * 4, f"bundle of heads {got['results']}")
+    for r in got["results"][:3]:
+        check(r["classify"] == alone[r["id"]], f"bundle task {r['id']}: {r['classify']} (alone: {alone[r['id']]})")
+    check(metric(server, 'semroute_result_cache_total{outcome="hit"}') == hits + 3,
+          "the bundle's three repeated items came from the result cache, the new one did not")
+    fresh = post(server, "/v1/classify", {"model": "guard", "head": "entities", "input": text,
+                                          "options": dict(options, threshold=1.0)})
+    check(fresh["results"][0]["spans"] == [], "options are part of the cache key: threshold 1 keeps no span")
+
+
 def golden_and_manifest(workdir):
     """Reference answers recorded, then checked at load: matched; one changed: the model fails, /health 503."""
     values = {}
@@ -572,6 +628,17 @@ models:
         grounded_head(server, cards)
         rerank(server, cards)
         pooled_embedder(server, cards)
+    finally:
+        server.stop()
+    bound, alone = runtime_packages.make_bound_heads(CLI, REPO, os.path.join(workdir, "bound"))
+    config = (f"unix_socket: {workdir}/bound.sock\nmodels:\n  guard:\n    path: {bound['backbone']}\n"
+              "    max_batch: 8\n    heads:\n" + "".join(f"      {n}: {bound['heads'][n]}\n" for n in BOUND_HEADS) +
+              "".join(f"  {n}_alone: {alone[n]}\n" for n in BOUND_HEADS))
+    server = Server(config, workdir, "bound")
+    try:
+        models = json.loads(server.request("GET", "/v1/models")[1])
+        validate(models, "ModelList", "GET /v1/models (bound heads)")
+        bound_heads(server, {c["id"]: c for c in models["data"]})
     finally:
         server.stop()
     golden_and_manifest(workdir)

@@ -3,11 +3,13 @@
 checkpoint, and the files a published package adds beside it are written
 here from their documented form. Nothing is downloaded.
 
-    make_packages(cli, repo, out_dir) -> {name: directory}"""
+    make_packages(cli, repo, out_dir) -> {name: directory}
+    make_bound_heads(cli, repo, out_dir) -> heads on one backbone, and each joined to it as a checkpoint"""
 import hashlib
 import json
 import os
 import shutil
+import struct
 import subprocess
 
 HALU_TEMPLATE = "User request:\n{question}\n\n{context}"
@@ -53,15 +55,51 @@ def write_manifest(directory):
         f.write("\n".join(sorted(lines, key=lambda l: l[66:])) + "\n")
 
 
-def make_packages(cli, repo, out):
-    tokenizer = os.path.join(repo, "tests/data/tokenizers/modernbert/tokenizer.json")
+def read_safetensors(path):
+    """{name: (header entry, raw bytes)} of a safetensors file."""
+    with open(path, "rb") as f:
+        data = f.read()
+    size = struct.unpack("<Q", data[:8])[0]
+    header = json.loads(data[8:8 + size])
+    body = data[8 + size:]
+    return {name: (entry, body[entry["data_offsets"][0]:entry["data_offsets"][1]])
+            for name, entry in header.items() if name != "__metadata__"}
 
+
+def write_safetensors(path, tensors):
+    header, body = {}, b""
+    for name, (entry, raw) in sorted(tensors.items()):
+        header[name] = {"dtype": entry["dtype"], "shape": entry["shape"], "data_offsets": [len(body), len(body) + len(raw)]}
+        body += raw
+    text = json.dumps(header).encode()
+    text += b" " * (-len(text) % 8)
+    with open(path, "wb") as f:
+        f.write(struct.pack("<Q", len(text)) + text + body)
+
+
+def join_head(backbone, head, out):
+    """`head`'s checkpoint with `backbone`'s encoder tensors: the model a head bound to that backbone is."""
+    shutil.rmtree(out, ignore_errors=True)
+    shutil.copytree(head, out)
+    tensors = read_safetensors(os.path.join(head, "model.safetensors"))
+    tensors.update({k: v for k, v in read_safetensors(os.path.join(backbone, "model.safetensors")).items()
+                    if k.startswith("model.")})
+    write_safetensors(os.path.join(out, "model.safetensors"), tensors)
+    return out
+
+
+def make_model(cli, repo, directory, *args):
+    """A tiny ModernBERT checkpoint with random weights (`semroute make-model tiny`)."""
+    tokenizer = os.path.join(repo, "tests/data/tokenizers/modernbert/tokenizer.json")
+    shutil.rmtree(directory, ignore_errors=True)
+    subprocess.run([cli, "make-model", "tiny", directory, "--tokenizer", tokenizer, *args], check=True,
+                   capture_output=True)
+    return directory
+
+
+def make_packages(cli, repo, out):
     def make(name, *args):
-        directory = os.path.join(out, name)
-        shutil.rmtree(directory, ignore_errors=True)
-        subprocess.run([cli, "make-model", "tiny", directory, "--tokenizer", tokenizer, *args], check=True,
-                       capture_output=True)
-        return directory
+        return make_model(cli, repo, os.path.join(out, name), *args)
 
     packages = {}
     # A multi-label classifier with its operating point (Vela Hazard's layout).
@@ -104,3 +142,24 @@ def make_packages(cli, repo, out):
     open(os.path.join(embedder, "onnx/model_layer_2.onnx"), "wb").close()  # marks the exit; never run
     packages["embedder"] = embedder
     return packages
+
+
+def make_bound_heads(cli, repo, out):
+    """A backbone and three heads trained on it (a softmax head, a scores head with its operating point, a token
+    head), each head a task checkpoint of its own whose encoder tensors are not the backbone's; and, as the
+    reference, each head joined to the backbone's encoder as one standalone checkpoint.
+    -> ({"backbone": dir, "heads": {name: dir}}, {name: standalone dir})"""
+    def make(name, *args):
+        return make_model(cli, repo, os.path.join(out, name), *args)
+
+    backbone = make("backbone", "--seed", "21")
+    topic = make("head_topic", "--labels", "science,sport,art,law", "--seed", "22")
+    hazard = make("head_hazard", "--labels", "violence,fraud", "--seed", "23")
+    edit_config(hazard, problem_type="multi_label_classification")
+    write_json(os.path.join(hazard, "operating_point.json"), {
+        "score_type": "independent_sigmoid", "comparison": "score > threshold", "labels": ["violence", "fraud"],
+        "thresholds": [0.4, 0.6]})
+    entities = make("head_entities", "--token-labels", "O,B-PER,I-PER,B-LOC,I-LOC", "--seed", "24")
+    heads = {"topic": topic, "hazard": hazard, "entities": entities}
+    alone = {name: join_head(backbone, head, os.path.join(out, name + "_alone")) for name, head in heads.items()}
+    return {"backbone": backbone, "heads": heads}, alone

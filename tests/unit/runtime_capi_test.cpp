@@ -97,6 +97,52 @@ TEST_F(RuntimeCApi, CallsFromManyThreadsAgree) {
   EXPECT_EQ(same.load(), 40);
 }
 
+// Heads bound to one backbone (add_heads): each answers as the tasks
+// layer's classifier bound to the same encoder (1e-5), a bundle of both
+// heads equals each alone, and the card lists them in order.
+TEST(RuntimeCApiHeads, HeadsOnOneBackboneAnswerAsTheBoundClassifiers) {
+  RuntimeClient runtime = RuntimeClient::make();
+  const std::string base = (kModels / "multitask/base").string();
+  runtime.add_heads("guard", base, {{"topic", (kModels / "domain").string()}, {"pii", (kModels / "pii").string()}});
+  const Backbone backbone = Backbone::load(base, {});
+  const std::string text = "What is the derivative of x^2 + 3x? Ask David Kim.";
+  const Classification want = SequenceClassifier::bind(backbone, kModels / "domain")->classify({text})[0];
+  const auto entities = TokenClassifier::bind(backbone, kModels / "pii")->classify({text})[0].entities;
+
+  const nlohmann::json topic = {{"model", "guard"}, {"head", "topic"}, {"input", text}};
+  const nlohmann::json pii = {{"model", "guard"}, {"head", "pii"}, {"input", text}};
+  const RuntimeReply reply = runtime.call("/v1/classify", topic.dump());
+  ASSERT_EQ(reply.status, 200) << reply.body;
+  const nlohmann::json got = body_of(reply)["results"][0];
+  EXPECT_EQ(got["label"], want.label);
+  for (size_t k = 0; k < want.probabilities.size(); ++k)
+    EXPECT_NEAR(got["probabilities"][k].get<double>(), want.probabilities[k], 1e-5);
+  const nlohmann::json spans = body_of(runtime.call("/v1/classify", pii.dump()))["results"][0]["spans"];
+  EXPECT_EQ(spans.size(), entities.size()) << spans;
+
+  const nlohmann::json bundle = {{"tasks", {{{"id", "a"}, {"classify", topic}}, {{"id", "b"}, {"classify", pii}}}}};
+  const nlohmann::json results = body_of(runtime.call("/v1/bundle", bundle.dump()))["results"];
+  EXPECT_EQ(results[0]["classify"], body_of(runtime.call("/v1/classify", topic.dump())));
+  EXPECT_EQ(results[1]["classify"]["results"][0]["spans"], spans);
+  const nlohmann::json heads = body_of(runtime.call("/v1/models"))["data"][0]["heads"];
+  ASSERT_EQ(heads.size(), 2u);
+  EXPECT_EQ(heads[0]["name"], "topic");
+  EXPECT_EQ(heads[1]["kind"], "token");
+  EXPECT_EQ(runtime.call("/v1/classify", R"({"model": "guard", "head": "nope", "input": "x"})").status, 400);
+
+  // Refusals: no heads, a name given twice.
+  semroute_runtime* raw = nullptr;
+  ASSERT_EQ(semroute_runtime_create(0, 0, &raw), nullptr);
+  const char* names[] = {"a", "a"};
+  const char* dirs[] = {(kModels / "domain").c_str(), (kModels / "pii").c_str()};
+  for (const size_t count : {size_t{0}, size_t{2}}) {
+    semroute_status* status = semroute_runtime_add_heads(raw, "x", base.c_str(), count, names, dirs, nullptr);
+    EXPECT_NE(status, nullptr) << count;
+    semroute_status_free(status);
+  }
+  semroute_runtime_free(raw);
+}
+
 TEST(RuntimeCApiMisuse, StatusCodesNeverCrashes) {
   semroute_runtime* runtime = nullptr;
   ASSERT_EQ(semroute_runtime_create(0, 0, &runtime), nullptr);

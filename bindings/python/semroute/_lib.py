@@ -241,6 +241,8 @@ _declarations = {
     "semroute_router_check_answer": (status_p, [V, V, C.c_void_p, C.c_size_t, C.c_int, _pp]),
     "semroute_runtime_create": (status_p, [C.c_uint32, C.c_uint32, _pp]),
     "semroute_runtime_add_model": (status_p, [V, p_char, p_char, C.POINTER(ModelParams)]),
+    "semroute_runtime_add_heads": (status_p, [V, p_char, p_char, C.c_size_t, C.POINTER(p_char), C.POINTER(p_char),
+                                              C.POINTER(ModelParams)]),
     "semroute_runtime_call": (status_p, [V, p_char, p_char, C.c_void_p, C.c_size_t, _pp]),
     "semroute_runtime_reply_status": (C.c_int, [V]),
     "semroute_runtime_reply_body": (C.c_void_p, [V, p_size]),

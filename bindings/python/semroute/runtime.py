@@ -36,6 +36,17 @@ class Runtime(Handle):
         p = model_params(**params)
         self._call(lambda h: check(lib.semroute_runtime_add_model(h, utf8(name), utf8(str(path)), C.byref(p))))
 
+    def add_heads(self, name: str, backbone: str, heads: Mapping[str, str], **params) -> None:
+        """One task model of heads bound to the encoder in `backbone`: {head name: task directory}, the first
+        the primary; one forward serves every head (params as add_model)."""
+        if not heads:
+            raise errors.InvalidArgument("add_heads: no heads")
+        p = model_params(**params)
+        names = (C.c_char_p * len(heads))(*[utf8(n) for n in heads])
+        dirs = (C.c_char_p * len(heads))(*[utf8(str(d)) for d in heads.values()])
+        self._call(lambda h: check(lib.semroute_runtime_add_heads(h, utf8(name), utf8(str(backbone)), len(heads),
+                                                                   names, dirs, C.byref(p))))
+
     def call(self, path: str, body: Body = None, method: Optional[str] = None) -> Tuple[int, Dict[str, Any]]:
         """(HTTP status, the JSON answer) of one request; POST with a body, else GET."""
         if body is None:

@@ -33,3 +33,29 @@ def test_a_bad_name_is_refused(tiny):
             pass
         else:
             raise AssertionError("a name with a path in it was taken")
+
+
+def test_heads_bound_to_one_backbone(tiny):
+    """A head bound to its own checkpoint's encoder is that model: the same answers as the model alone; the other
+    head answers in the same call's bundle."""
+    texts = ["What is the derivative of x^2?", "Email a@b.co"]
+    with semroute.Runtime() as runtime:
+        runtime.add_model("intent", str(tiny / "intent"))
+        runtime.add_heads("both", str(tiny / "intent"), {"intent": str(tiny / "intent"), "pii": str(tiny / "pii")})
+        _, want = runtime.call("/v1/classify", {"model": "intent", "input": texts})
+        status, got = runtime.call("/v1/classify", {"model": "both", "head": "intent", "input": texts})
+        assert status == 200 and got["head"] == "intent"
+        for g, w in zip(got["results"], want["results"]):
+            assert g["label"] == w["label"]
+            assert all(abs(a - b) <= TOLERANCE for a, b in zip(g["probabilities"], w["probabilities"]))
+        status, answer = runtime.call("/v1/bundle", {"tasks": [
+            {"id": h, "classify": {"model": "both", "head": h, "input": texts}} for h in ("intent", "pii")]})
+        assert status == 200 and [r["status"] for r in answer["results"]] == [200, 200]
+        assert answer["results"][1]["classify"]["kind"] == "token"
+        assert [h["name"] for h in runtime.models()["data"][0]["heads"]] == ["intent", "pii"]
+        try:
+            runtime.add_heads("none", str(tiny / "intent"), {})
+        except semroute.InvalidArgument:
+            pass
+        else:
+            raise AssertionError("a model of no heads was taken")
