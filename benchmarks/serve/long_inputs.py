@@ -5,18 +5,16 @@ under truncate, to classify and to embeddings), and a 32K-token document read
 in windows; time per request. A benchmark, not a test.
 
     long_inputs.py SEMROUTE_CLI REPO_DIR"""
-import http.client
 import json
 import os
-import platform
-import socket
 import subprocess
 import sys
 import tempfile
-import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "../../tests/server"))
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import runtime_packages  # noqa: E402
+from serve_client import cpu_name, post  # noqa: E402
 
 CLI, REPO = sys.argv[1], os.path.abspath(sys.argv[2])
 
@@ -36,26 +34,6 @@ def rss_mb(pid):
 
 def peak_mb(pid):
     return status_mb(pid, "VmHWM")
-
-
-def post(sock_path, path, body):
-    c = http.client.HTTPConnection("localhost", timeout=600)
-    c.sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-    c.sock.connect(sock_path)
-    start = time.time()
-    c.request("POST", path, body=json.dumps(body).encode(), headers={"Content-Type": "application/json"})
-    r = c.getresponse()
-    data = json.loads(r.read())
-    c.close()
-    return r.status, data, time.time() - start
-
-
-def cpu_name():
-    with open("/proc/cpuinfo") as f:
-        for line in f:
-            if line.startswith("model name"):
-                return line.split(":", 1)[1].strip()
-    return platform.processor()
 
 
 def main():

@@ -25,7 +25,7 @@ if [ "${1:-}" = "--batched" ]; then
   batching=", max_batch: 8, max_wait_us: 1000" batch=8
 fi
 seconds=${1:-5}
-printf 'listen: 127.0.0.1:0\nunix_socket: %s/serve.sock\nmodels:\n  bench: {path: %s%s}\n' \
+printf 'listen: 127.0.0.1:0\nunix_socket: %s/serve.sock\nlimits: {result_cache_entries: 0}\nmodels:\n  bench: {path: %s%s}\n' \
   "$work" "$model" "$batching" >"$work/serve.yaml"
 "$cli" serve "$work/serve.yaml" >"$work/out" &
 server=$!

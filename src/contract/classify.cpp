@@ -154,11 +154,13 @@ std::vector<std::vector<ClassifyAnswer>> run_classify(const std::vector<const Cl
   std::vector<std::vector<size_t>> missed(calls.size());  // per call: the items to compute
   std::vector<std::vector<ClassifyItem>> todo(calls.size());
   std::vector<HeadCall> head_calls;
+  // A request past its deadline is answered deadline_exceeded, held answers or not.
+  const bool caching = call.cache != nullptr && call.cache->enabled() && RequestControl::Clock::now() < control.deadline();
   for (size_t c = 0; c < calls.size(); ++c) {
     const ClassifyCall& cc = *calls[c];
     answers[c].resize(cc.items.size());
     for (size_t i = 0; i < cc.items.size(); ++i) {
-      if (call.cache != nullptr && call.cache->enabled()) {
+      if (caching) {
         keys[c].push_back(cache_key(model, *heads.heads()[cc.head], cc.request, cc.items[i]));
         if (auto hit = call.cache->find(keys[c].back())) {
           answers[c][i] = std::get<ClassifyAnswer>(std::move(*hit));

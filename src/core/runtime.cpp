@@ -66,6 +66,11 @@ int compute_threads() { return at::get_num_threads(); }
 
 void prepare_calling_thread() { at::internal::lazy_init_num_threads(); }
 
+void compute_serially_on_this_thread() {
+  at::internal::lazy_init_num_threads();  // else the first parallel op sets the process-wide count again
+  omp_set_num_threads(1);
+}
+
 void release_openmp_team() { omp_pause_resource_all(omp_pause_soft); }
 
 BlasReport check_blas(bool timed) {

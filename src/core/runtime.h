@@ -20,6 +20,13 @@ void ensure_runtime_initialized();
 // threads (a Go program's especially) may never have run libtorch work.
 void prepare_calling_thread();
 
+// Keeps the calling thread's own tensor work (a server's connection threads:
+// a head's softmax over a few logits) on that thread: no OpenMP team of its
+// own beside the compute lane's (see release_openmp_team). Its first tensor
+// work still re-creates libtorch's thread pools once: threads that call it
+// should be long-lived.
+void compute_serially_on_this_thread();
+
 // Frees the calling thread's OpenMP team (omp_pause_resource_all). libgomp
 // keeps an idle team for every thread that ever ran parallel work, and once
 // the teams' threads outnumber the CPUs it throttles every team's spin-wait,

@@ -20,6 +20,7 @@
 #include <cstring>
 #include <optional>
 
+#include "core/runtime.h"
 #include "semroute/error.h"
 
 namespace semroute {
@@ -37,6 +38,7 @@ constexpr auto kSweepEvery = std::chrono::milliseconds(50);      // how often de
 constexpr auto kDrainIdle = std::chrono::milliseconds(100);
 // Past the grace, how long cancelled requests get to send their 503.
 constexpr auto kCancelled = std::chrono::seconds(2);
+constexpr auto kWorkerIdle = std::chrono::seconds(60);  // a worker thread without connections this long exits
 constexpr size_t kLingerBytes = size_t{1} << 20;                 // read and dropped after an early answer
 constexpr auto kLingerFor = std::chrono::milliseconds(500);
 
@@ -438,8 +440,36 @@ void HttpServer::accept_waiting(int listen_fd) {
     const int on = 1;
     ::setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &on, sizeof(on));  // (fails harmlessly on a Unix socket)
     set_timeout(fd, SO_SNDTIMEO, limits_.body_timeout_ms);       // a client that never reads is let go
-    std::thread([this, connection] { serve(connection); }).detach();
+    dispatch(connection);
   }
+}
+
+void HttpServer::dispatch(std::shared_ptr<Connection> connection) {
+  const std::lock_guard<std::mutex> lock(mutex_);
+  waiting_.push_back(std::move(connection));
+  if (idle_workers_ > waiting_.size() - 1) {
+    work_ready_.notify_one();
+    return;
+  }
+  ++workers_;
+  std::thread([this] { work(); }).detach();
+}
+
+void HttpServer::work() {
+  compute_serially_on_this_thread();
+  std::unique_lock<std::mutex> lock(mutex_);
+  for (;;) {
+    ++idle_workers_;
+    const bool woken = work_ready_.wait_for(lock, kWorkerIdle, [&] { return !waiting_.empty() || workers_stop_; });
+    --idle_workers_;
+    if (!woken || waiting_.empty()) break;
+    const std::shared_ptr<Connection> connection = std::move(waiting_.front());
+    waiting_.pop_front();
+    lock.unlock();
+    serve(connection);
+    lock.lock();
+  }
+  if (--workers_ == 0) workers_done_.notify_all();
 }
 
 // Cuts the reading of a request past its deadline (the reader answers 408),
@@ -571,6 +601,10 @@ void HttpServer::shutdown(std::chrono::milliseconds grace) {
   acceptor_stop_ = true;
   wake_acceptor();
   acceptor_.join();
+  lock.lock();
+  workers_stop_ = true;
+  work_ready_.notify_all();
+  workers_done_.wait(lock, [&] { return workers_ == 0; });
 }
 
 void HttpServer::shut_down_connections(bool answering_too) {

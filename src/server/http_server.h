@@ -19,6 +19,7 @@
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
+#include <deque>
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -57,6 +58,9 @@ class HttpServer {
   void accept_loop();
   void accept_waiting(int listen_fd);
   void serve(const std::shared_ptr<Connection>& connection);
+  // Hands a connection to an idle worker thread, or to a new one.
+  void dispatch(std::shared_ptr<Connection> connection);
+  void work();  // a worker: serves connections until none came for kWorkerIdle
   void enforce_deadlines();  // the accept thread's sweep, every 50 ms
   void wake_acceptor();
   void shut_down_connections(bool answering_too);  // with mutex_ held
@@ -73,6 +77,13 @@ class HttpServer {
   mutable std::mutex mutex_;
   std::condition_variable all_closed_;
   std::map<uint64_t, std::shared_ptr<Connection>> connections_;
+  // Worker threads are kept between connections: a thread's first tensor
+  // work re-creates libtorch's thread pools (~10 ms on 2 CPUs), which a
+  // client opening a connection per request paid on every request.
+  std::condition_variable work_ready_, workers_done_;
+  std::deque<std::shared_ptr<Connection>> waiting_;
+  size_t workers_ = 0, idle_workers_ = 0;
+  bool workers_stop_ = false;
   uint64_t next_id_ = 0;
   std::atomic<int64_t> in_flight_{0};
   std::atomic<bool> draining_{false};    // no new connections; answers say Connection: close
