@@ -154,8 +154,14 @@ std::vector<std::vector<ClassifyAnswer>> run_classify(const std::vector<const Cl
   std::vector<std::vector<size_t>> missed(calls.size());  // per call: the items to compute
   std::vector<std::vector<ClassifyItem>> todo(calls.size());
   std::vector<HeadCall> head_calls;
-  // A request past its deadline is answered deadline_exceeded, held answers or not.
-  const bool caching = call.cache != nullptr && call.cache->enabled() && RequestControl::Clock::now() < control.deadline();
+  // Held answers go to live requests only: a cancelled one stops here, one
+  // past its deadline is answered deadline_exceeded below.
+  bool caching = call.cache != nullptr && call.cache->enabled();
+  try {
+    if (caching) control.check();
+  } catch (const DeadlinePassed&) {
+    caching = false;
+  }
   for (size_t c = 0; c < calls.size(); ++c) {
     const ClassifyCall& cc = *calls[c];
     answers[c].resize(cc.items.size());

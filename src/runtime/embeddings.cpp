@@ -17,7 +17,7 @@ const char* pooling_name(Pooling p) {
   switch (p) {
     case Pooling::kMean: return "mean";
     case Pooling::kCls: return "cls";
-    case Pooling::kLastToken: return "last_token";
+    case Pooling::kLastToken: return "lasttoken";  // sentence-transformers' name, as the runtime reports it
   }
   return "mean";
 }

@@ -440,6 +440,23 @@ def pooled_embedder(server, cards):
     post(server, "/v1/embeddings", {"model": "embedder", "input": text, "layer": 3}, 400, "invalid_request")
 
 
+def qwen3_embedding(server, cards, expected):
+    """Qwen3-Embedding's layout: last-token pooling, normalized, its query instruction; Hugging Face's embeddings
+    of the same token IDs (tests/data/qwen3_embedding/reference.json) within 1e-5, the texts in one batch."""
+    card = cards["qwen3"]
+    check(card["embedding"]["pooling"] == "lasttoken" and card["embedding"]["normalized"] and
+          card["embedding"]["input_types"] == ["document", "query"] and card["embedding"]["dimensions"] == [64] and
+          len(card["manifest_sha256"]) == 64, f"qwen3 card {card}")
+    got = post(server, "/v1/embeddings", {"model": "qwen3", "input": [t for t, _ in expected]})
+    for row, (text, want) in zip(got["data"], expected):
+        error = max(abs(a - b) for a, b in zip(row["embedding"], want))
+        check(error < 1e-5, f"qwen3 {text!r}: max abs error {error} against Hugging Face")
+    instruction = "Instruct: Given a web search query, retrieve relevant passages that answer the query\nQuery:"
+    query = post(server, "/v1/embeddings", {"model": "qwen3", "input": "!*4", "input_type": "query"})
+    prompted = post(server, "/v1/embeddings", {"model": "qwen3", "input": instruction + "!*4"})
+    check(query["data"][0]["embedding"] == prompted["data"][0]["embedding"], "qwen3 query: its instruction first")
+
+
 def close(a, b, tolerance):
     """Two answers agree: equal structure and strings, numbers within tolerance."""
     if isinstance(a, dict):
@@ -605,6 +622,7 @@ models:
 """
     global PACKAGES
     PACKAGES = runtime_packages.make_packages(CLI, REPO, os.path.join(workdir, "packages"))
+    PACKAGES["qwen3"], qwen3_expected = runtime_packages.make_qwen3_embedding(REPO, os.path.join(workdir, "qwen3"))
     server = Server(config, workdir)
     try:
         cards = models_and_health(server)
@@ -628,6 +646,7 @@ models:
         grounded_head(server, cards)
         rerank(server, cards)
         pooled_embedder(server, cards)
+        qwen3_embedding(server, cards, qwen3_expected)
     finally:
         server.stop()
     bound, alone = runtime_packages.make_bound_heads(CLI, REPO, os.path.join(workdir, "bound"))

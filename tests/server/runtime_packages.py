@@ -144,6 +144,80 @@ def make_packages(cli, repo, out):
     return packages
 
 
+def byte_level_alphabet():
+    """GPT-2's byte-level alphabet: the printable character standing for each byte."""
+    printable = list(range(ord("!"), ord("~") + 1)) + list(range(0xA1, 0xAD)) + list(range(0xAE, 0x100))
+    chars, extra = {}, 0
+    for b in range(256):
+        if b in printable:
+            chars[b] = chr(b)
+        else:
+            chars[b] = chr(256 + extra)
+            extra += 1
+    return chars
+
+
+def make_qwen3_embedding(repo, out):
+    """Qwen3-Embedding's published layout (sentence-transformers: last-token pooling, Normalize, an instruction
+    prompt for queries) around the tests' Qwen3 checkpoint (tests/data/qwen3_embedding, whose reference.json holds
+    Hugging Face's embeddings of token IDs), with a byte-level tokenizer made so that texts map to those IDs: each
+    ID a reference row uses stands for a printable ASCII byte, the others for the remaining bytes; 0 pads, 1 ends
+    every text (<|endoftext|>, as Qwen3-Embedding's tokenizer appends it).
+    -> (directory, [(text, Hugging Face's normalized embedding)])"""
+    fixture = os.path.join(repo, "tests/data/qwen3_embedding")
+    shutil.rmtree(out, ignore_errors=True)
+    os.makedirs(out)
+    for name in ("config.json", "model.safetensors"):
+        shutil.copy(os.path.join(fixture, name), out)
+    with open(os.path.join(fixture, "reference.json")) as f:
+        cases = {c["name"]: c for c in json.load(f)["cases"]}
+    rows = [(cases["single_len17"], 0)] + [(cases["batch_right_pad_17_11_4"], i) for i in range(3)]
+    used = sorted({t for case, i in rows for t in case["input_ids"][i] if t > 1})
+    ascii_bytes = list(range(ord("!"), ord("~") + 1))
+    assert len(used) <= len(ascii_bytes)
+    byte_of = dict(zip(used, ascii_bytes))
+    rest = [b for b in range(254) if b not in byte_of.values()]  # 0xFE and 0xFF never occur in UTF-8
+    byte_of.update(zip([t for t in range(2, 256) if t not in byte_of], rest))
+    alphabet = byte_level_alphabet()
+    specials = [{"id": i, "content": c, "single_word": False, "lstrip": False, "rstrip": False, "normalized": False,
+                 "special": True} for i, c in ((0, "<|pad|>"), (1, "<|endoftext|>"))]
+    eos = {"SpecialToken": {"id": "<|endoftext|>", "type_id": 0}}
+    byte_level = {"type": "ByteLevel", "add_prefix_space": False, "trim_offsets": True, "use_regex": True}
+    write_json(os.path.join(out, "tokenizer.json"), {
+        "version": "1.0", "truncation": None, "padding": None, "added_tokens": specials, "normalizer": None,
+        "pre_tokenizer": byte_level, "decoder": byte_level,
+        "post_processor": {"type": "TemplateProcessing",
+                           "single": [{"Sequence": {"id": "A", "type_id": 0}}, eos],
+                           "pair": [{"Sequence": {"id": "A", "type_id": 0}}, eos,
+                                    {"Sequence": {"id": "B", "type_id": 0}}, eos],
+                           "special_tokens": {"<|endoftext|>": {"id": "<|endoftext|>", "ids": [1],
+                                                                "tokens": ["<|endoftext|>"]}}},
+        "model": {"type": "BPE", "dropout": None, "unk_token": None, "continuing_subword_prefix": None,
+                  "end_of_word_suffix": None, "fuse_unk": False, "byte_fallback": False, "ignore_merges": False,
+                  "vocab": {**{alphabet[b]: t for t, b in byte_of.items()}, "<|pad|>": 0, "<|endoftext|>": 1},
+                  "merges": []}})
+    write_json(os.path.join(out, "tokenizer_config.json"),
+               {"model_max_length": 128, "pad_token": "<|pad|>", "eos_token": "<|endoftext|>", "padding_side": "left"})
+    write_json(os.path.join(out, "1_Pooling/config.json"),
+               {"word_embedding_dimension": 64, "pooling_mode_lasttoken": True, "include_prompt": True})
+    write_json(os.path.join(out, "modules.json"), [
+        {"idx": 0, "name": "0", "path": "", "type": "sentence_transformers.models.Transformer"},
+        {"idx": 1, "name": "1", "path": "1_Pooling", "type": "sentence_transformers.models.Pooling"},
+        {"idx": 2, "name": "2", "path": "2_Normalize", "type": "sentence_transformers.models.Normalize"}])
+    write_json(os.path.join(out, "config_sentence_transformers.json"), {"prompts": {
+        "query": "Instruct: Given a web search query, retrieve relevant passages that answer the query\nQuery:",
+        "document": ""}, "default_prompt_name": None, "similarity_fn_name": "cosine"})
+    write_manifest(out)
+    expected = []
+    for case, i in rows:
+        ids = [t for t, m in zip(case["input_ids"][i], case["attention_mask"][i]) if m]
+        assert ids[-1] == 1
+        data = case["outputs"]["embedding"]["data"]
+        width = case["outputs"]["embedding"]["shape"][1]
+        expected.append(("".join(chr(byte_of[t]) for t in ids[:-1]), data[i * width:(i + 1) * width]))
+    return out, expected
+
+
 def make_bound_heads(cli, repo, out):
     """A backbone and three heads trained on it (a softmax head, a scores head with its operating point, a token
     head), each head a task checkpoint of its own whose encoder tensors are not the backbone's; and, as the

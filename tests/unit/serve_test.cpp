@@ -501,7 +501,8 @@ class ServeControl : public ::testing::Test {
     test::write_hallucination_models(dir_->path());
     const std::string m = kModels.string();
     test::write_file(*dir_ / "serve.yaml",
-                     "limits: {max_queue: 1}\n"
+                     // Nothing answered from the result cache: these tests follow requests that compute.
+                     "limits: {max_queue: 1, result_cache_entries: 0}\n"
                      "models:\n  domain: " + m + "/domain\n  pii: " + m + "/pii\n"
                      "  encoder: {path: " + m + "/multitask/base, task: embedding}\n"
                      "unified:\n  default: " + m + "/router.yaml\n"
