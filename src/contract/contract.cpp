@@ -63,16 +63,11 @@ ContractError contract_error_of(const Error& e) {
 }
 
 nlohmann::json parse_contract_body(std::string_view body) {
-  if (const size_t nul = body.find('\0'); nul != std::string_view::npos)
-    throw invalid_request("the request body holds a NUL byte at " + std::to_string(nul) + " (JSON has none)");
-  nlohmann::json parsed;
   try {
-    parsed = parse_json(body, "the request body");  // UTF-8, surrogate pairs and nesting checked
-  } catch (const Error& e) {
+    return parse_request_body(body);
+  } catch (const InvalidInput& e) {
     throw invalid_request(e.what());
   }
-  if (!parsed.is_object()) throw invalid_request("the request body must be a JSON object");
-  return parsed;
 }
 
 // One walk over a response: whether every number is finite (NaN and

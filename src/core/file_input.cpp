@@ -94,6 +94,19 @@ nlohmann::json parse_json(std::string_view text, const std::string& source) {
   }
 }
 
+nlohmann::json parse_request_body(std::string_view body) {
+  if (const size_t nul = body.find('\0'); nul != std::string_view::npos)
+    throw InvalidInput("the request body holds a NUL byte at " + std::to_string(nul) + " (JSON has none)");
+  nlohmann::json request;
+  try {
+    request = parse_json(body, "the request body");  // UTF-8, surrogate pairs and nesting checked
+  } catch (const Error& e) {
+    throw InvalidInput(e.what());
+  }
+  if (!request.is_object()) throw InvalidInput("the request body must be a JSON object");
+  return request;
+}
+
 nlohmann::json read_json_file(const fs::path& path, size_t max_bytes) {
   return parse_json(read_file(path, max_bytes), path.string());
 }

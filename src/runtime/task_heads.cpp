@@ -514,25 +514,17 @@ ClassifyAnswer TaskHeads::answer(const Head& head, const ClassifyItem& item, con
   const size_t num_labels = labels.size();
   std::vector<TokenLabel> chosen(n, TokenLabel{0, 0});
   std::vector<std::vector<float>> rows(request.return_tokens ? n : 0);
-  std::vector<int64_t> context(n, -1);
+  MostContext most_context(n);
   for (size_t w = 0; w < logits.size(); ++w) {
     const at::Tensor probs = at::softmax(logits[w], -1).contiguous();
     const float* p = probs.data_ptr<float>();
-    const Encoding& e = plan.encodings[w];
     const TokenRange r = plan.ranges[w];
-    const auto width = static_cast<int64_t>(r.end - r.begin);
-    int64_t k = 0;
-    for (size_t i = 0; i < e.size(); ++i) {
-      if (e.special_tokens_mask[i] || !e.attention_mask[i]) continue;
-      const int64_t margin = std::min(k, width - 1 - k);
-      const size_t token = r.begin + static_cast<size_t>(k++);
-      if (margin <= context[token]) continue;
-      context[token] = margin;
+    most_context.offer(plan.encodings[w], r, [&](size_t token, size_t i) {
       const float* row = p + i * num_labels;
       const auto best = static_cast<int64_t>(std::max_element(row, row + num_labels) - row);  // the first on ties
       chosen[token] = {best, row[best]};
       if (request.return_tokens) rows[token].assign(row, row + num_labels);
-    }
+    });
     if (plan.windowed) a.windows.push_back({r.begin, r.end, {}});
   }
   const double threshold = request.threshold.value_or(head.info.default_threshold.value_or(0.0));

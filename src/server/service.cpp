@@ -60,21 +60,6 @@ std::vector<std::string_view> texts_of(const nlohmann::json& request) {
   return texts;
 }
 
-// The request body as a JSON object (size and nesting bounded): a body that
-// is not one is the client's error (400), not a broken model file's.
-nlohmann::json parse_body(std::string_view body) {
-  if (const size_t nul = body.find('\0'); nul != std::string_view::npos)
-    throw InvalidInput("the request body holds a NUL byte at " + std::to_string(nul) + " (JSON has none)");
-  nlohmann::json request;
-  try {
-    request = parse_json(body, "the request body");
-  } catch (const Error& e) {
-    throw InvalidInput(e.what());
-  }
-  if (!request.is_object()) throw InvalidInput("the request body must be a JSON object");
-  return request;
-}
-
 std::string string_field(const nlohmann::json& request, const char* key) {
   const auto it = request.find(key);
   if (it == request.end() || !it->is_string()) throw InvalidInput(std::string("\"") + key + "\": expected a string");
@@ -285,7 +270,7 @@ Reply Service::dispatch(std::string_view method, std::string_view path, std::str
   if (method != "POST") return error_reply(405, "method_not_allowed", "GET or POST (DELETE ends an answer stream)");
   if (stream_path) return checks_->feed(std::string(route.substr(kStreams.size())), body, control);
   if (route == "/v1/route") return this->route(path, body, metadata_json, control);
-  const nlohmann::json request = parse_body(body);
+  const nlohmann::json request = parse_request_body(body);
   if (route == "/v1/tokens") return tokens(request, control);
   if (route == "/v1/similarity") return similarity(request, control);
   if (route == "/v1/unified") return unified(request, control);
@@ -381,7 +366,7 @@ Reply Service::route(std::string_view path, std::string_view body, std::string_v
   const auto [name, router] = loaded_->router(query_value(path, "router"));
   std::map<std::string, std::string> metadata;
   if (!metadata_json.empty()) {
-    const nlohmann::json meta = parse_body(metadata_json);
+    const nlohmann::json meta = parse_request_body(metadata_json);
     for (const auto& [key, value] : meta.items()) {
       if (!value.is_string()) throw InvalidInput("x-semroute-metadata: every value must be a string");
       metadata.emplace(key, value.get<std::string>());

@@ -2,6 +2,7 @@
 // keeping the encodings for their offsets.
 #pragma once
 
+#include <algorithm>
 #include <functional>
 #include <string_view>
 #include <utility>
@@ -74,6 +75,33 @@ struct TokenRange {
 std::vector<TokenRange> plan_windows(size_t content, size_t specials, size_t size, size_t overlap);
 // Tokens [begin, end) of an encoding (its accounting reset).
 Encoding slice(const Encoding& encoding, TokenRange range);
+
+// Which window labels each text token of a document read in windows: the
+// one where the token has the most context (the larger its distance to the
+// nearer edge of the window; the earlier window on a tie).
+class MostContext {
+ public:
+  explicit MostContext(size_t tokens) : context_(tokens, -1) {}
+  // take(token, i) for each text token of `encoding`, the document's window
+  // `range` (i: its position in the encoding), that this window gives more
+  // context than the windows offered before.
+  template <class Take>
+  void offer(const Encoding& encoding, TokenRange range, Take&& take) {
+    const auto width = static_cast<int64_t>(range.end - range.begin);
+    int64_t k = 0;  // the window's text token
+    for (size_t i = 0; i < encoding.size(); ++i) {
+      if (encoding.special_tokens_mask[i] || !encoding.attention_mask[i]) continue;
+      const int64_t margin = std::min(k, width - 1 - k);
+      const size_t token = range.begin + static_cast<size_t>(k++);
+      if (margin <= context_[token]) continue;
+      context_[token] = margin;
+      take(token, i);
+    }
+  }
+
+ private:
+  std::vector<int64_t> context_;
+};
 
 // A document longer than a model reads at once, taken window by window.
 struct WindowOptions {

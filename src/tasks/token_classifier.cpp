@@ -46,34 +46,23 @@ DocumentTokens TokenClassifier::classify_windows(std::string_view document, cons
   const Tokenizer& tokenizer = *task_.tokenizer;
   const WindowedDocument d = plan_document(tokenizer, document, options, task_.encode.max_length);
   const size_t n = d.text.size();
-  // Per text token: its label from the window where it has the most context
-  // (the larger of its distances to that window's two edges; the earlier
-  // window on a tie).
+  // Per text token: its label from the window where it has the most context.
   std::vector<TokenLabel> chosen(n, TokenLabel{0, 0});
-  std::vector<int64_t> context(n, -1);
-  for_each_budgeted_batch(d.windows.size(), d.encoder(tokenizer), tokenizer, task_.encoder->device(),
-                          [&](const TextBatch& batch, size_t first) {
-                            const at::Tensor probs = at::softmax(logits(batch.inputs).to(at::kFloat), -1).cpu();
-                            CoreModel::check_finite(probs, "logits");
-                            const auto [best, best_id] = probs.max(-1);
-                            const at::Tensor p = best.contiguous(), id = best_id.contiguous();
-                            const int64_t seq = probs.size(1);
-                            for (size_t b = 0; b < batch.encodings.size(); ++b) {
-                              const Encoding& e = batch.encodings[b];
-                              const TokenRange r = d.windows[first + b];
-                              const auto width = static_cast<int64_t>(r.end - r.begin);
-                              int64_t k = 0;  // the window's text token
-                              for (size_t i = 0; i < e.size(); ++i) {
-                                if (e.special_tokens_mask[i] || !e.attention_mask[i]) continue;
-                                const int64_t margin = std::min(k, width - 1 - k);
-                                const size_t token = r.begin + static_cast<size_t>(k++);
-                                if (margin <= context[token]) continue;
-                                context[token] = margin;
-                                const int64_t flat = static_cast<int64_t>(b) * seq + static_cast<int64_t>(i);
-                                chosen[token] = {id.data_ptr<int64_t>()[flat], p.data_ptr<float>()[flat]};
-                              }
-                            }
-                          });
+  MostContext most_context(n);
+  const auto label_batch = [&](const TextBatch& batch, size_t first) {
+    const at::Tensor probs = at::softmax(logits(batch.inputs).to(at::kFloat), -1).cpu();
+    CoreModel::check_finite(probs, "logits");
+    const auto [best, best_id] = probs.max(-1);
+    const at::Tensor p = best.contiguous(), id = best_id.contiguous();
+    const int64_t seq = probs.size(1);
+    for (size_t b = 0; b < batch.encodings.size(); ++b) {
+      most_context.offer(batch.encodings[b], d.windows[first + b], [&](size_t token, size_t i) {
+        const int64_t flat = static_cast<int64_t>(b) * seq + static_cast<int64_t>(i);
+        chosen[token] = {id.data_ptr<int64_t>()[flat], p.data_ptr<float>()[flat]};
+      });
+    }
+  };
+  for_each_budgeted_batch(d.windows.size(), d.encoder(tokenizer), tokenizer, task_.encoder->device(), label_batch);
   DocumentTokens out;
   out.windows = d.windows;
   out.content_tokens = n;
