@@ -81,6 +81,7 @@ int run_average(const std::vector<std::string>& argv);
 int run_trim_vocab(const std::vector<std::string>& argv);
 int run_serve(const std::vector<std::string>& argv);
 int run_runtime(const std::vector<std::string>& argv);
+int run_decide(const std::vector<std::string>& argv);
 int run_compress(const std::vector<std::string>& argv);
 int run_check_answer(const std::vector<std::string>& argv);
 

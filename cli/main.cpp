@@ -95,6 +95,9 @@ commands:
   serve --models FILE.json --uds PATH [--max-request-bytes N] [--max-bundle-tasks N] …
       The vLLM Semantic Router's model runtime, as the router starts one
       (its models file; docs/runtime.md).
+  decide MODEL_DIR REQUEST.json
+      A Vela 2.0 decision model's answers to typed questions about a state
+      (docs/decisions.md).
   runtime (MODEL_DIR | --models FILE.json) PATH [REQUEST.json | -]
       One request of the runtime contract in process (/v1/classify,
       /v1/embeddings, /v1/rerank, /v1/bundle, /v1/models, /health): its JSON answer.
@@ -138,6 +141,7 @@ extern "C" __attribute__((visibility("default"))) int semroute_cli_main(int argc
     if (command == "trim-vocab") return cli::run_trim_vocab(rest);
     if (command == "serve") return cli::run_serve(rest);
     if (command == "runtime") return cli::run_runtime(rest);
+    if (command == "decide") return cli::run_decide(rest);
     if (command == "compress") return cli::run_compress(rest);
     if (command == "check-answer") return cli::run_check_answer(rest);
     const cli::Args args = cli::parse_args(argc, argv, 2);

@@ -12,7 +12,7 @@ const std::vector<Backend>& registered_backends() {
       // name, model_type, weight prefixes, builder, heads, embedding convention
       {"bert", {"bert"}, {"", "bert.", "model."}, &BertEncoder::create, &BertEncoder::head_layout,
        {Pooling::kMean, ""}},
-      {"modernbert", {"modernbert"}, {"", "model."}, &ModernBertEncoder::create,
+      {"modernbert", {"modernbert"}, {"", "model.", "encoder."}, &ModernBertEncoder::create,
        &ModernBertEncoder::head_layout, {Pooling::kMean, ""}},
       {"qwen3", {"qwen3"}, {"", "model."}, &Qwen3Encoder::create, &Qwen3Encoder::head_layout,
        {Pooling::kLastToken, "<|endoftext|>"}},

@@ -1,5 +1,6 @@
 #include "tokenizers/hf_tokenizer.h"
 
+#include <algorithm>
 #include <nlohmann/json.hpp>
 
 #include "core/file_input.h"
@@ -120,9 +121,16 @@ class HfTokenizer final : public Tokenizer {
 
 }  // namespace
 
-std::shared_ptr<const Tokenizer> load_hf_tokenizer(const std::filesystem::path& tokenizer_json) {
+std::shared_ptr<const Tokenizer> load_hf_tokenizer(const std::filesystem::path& tokenizer_json,
+                                                   const std::vector<std::string>& dropped) {
   json parsed = read_json_file(tokenizer_json, kMaxTokenizerFileBytes);
   try {
+    if (!dropped.empty() && parsed.contains("added_tokens") && parsed["added_tokens"].is_array()) {
+      json kept = json::array();
+      for (const json& token : parsed["added_tokens"])
+        if (std::find(dropped.begin(), dropped.end(), token.value("content", "")) == dropped.end()) kept.push_back(token);
+      parsed["added_tokens"] = std::move(kept);
+    }
     return std::make_shared<HfTokenizer>(std::move(parsed));
   } catch (const json::exception& e) {
     throw LoadError(tokenizer_json.string() + ": malformed tokenizer.json (" + e.what() + ")");

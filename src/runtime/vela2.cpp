@@ -1,0 +1,468 @@
+#include "runtime/vela2.h"
+
+#include <ATen/ATen.h>
+#include <c10/core/InferenceMode.h>
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+
+#include "core/checkpoint.h"
+#include "core/config_reader.h"
+#include "core/file_input.h"
+#include "models/model_factory.h"
+#include "semroute/error.h"
+#include "tokenizers/hf_tokenizer.h"
+
+namespace semroute {
+namespace {
+
+const std::vector<std::string> kMarkers = {"[Q]",        "[O]",          "[ABS]", "[SEP_SCHEMA]",
+                                           "[SEG_user]", "[SEG_answer]", "[E]",   "[SEG_context]"};
+enum Marker { kQ, kO, kAbs, kSepSchema, kSegUser, kSegAnswer, kE, kSegContext };
+
+const DecisionOption kNoulNo{"no", "No. The statement or question is not satisfied."};
+const DecisionOption kNoulYes{"yes", "Yes. The statement or question is satisfied."};
+
+constexpr size_t kMaxOptions = 255, kMaxLevels = 10;
+
+Marker segment_of(PartRole role) {
+  return role == PartRole::kUser ? kSegUser : role == PartRole::kAnswer ? kSegAnswer : kSegContext;
+}
+
+std::string option_text(const DecisionOption& o) { return o.description.empty() ? o.name : o.name + ": " + o.description; }
+
+// JSON content as model text: a string as it is, anything else as canonical
+// JSON (keys sorted, no spaces).
+std::string content_text(const DecisionJson& value) {
+  return value.is_string() ? value.get<std::string>() : nlohmann::json::parse(value.dump()).dump();
+}
+
+std::vector<double> softmax(const std::vector<double>& x) {
+  const double top = *std::max_element(x.begin(), x.end());
+  std::vector<double> e(x.size());
+  double sum = 0;
+  for (size_t i = 0; i < x.size(); ++i) sum += e[i] = std::exp(x[i] - top);
+  for (double& v : e) v /= sum;
+  return e;
+}
+
+std::optional<PartRole> role_of_key(std::string key) {
+  std::transform(key.begin(), key.end(), key.begin(), [](unsigned char c) { return std::tolower(c); });
+  static const std::map<std::string, PartRole> kRoles = {
+      {"request", PartRole::kUser},       {"user", PartRole::kUser},           {"prompt", PartRole::kUser},
+      {"source", PartRole::kContext},     {"context", PartRole::kContext},     {"document", PartRole::kContext},
+      {"tools", PartRole::kContext},      {"previous_answer", PartRole::kContext}, {"answer", PartRole::kAnswer},
+      {"response", PartRole::kAnswer}};
+  const auto it = kRoles.find(key);
+  return it == kRoles.end() ? std::nullopt : std::optional<PartRole>(it->second);
+}
+
+[[noreturn]] void invalid_question(const std::string& id, const std::string& why) {
+  throw InvalidInput("question \"" + id + "\": " + why);
+}
+
+// Named options from an object {name: description|null} or a list of
+// {key, description?} (the router's `choices`).
+std::vector<DecisionOption> named_options(const std::string& id, const DecisionJson& j, size_t minimum) {
+  std::vector<DecisionOption> out;
+  if (j.is_object()) {
+    for (const auto& [name, description] : j.items())
+      out.push_back({name, description.is_null() ? "" : content_text(description)});
+  } else if (j.is_array()) {
+    for (const auto& item : j) {
+      if (!item.is_object() || !item.contains("key") || !item["key"].is_string())
+        invalid_question(id, "each choice is {key, description?}");
+      const DecisionJson description = item.value("description", DecisionJson());
+      out.push_back({item["key"].get<std::string>(), description.is_null() ? "" : content_text(description)});
+    }
+  } else {
+    invalid_question(id, "criteria: an object of named options");
+  }
+  if (out.size() < minimum || out.size() > kMaxOptions)
+    invalid_question(id, std::to_string(minimum) + " to " + std::to_string(kMaxOptions) + " options");
+  for (const DecisionOption& o : out)
+    if (o.name.empty() || o.name.find_first_not_of(" \t\r\n") == std::string::npos)
+      invalid_question(id, "an option needs a name");
+  return out;
+}
+
+}  // namespace
+
+const char* question_kind_name(QuestionKind kind) {
+  switch (kind) {
+    case QuestionKind::kChoice: return "choice";
+    case QuestionKind::kNoul: return "noul";
+    case QuestionKind::kScore: return "score";
+    case QuestionKind::kSet: return "set";
+  }
+  return "choice";
+}
+
+const char* part_role_name(PartRole role) {
+  return role == PartRole::kUser ? "user" : role == PartRole::kAnswer ? "answer" : "context";
+}
+
+DecisionJson parse_decision_request(std::string_view text) {
+  check_json_nesting(text, "the request");
+  DecisionJson request = DecisionJson::parse(text, nullptr, false);
+  if (request.is_discarded()) throw InvalidInput("the request is not valid JSON");
+  if (!request.is_object()) throw InvalidInput("the request must be a JSON object");
+  return request;
+}
+
+std::vector<StatePart> decision_state(const DecisionJson& given) {
+  DecisionJson state = given;
+  if (state.is_string()) {
+    const std::string& text = state.get_ref<const std::string&>();
+    const size_t first = text.find_first_not_of(" \t\r\n");
+    if (first != std::string::npos && text[first] == '{') {  // a string holding a JSON object is that object
+      const DecisionJson decoded = DecisionJson::parse(text, nullptr, false);
+      if (decoded.is_object()) state = decoded;
+    }
+  }
+  if (state.is_string()) {
+    if (state.get_ref<const std::string&>().find_first_not_of(" \t\r\n") == std::string::npos)
+      throw InvalidInput("state must not be empty or whitespace");
+    return {{PartRole::kUser, state.get<std::string>(), {"request"}}};
+  }
+  if (state.is_array()) return {{PartRole::kUser, content_text(state), {"request"}}};
+  if (!state.is_object() || state.empty()) throw InvalidInput("state must be a non-empty string, JSON object or JSON array");
+  struct Entry {
+    std::string key, text;
+    bool known;
+  };
+  std::map<PartRole, std::vector<Entry>> by_role;
+  for (const auto& [key, value] : state.items()) {
+    const std::optional<PartRole> role = role_of_key(key);
+    by_role[role.value_or(PartRole::kContext)].push_back({key, content_text(value), role.has_value()});
+  }
+  std::vector<StatePart> parts;
+  for (const PartRole role : {PartRole::kUser, PartRole::kContext, PartRole::kAnswer}) {
+    const auto it = by_role.find(role);
+    if (it == by_role.end()) continue;
+    std::string text;
+    std::vector<std::string> keys;
+    for (const Entry& e : it->second) keys.push_back(e.key);
+    if (it->second.size() == 1 && it->second[0].known) {
+      text = it->second[0].text;
+    } else {
+      for (const Entry& e : it->second) text += (text.empty() ? "" : "\n\n") + e.key + ":\n" + e.text;
+    }
+    if (text.find_first_not_of(" \t\r\n") == std::string::npos)
+      throw InvalidInput(std::string("the ") + part_role_name(role) + " part of the state is empty");
+    parts.push_back({role, std::move(text), std::move(keys)});
+  }
+  return parts;
+}
+
+DecisionQuestion decision_question(const std::string& id, const DecisionJson& j, const std::vector<StatePart>& state) {
+  if (id.find_first_not_of(" \t\r\n") == std::string::npos) invalid_question(id, "a question ID must not be blank");
+  if (!j.is_object()) invalid_question(id, "expected an object");
+  for (const auto& [key, value] : j.items()) {
+    static const std::vector<std::string> kFields = {"type",   "instructions", "criteria", "choices",
+                                                     "levels", "labels",       "over",     "threshold"};
+    if (std::find(kFields.begin(), kFields.end(), key) == kFields.end())
+      invalid_question(id, "\"" + key + "\" is not a field this model reads");
+  }
+  DecisionQuestion q;
+  q.id = id;
+  const std::string type = j.value("type", "");
+  if (type == "choice") q.kind = QuestionKind::kChoice;
+  else if (type == "noul") q.kind = QuestionKind::kNoul;
+  else if (type == "score") q.kind = QuestionKind::kScore;
+  else if (type == "set") q.kind = QuestionKind::kSet;
+  else invalid_question(id, "type: choice, noul, score or set");
+  const DecisionJson instructions = j.value("instructions", DecisionJson());
+  if (instructions.is_null() || content_text(instructions).find_first_not_of(" \t\r\n") == std::string::npos)
+    invalid_question(id, "instructions: required");
+  q.instructions = content_text(instructions);
+  const auto has = [&](const char* key) { return j.contains(key) && !j[key].is_null(); };
+  switch (q.kind) {
+    case QuestionKind::kChoice:
+      if (has("criteria") == has("choices")) invalid_question(id, "one of criteria or choices");
+      q.options = named_options(id, has("criteria") ? j["criteria"] : j["choices"], 2);
+      break;
+    case QuestionKind::kNoul:
+      if (has("criteria")) {
+        const DecisionJson& c = j["criteria"];
+        if (!c.is_object()) invalid_question(id, "criteria: {false, true}");
+        for (const auto& [key, value] : c.items())
+          if (key != "false" && key != "true") invalid_question(id, "criteria: {false, true}");
+        const auto described = [&](const char* key, const DecisionOption& fallback) {
+          return DecisionOption{fallback.name, c.contains(key) && !c[key].is_null() ? content_text(c[key]) : fallback.description};
+        };
+        q.options = {described("false", kNoulNo), described("true", kNoulYes)};
+      } else {
+        q.options = {kNoulNo, kNoulYes};
+      }
+      break;
+    case QuestionKind::kScore: {
+      if (has("criteria") == has("levels")) invalid_question(id, "one of criteria or levels");
+      const DecisionJson& levels = has("levels") ? j["levels"] : j["criteria"];
+      if (!levels.is_array() || levels.size() < 2 || levels.size() > kMaxLevels)
+        invalid_question(id, "levels: a list of 2 to 10");
+      for (const auto& level : levels) q.options.push_back({content_text(level), ""});
+      break;
+    }
+    case QuestionKind::kSet:
+      if (has("criteria") == has("labels")) invalid_question(id, "one of criteria or labels");
+      q.options = named_options(id, has("criteria") ? j["criteria"] : j["labels"], 1);
+      break;
+  }
+  if (has("threshold")) {
+    const DecisionJson& t = j["threshold"];
+    if (q.kind != QuestionKind::kSet) invalid_question(id, "threshold: only for set questions");
+    if (!t.is_number() || t.get<double>() < 0 || t.get<double>() > 1) invalid_question(id, "threshold: a number in [0, 1]");
+    q.threshold = t.get<double>();
+  }
+  if (has("over")) {
+    const DecisionJson& over = j["over"];
+    const DecisionJson items = over.is_array() ? over : DecisionJson::array({over});
+    for (const auto& item : items) {
+      if (!item.is_string()) invalid_question(id, "over: a part name, a state key or a list of them");
+      const std::string name = item.get<std::string>();
+      std::optional<PartRole> role;  // a state key, a part, or a key's usual part
+      for (const StatePart& p : state)
+        if (std::find(p.keys.begin(), p.keys.end(), name) != p.keys.end()) role = p.role;
+      if (!role) role = name == "user" ? PartRole::kUser
+                        : name == "context" ? PartRole::kContext
+                        : name == "answer" ? PartRole::kAnswer
+                                           : role_of_key(name);
+      const bool present = role && std::any_of(state.begin(), state.end(), [&](const StatePart& p) { return p.role == *role; });
+      if (!present) invalid_question(id, "\"" + name + "\" is not a field of the state");
+      if (std::find(q.over.begin(), q.over.end(), *role) == q.over.end()) q.over.push_back(*role);
+    }
+    if (q.over.empty()) invalid_question(id, "over must not be empty");
+  }
+  return q;
+}
+
+struct Vela2Model::Head {
+  at::Tensor norm_weight, norm_bias, w_o, b_o, w_q, b_q, w_p, b_p;
+  double tau = 1;
+  at::Tensor mlp0_weight, mlp0_bias, mlp3_weight, mlp3_bias;  // mlp and both readouts
+};
+
+// Where one question sits in the sequence.
+struct Vela2Model::Placed {
+  size_t query = 0;
+  std::vector<size_t> options;  // [O] markers, then [ABS]
+  size_t pool_begin = 0, pool_end = 0;
+};
+
+Vela2Model::~Vela2Model() = default;
+
+std::shared_ptr<const Vela2Model> Vela2Model::load(const std::filesystem::path& dir, const LoadOptions& options) {
+  const std::filesystem::path config_file = file_in_dir(dir, "config.json");
+  const nlohmann::json config = read_json_file(config_file);
+  const auto fail = [&](const std::string& why) -> void {
+    throw LoadError(config_file.string() + ": " + why, ErrorCode::kInvalidModel);
+  };
+  const auto integer = [&](const char* key, int64_t low) {
+    const auto it = config.find(key);
+    if (it == config.end() || !it->is_number_integer() || it->get<int64_t>() < low)
+      fail(std::string(key) + ": an integer of at least " + std::to_string(low));
+    return it->get<int64_t>();
+  };
+  if (!config.is_object() || config.value("model_type", nlohmann::json()) != "vela2-unified" || integer("format_version", 1) != 1)
+    fail("not a Vela 2.0 package (format_version 1, model_type vela2-unified)");
+  std::shared_ptr<Vela2Model> m(new Vela2Model());
+  const nlohmann::json markers = config.value("marker_ids", nlohmann::json());
+  if (!markers.is_object() || markers.size() != kMarkers.size()) fail("marker_ids must name the eight Vela 2.0 markers");
+  for (const std::string& name : kMarkers) {
+    if (!markers.contains(name) || !markers[name].is_number_integer() || markers[name].get<int64_t>() < 0)
+      fail("marker_ids must name the eight Vela 2.0 markers (" + name + ")");
+    m->markers_.push_back(markers[name].get<int64_t>());
+  }
+  m->bos_ = integer("bos_token_id", 0);
+  m->eos_ = integer("eos_token_id", 0);
+  m->max_length_ = static_cast<size_t>(integer("max_length", 16));
+  m->readout_ = config.value("readout", nlohmann::json("cosine")).is_string() ? config.value("readout", "cosine") : "";
+  if (m->readout_ != "cosine" && m->readout_ != "mlp" && m->readout_ != "both") fail("readout: cosine, mlp or both");
+  const nlohmann::json encoder = config.value("encoder_config", nlohmann::json());
+  if (!encoder.is_object()) fail("encoder_config: the encoder's config (an object)");
+  const int64_t vocab = encoder.value("vocab_size", nlohmann::json(0)).is_number_integer() ? encoder.value("vocab_size", 0) : 0;
+  for (const int64_t id : m->markers_)
+    if (id >= vocab) fail("marker id " + std::to_string(id) + " is outside the vocabulary");
+  ModelSource source{dir, ConfigReader(encoder, config_file.string() + " encoder_config"), Checkpoint::open(dir)};
+  std::vector<std::string> unused;  // the head's tensors
+  m->encoder_ = load_core_model(source, options, &unused);
+  const auto hidden = static_cast<int64_t>(encoder.value("hidden_size", 0));
+  const auto tensor = [&](const std::string& name, std::vector<int64_t> shape) {
+    if (source.checkpoint.find(name) == nullptr) fail("model.safetensors has no " + name);
+    at::Tensor t = source.checkpoint.tensor(name).to(at::kFloat).contiguous();
+    if (t.sizes().vec() != shape) fail(name + " has shape " + c10::str(t.sizes()) + ", expected " + c10::str(shape));
+    return t;
+  };
+  auto head = std::make_unique<Head>();
+  const at::Tensor w_o = source.checkpoint.find("w_o.weight") ? source.checkpoint.tensor("w_o.weight") : at::Tensor();
+  if (!w_o.defined() || w_o.dim() != 2) fail("model.safetensors has no w_o.weight [projection, hidden]");
+  const int64_t projection = w_o.size(0);
+  head->norm_weight = tensor("norm.weight", {hidden});
+  head->norm_bias = tensor("norm.bias", {hidden});
+  head->w_o = tensor("w_o.weight", {projection, hidden});
+  head->b_o = tensor("w_o.bias", {projection});
+  head->w_q = tensor("w_q.weight", {projection, hidden});
+  head->b_q = tensor("w_q.bias", {projection});
+  head->w_p = tensor("w_p.weight", {projection, hidden});
+  head->b_p = tensor("w_p.bias", {projection});
+  const at::Tensor log_tau = tensor("log_tau", {});
+  head->tau = std::exp(log_tau.item<double>());
+  if (!std::isfinite(head->tau) || head->tau <= 0) fail("log_tau must be finite");
+  if (m->readout_ != "cosine") {
+    head->mlp0_weight = tensor("cls_mlp.0.weight", {2 * hidden, hidden});
+    head->mlp0_bias = tensor("cls_mlp.0.bias", {2 * hidden});
+    head->mlp3_weight = tensor("cls_mlp.3.weight", {1, 2 * hidden});
+    head->mlp3_bias = tensor("cls_mlp.3.bias", {1});
+  }
+  m->head_ = std::move(head);
+  const std::filesystem::path calibration_file = file_in_dir(dir, "calibration.json");
+  m->calibration_ = read_json_file(calibration_file);
+  if (!m->calibration_.is_object() || !m->calibration_.value("temperature", nlohmann::json()).is_object())
+    throw LoadError(calibration_file.string() + ": temperature: an object of per-type temperatures", ErrorCode::kInvalidModel);
+  for (const auto& [type, t] : m->calibration_["temperature"].items())
+    if (!t.is_number() || !(t.get<double>() > 0) || !std::isfinite(t.get<double>()))
+      throw LoadError(calibration_file.string() + ": temperature." + type + ": a positive number", ErrorCode::kInvalidModel);
+  m->tokenizer_ = load_hf_tokenizer(file_in_dir(dir, "tokenizer.json"), kMarkers);
+  return m;
+}
+
+std::vector<int64_t> Vela2Model::text_tokens(const std::string& text) const {
+  EncodeOptions options;
+  options.add_special_tokens = false;
+  options.max_length = max_length_ + 1;  // enough to know a text does not fit
+  const Encoding e = tokenizer_->encode(text, options);
+  return std::vector<int64_t>(e.ids.begin(), e.ids.end());
+}
+
+std::vector<float> Vela2Model::option_logits(const at::Tensor& hidden, const Placed& placed) const {
+  const Head& h = *head_;
+  const auto norm = [&](const at::Tensor& x) {
+    return at::layer_norm(x, {h.norm_weight.size(0)}, h.norm_weight, h.norm_bias, 1e-5);
+  };
+  const auto unit = [](const at::Tensor& x) { return x / x.norm().clamp_min(1e-12); };
+  const at::Tensor pooled = hidden.slice(0, static_cast<int64_t>(placed.pool_begin), static_cast<int64_t>(placed.pool_end)).mean(0);
+  const at::Tensor part = unit(at::linear(norm(pooled), h.w_p, h.b_p));
+  const at::Tensor question = at::linear(norm(hidden[static_cast<int64_t>(placed.query)]), h.w_q, h.b_q);
+  std::vector<float> logits;
+  for (const size_t position : placed.options) {
+    const at::Tensor state = hidden[static_cast<int64_t>(position)];
+    double logit = 0;
+    if (readout_ != "mlp") logit += (unit(at::linear(norm(state), h.w_o, h.b_o) + question) * part).sum().item<double>() / h.tau;
+    if (readout_ != "cosine")
+      logit += at::linear(at::relu(at::linear(state, h.mlp0_weight, h.mlp0_bias)), h.mlp3_weight, h.mlp3_bias).item<double>();
+    logits.push_back(static_cast<float>(logit));
+  }
+  return logits;
+}
+
+DecisionAnswer Vela2Model::answer(const DecisionQuestion& q, const std::vector<float>& logits) const {
+  DecisionAnswer a;
+  a.id = q.id;
+  a.kind = q.kind;
+  const size_t n = q.options.size();
+  std::vector<double> values(logits.begin(), logits.end());
+  if (!std::all_of(values.begin(), values.end(), [](double v) { return std::isfinite(v); })) {
+    a.error = ItemError::kInvalidModelOutput;
+    return a;
+  }
+  const nlohmann::json& temperatures = calibration_["temperature"];
+  const auto temperature = [&](const char* type) { return temperatures.value(type, 1.0); };
+  if (q.kind == QuestionKind::kSet) {
+    const nlohmann::json thresholds = calibration_.value("thresholds", nlohmann::json::object());
+    a.threshold = q.threshold.value_or(thresholds.value("set:" + q.id, thresholds.value("set:*", 0.5)));
+    for (size_t k = 0; k < n; ++k) {
+      const double p = 1 / (1 + std::exp(-values[k] / temperature("set")));
+      a.probabilities.emplace_back(q.options[k].name, p);
+      if (p > a.threshold) a.selected.push_back(q.options[k].name);
+    }
+    return a;
+  }
+  const double t = temperature(q.kind == QuestionKind::kScore ? "score" : "choice");
+  std::vector<double> scaled(values.size());
+  for (size_t k = 0; k < values.size(); ++k) scaled[k] = values[k] / t;
+  const std::vector<double> p = softmax(std::vector<double>(scaled.begin(), scaled.begin() + static_cast<std::ptrdiff_t>(n)));
+  if (q.kind == QuestionKind::kNoul) {
+    a.noul = p[1];
+    return a;
+  }
+  if (q.kind == QuestionKind::kChoice) {
+    const size_t best = static_cast<size_t>(std::max_element(values.begin(), values.begin() + static_cast<std::ptrdiff_t>(n)) - values.begin());
+    a.choice = q.options[best].name;
+    std::vector<double> ordered = p;
+    std::sort(ordered.rbegin(), ordered.rend());
+    a.confidence = n == 1 ? 1.0 : std::clamp(ordered[0] - ordered[1], 0.0, 1.0);
+    for (size_t k = 0; k < n; ++k) a.probabilities.emplace_back(q.options[k].name, p[k]);
+    a.abstain_probability = softmax(scaled).back();
+    return a;
+  }
+  double mean = 0, variance = 0;
+  for (size_t k = 0; k < n; ++k) mean += static_cast<double>(k) * p[k];
+  for (size_t k = 0; k < n; ++k) variance += p[k] * (static_cast<double>(k) - mean) * (static_cast<double>(k) - mean);
+  a.score = mean;
+  a.confidence = std::clamp(1.0 - variance / ((static_cast<double>(n * n) - 1) / 12), 0.0, 1.0);
+  for (size_t k = 0; k < n; ++k) a.probabilities.emplace_back(std::to_string(k), p[k]);
+  return a;
+}
+
+std::vector<DecisionAnswer> Vela2Model::decide(const std::vector<StatePart>& parts,
+                                               const std::vector<DecisionQuestion>& questions) const {
+  if (parts.empty()) throw InvalidInput("state must not be empty");
+  std::vector<int64_t> ids{bos_};
+  const auto append = [&](Marker marker, const std::string& text) {
+    ids.push_back(markers_[marker]);
+    const std::vector<int64_t> tokens = text_tokens(text);
+    ids.insert(ids.end(), tokens.begin(), tokens.end());
+  };
+  std::vector<Placed> placed(questions.size());
+  for (size_t i = 0; i < questions.size(); ++i) {
+    const DecisionQuestion& q = questions[i];
+    placed[i].query = ids.size();
+    append(kQ, q.instructions);
+    for (const DecisionOption& o : q.options) {
+      placed[i].options.push_back(ids.size());
+      append(kO, option_text(o));
+    }
+    if (q.kind == QuestionKind::kChoice || q.kind == QuestionKind::kNoul) {
+      placed[i].options.push_back(ids.size());
+      ids.push_back(markers_[kAbs]);
+    }
+  }
+  ids.push_back(markers_[kSepSchema]);
+  std::map<PartRole, std::pair<size_t, size_t>> ranges;
+  for (const StatePart& part : parts) {
+    const size_t start = ids.size();
+    append(segment_of(part.role), part.text);
+    ranges[part.role] = {start, ids.size()};
+  }
+  ids.push_back(eos_);
+  std::vector<DecisionAnswer> answers(questions.size());
+  if (ids.size() > max_length_) {
+    for (size_t i = 0; i < questions.size(); ++i) {
+      answers[i].id = questions[i].id;
+      answers[i].kind = questions[i].kind;
+      answers[i].error = ItemError::kMaxLengthExceeded;
+    }
+    return answers;
+  }
+  for (size_t i = 0; i < questions.size(); ++i) {
+    std::vector<PartRole> over;  // in the state's order
+    for (const StatePart& part : parts)
+      if (questions[i].over.empty() ||
+          std::find(questions[i].over.begin(), questions[i].over.end(), part.role) != questions[i].over.end())
+        over.push_back(part.role);
+    if (over.empty()) throw InvalidInput("question \"" + questions[i].id + "\" reads no part of the state");
+    placed[i].pool_begin = ranges.at(over.front()).first;
+    placed[i].pool_end = ranges.at(over.back()).second;
+  }
+  c10::InferenceMode guard;
+  ModelInputs inputs;
+  inputs.input_ids = at::tensor(ids, at::kLong).unsqueeze(0).to(encoder_->device());
+  inputs.attention_mask = at::ones_like(inputs.input_ids);
+  const at::Tensor hidden = encoder_->forward(inputs, {}).to(at::kFloat).cpu()[0];
+  for (size_t i = 0; i < questions.size(); ++i) answers[i] = answer(questions[i], option_logits(hidden, placed[i]));
+  return answers;
+}
+
+}  // namespace semroute

@@ -1,0 +1,134 @@
+// Vela 2.0 0.3B, the vLLM Semantic Router's default decision model
+// (docs/decisions.md): one ModernBERT encoder reads every question of a
+// request and the state it asks about as one marker sequence,
+//   <bos> ([Q] question ([O] option)* [ABS]?)* [SEP_SCHEMA] ([SEG_role] part)* <eos>
+// with the markers inserted by ID (the tokenizer is loaded without them, so
+// no text can produce one), and a marker head reads each option at its [O]
+// (and [ABS]) against its question's [Q] and the mean of the parts the
+// question reads:
+//   logit = cos(W_o LN(h[O]) + W_q LN(h[Q]), W_p LN(mean h[pool])) / tau
+//           (+ MLP(h[O]) for the mlp and both readouts).
+// Answers follow the package's calibration.json: Choice and Score are a
+// softmax over the options at the type's temperature, Noul is P(yes) of a
+// two-option Choice, Set labels are sigmoids against a threshold.
+//
+// This slice: Choice, Noul, Score and Set questions over a state that fits
+// one input (a longer one answers max_length_exceeded); Span questions,
+// presets, windows and scan budgets are not here yet. Immutable after load;
+// decide() may be called from many threads at once.
+#pragma once
+
+#include <ATen/core/Tensor.h>
+#include <nlohmann/json.hpp>
+
+#include <filesystem>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "models/core_model.h"
+#include "runtime/item_results.h"
+#include "tokenizers/tokenizer.h"
+
+namespace semroute {
+
+enum class QuestionKind { kChoice, kNoul, kScore, kSet };
+const char* question_kind_name(QuestionKind kind);
+
+enum class PartRole { kUser, kContext, kAnswer };
+const char* part_role_name(PartRole role);
+
+// A state part: what a question reads (user request, context, answer).
+struct StatePart {
+  PartRole role = PartRole::kUser;
+  std::string text;
+  std::vector<std::string> keys;  // the state's keys that fed it (a question's `over` may name one)
+};
+
+struct DecisionOption {
+  std::string name;
+  std::string description;  // "" when none
+};
+
+struct DecisionQuestion {
+  std::string id;
+  QuestionKind kind = QuestionKind::kChoice;
+  std::string instructions;
+  // Choice and Set: the criteria in order; Score: the levels (names); Noul:
+  // empty for the defaults, else its no and yes descriptions.
+  std::vector<DecisionOption> options;
+  std::vector<PartRole> over;       // the parts it reads; empty: every part
+  std::optional<double> threshold;  // Set
+};
+
+struct DecisionAnswer {
+  std::string id;
+  QuestionKind kind = QuestionKind::kChoice;
+  ItemError error = ItemError::kNone;
+  std::string choice;                                      // Choice
+  double confidence = 0;                                   // Choice: top-two margin; Score: 1 - normalised variance
+  std::optional<double> abstain_probability;               // Choice
+  std::vector<std::pair<std::string, double>> probabilities;  // Choice, Set: by name; Score: "0".."n-1"
+  double noul = 0;                                         // Noul: P(yes)
+  double score = 0;                                        // Score: the expected level index
+  std::vector<std::string> selected;                       // Set: the labels over the threshold
+  double threshold = 0;                                    // Set
+};
+
+// Requests keep the order of their keys: questions are read in the order
+// they are asked, options in the order they are listed.
+using DecisionJson = nlohmann::ordered_json;
+// DecisionJson of a request's text, nesting bounded; InvalidInput when it is
+// not a JSON object.
+DecisionJson parse_decision_request(std::string_view text);
+
+// A System One state (a string, or an object of typed parts) as parts in
+// user, context, answer order: keys request/user/prompt are the user part,
+// answer/response the answer part, every other key context; a part fed by
+// several keys, or by an unknown one, is "key:\n<value>" blocks joined by a
+// blank line. InvalidInput for an empty state or part.
+std::vector<StatePart> decision_state(const DecisionJson& state);
+
+// One question of a request ({type, instructions, criteria | choices |
+// levels | labels, over, threshold}); InvalidInput (the question's
+// invalid_question) naming what is wrong.
+DecisionQuestion decision_question(const std::string& id, const DecisionJson& question,
+                                   const std::vector<StatePart>& state);
+
+class Vela2Model {
+ public:
+  // LoadError for a config that is not a Vela 2.0 0.3B package's (format 1,
+  // model_type vela2-unified, the eight marker_ids), a head tensor missing
+  // or mis-shaped, or a calibration without temperatures.
+  static std::shared_ptr<const Vela2Model> load(const std::filesystem::path& dir, const LoadOptions& options = {});
+  ~Vela2Model();
+
+  // The answers of `questions` about `parts`, in order, from one forward.
+  std::vector<DecisionAnswer> decide(const std::vector<StatePart>& parts,
+                                     const std::vector<DecisionQuestion>& questions) const;
+
+  size_t max_length() const { return max_length_; }
+  const Tokenizer& tokenizer() const { return *tokenizer_; }
+
+ private:
+  struct Head;
+  struct Placed;
+  Vela2Model() = default;
+  std::vector<int64_t> text_tokens(const std::string& text) const;
+  std::vector<float> option_logits(const at::Tensor& hidden, const Placed& placed) const;
+  DecisionAnswer answer(const DecisionQuestion& question, const std::vector<float>& logits) const;
+
+  std::shared_ptr<const CoreModel> encoder_;
+  std::shared_ptr<const Tokenizer> tokenizer_;
+  std::unique_ptr<const Head> head_;
+  std::vector<int64_t> markers_;  // [Q] [O] [ABS] [SEP_SCHEMA] [SEG_user] [SEG_answer] [E] [SEG_context]
+  int64_t bos_ = 0, eos_ = 0;
+  size_t max_length_ = 0;
+  std::string readout_;
+  nlohmann::json calibration_;
+};
+
+}  // namespace semroute
