@@ -134,7 +134,8 @@ TEST(RuntimeCApiHeads, HeadsOnOneBackboneAnswerAsTheBoundClassifiers) {
   semroute_runtime* raw = nullptr;
   ASSERT_EQ(semroute_runtime_create(0, 0, &raw), nullptr);
   const char* names[] = {"a", "a"};
-  const char* dirs[] = {(kModels / "domain").c_str(), (kModels / "pii").c_str()};
+  const std::string domain = (kModels / "domain").string(), pii_dir = (kModels / "pii").string();
+  const char* dirs[] = {domain.c_str(), pii_dir.c_str()};
   for (const size_t count : {size_t{0}, size_t{2}}) {
     semroute_status* status = semroute_runtime_add_heads(raw, "x", base.c_str(), count, names, dirs, nullptr);
     EXPECT_NE(status, nullptr) << count;
