@@ -11,6 +11,7 @@ markers inserted by ID), takes the twin's last hidden states from
 
     make_package(cli, repo, out, readout, seed) -> (package_dir, twin_dir)
     reference(cli, package_dir, twin_dir, parts, questions) -> {id: answer}"""
+import hashlib
 import json
 import math
 import os
@@ -74,10 +75,17 @@ def make_package(cli, repo, out, readout="cosine", seed=31):
     return out, twin
 
 
+_TOKENS = {}  # (tokenizer.json digest, text) -> ids: the twins share one tokenizer
+
+
 def tokens(cli, twin, text):
-    got = subprocess.run([cli, "tokenize", twin, text, "--no-special", "--json"], check=True, capture_output=True,
-                         text=True)
-    return json.loads(got.stdout)["ids"]
+    with open(os.path.join(twin, "tokenizer.json"), "rb") as f:
+        key = (hashlib.sha256(f.read()).hexdigest(), text)
+    if key not in _TOKENS:
+        got = subprocess.run([cli, "tokenize", twin, text, "--no-special", "--json"], check=True, capture_output=True,
+                             text=True)
+        _TOKENS[key] = json.loads(got.stdout)["ids"]
+    return _TOKENS[key]
 
 
 def options_of(question):
