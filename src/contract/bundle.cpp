@@ -79,14 +79,14 @@ nlohmann::json bundle_surface(const nlohmann::json& body, const SurfaceCall& cal
     std::vector<std::vector<ClassifyAnswer>> answers;
     std::vector<const ClassifyCall*> group;
     for (const size_t i : members) group.push_back(&calls[i]);
-    for (const size_t i : members) {
-      answer_task(results[i], "classify", [&] {
-        if (answers.empty()) {
+    for (size_t k = 0; k < members.size(); ++k) {
+      const ClassifyCall& c = calls[members[k]];
+      answer_task(results[members[k]], "classify", [&] {
+        if (answers.empty()) {  // the first task runs the job; a task whose run failed lets the next try
           const ModelSlot slot(*job.first, call.limits);
-          answers = run_classify(group, shared, control_for(shared, calls[i].common));
+          answers = run_classify(group, shared, control_for(shared, c.common));
         }
-        const size_t k = static_cast<size_t>(std::find(members.begin(), members.end(), i) - members.begin());
-        return classify_response(calls[i], answers[k], shared);
+        return classify_response(c, answers[k], shared);
       });
     }
   }
