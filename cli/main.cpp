@@ -95,7 +95,7 @@ commands:
   serve --models FILE.json --uds PATH [--max-request-bytes N] [--max-bundle-tasks N] …
       The vLLM Semantic Router's model runtime, as the router starts one
       (its models file; docs/runtime.md).
-  decide MODEL_DIR REQUEST.json
+  decide MODEL_DIR (REQUEST.json | - | --input REQUESTS.jsonl)
       A Vela 2.0 decision model's answers to typed questions about a state
       (docs/decisions.md).
   runtime (MODEL_DIR | --models FILE.json) PATH [REQUEST.json | -]
@@ -111,7 +111,7 @@ options:
   --dtype T        float32 (default), bfloat16, float16 or auto
   --adapter DIR    a PEFT LoRA adapter for the model (classify, tokens, embed, forward),
                    merged into the weights at load; --unmerged keeps it beside them
-  --input FILE     classify / tokens / embed / unified: read the texts from FILE
+  --input FILE     tokenize / classify / tokens / embed / unified: read the texts from FILE
                    (or stdin for "-", also accepted in place of the texts), one per
                    line or JSONL objects with a "text" field; answers are printed as
                    JSONL, one object per text with its "line" (or an "error")

@@ -75,7 +75,9 @@ nlohmann::json bundle_surface(const nlohmann::json& body, const SurfaceCall& cal
       return nullptr;  // answered below
     });
   }
-  for (const auto& [job, members] : jobs) {
+  for (const auto& job : jobs) {
+    const ServedModel& model = *job.first.first;
+    const std::vector<size_t>& members = job.second;
     std::vector<std::vector<ClassifyAnswer>> answers;
     std::vector<const ClassifyCall*> group;
     for (const size_t i : members) group.push_back(&calls[i]);
@@ -83,7 +85,7 @@ nlohmann::json bundle_surface(const nlohmann::json& body, const SurfaceCall& cal
       const ClassifyCall& c = calls[members[k]];
       answer_task(results[members[k]], "classify", [&] {
         if (answers.empty()) {  // the first task runs the job; a task whose run failed lets the next try
-          const ModelSlot slot(*job.first, call.limits);
+          const ModelSlot slot(model, call.limits);
           answers = run_classify(group, shared, control_for(shared, c.common));
         }
         return classify_response(c, answers[k], shared);
@@ -92,7 +94,9 @@ nlohmann::json bundle_surface(const nlohmann::json& body, const SurfaceCall& cal
   }
   for (size_t i = 0; i < tasks->size(); ++i) {
     const nlohmann::json& task = (*tasks)[i];
-    for (const auto& [name, surface] : kSurfaces) {
+    for (const auto& entry : kSurfaces) {
+      const auto& name = entry.first;
+      const auto& surface = entry.second;
       const auto request = task.find(name);
       if (request == task.end()) continue;
       answer_task(results[i], name, [&] {

@@ -363,7 +363,9 @@ Reply Service::unified(const nlohmann::json& request, const RequestControl& cont
 // may be cached carries a "route_id" for /v1/route/answer.
 Reply Service::route(std::string_view path, std::string_view body, std::string_view metadata_json,
                      const RequestControl& control) const {
-  const auto [name, router] = loaded_->router(query_value(path, "router"));
+  const auto named = loaded_->router(query_value(path, "router"));
+  const std::string& name = named.first;
+  const std::shared_ptr<const Router>& router = named.second;  // a plain name: lambdas below capture it
   std::map<std::string, std::string> metadata;
   if (!metadata_json.empty()) {
     const nlohmann::json meta = parse_request_body(metadata_json);

@@ -10,7 +10,7 @@ markers inserted by ID), takes the twin's last hidden states from
 `semroute forward`, and reads the options out in float64.
 
     make_package(cli, repo, out, readout, seed) -> (package_dir, twin_dir)
-    reference(cli, package_dir, twin_dir, parts, questions) -> {id: answer}"""
+    reference(cli, package_dir, twin_dir, [(parts, questions)]) -> [{id: answer}]"""
 import hashlib
 import json
 import math
@@ -78,14 +78,18 @@ def make_package(cli, repo, out, readout="cosine", seed=31):
 _TOKENS = {}  # (tokenizer.json digest, text) -> ids: the twins share one tokenizer
 
 
-def tokens(cli, twin, text):
+def tokenize_all(cli, twin, texts):
+    """Token IDs of every text, by one `semroute tokenize --input` (JSONL in and out)."""
     with open(os.path.join(twin, "tokenizer.json"), "rb") as f:
-        key = (hashlib.sha256(f.read()).hexdigest(), text)
-    if key not in _TOKENS:
-        got = subprocess.run([cli, "tokenize", twin, text, "--no-special", "--json"], check=True, capture_output=True,
-                             text=True)
-        _TOKENS[key] = json.loads(got.stdout)["ids"]
-    return _TOKENS[key]
+        digest = hashlib.sha256(f.read()).hexdigest()
+    missing = sorted({t for t in texts if (digest, t) not in _TOKENS})
+    if missing:
+        lines = "".join(json.dumps({"text": t}) + "\n" for t in missing)
+        got = subprocess.run([cli, "tokenize", twin, "-", "--no-special"], input=lines, check=True,
+                             capture_output=True, text=True)
+        for text, line in zip(missing, got.stdout.splitlines()):
+            _TOKENS[(digest, text)] = json.loads(line)["ids"]
+    return lambda text: _TOKENS[(digest, text)]
 
 
 def options_of(question):
@@ -117,20 +121,45 @@ def softmax(x):
     return e / e.sum()
 
 
-def reference(cli, package, twin, parts, questions):
-    """parts: [(role, text)] in user, context, answer order; questions: {id: {type, instructions, criteria|levels,
-    over?}} of types choice, noul, score, set. One sequence (the parts fit)."""
+def reference(cli, package, twin, cases):
+    """cases: [(parts, questions)], parts [(role, text)] in user, context, answer order, questions {id: {type,
+    instructions, criteria|levels, over?}} of types choice, noul, score, set; each case one sequence (the parts
+    fit). Every case's answers, from one tokenize and one forward of the twin."""
     with open(os.path.join(package, "config.json")) as f:
         config = json.load(f)
+    texts = [t for parts, questions in cases for t in [text for _, text in parts] +
+             [q["instructions"] for q in questions.values()] +
+             [option_text(*o) for q in questions.values() for o in options_of(q)]]
+    tokens = tokenize_all(cli, twin, texts)
+    laid_out = [layout(config, tokens, parts, questions) for parts, questions in cases]
+    with tempfile.TemporaryDirectory() as work:
+        path = os.path.join(work, "cases.json")
+        with open(path, "w") as f:
+            json.dump({"cases": [{"name": str(i), "input_ids": [ids], "attention_mask": [[1] * len(ids)]}
+                                 for i, (ids, _, _) in enumerate(laid_out)]}, f)
+        got = subprocess.run([cli, "forward", twin, path, "--json"], check=True, capture_output=True, text=True)
+    head = {name: np.frombuffer(raw, np.float32).reshape(entry["shape"]).astype(np.float64)
+            for name, (entry, raw) in runtime_packages.read_safetensors(os.path.join(package, "model.safetensors")).items()
+            if not name.startswith("encoder.")}
+    answers = []
+    for case, (parts, _), (_, placed, ranges) in zip(json.loads(got.stdout)["cases"], cases, laid_out):
+        out = case["outputs"]["last_hidden_state"]
+        hidden = np.asarray(out["data"], np.float64).reshape(out["shape"])[0]
+        answers.append(read_answers(config, head, hidden, [role for role, _ in parts], placed, ranges))
+    return answers
+
+
+def layout(config, tokens, parts, questions):
+    """The sequence (markers inserted by ID), each question's query and option positions, each part's range."""
     markers = config["marker_ids"]
     ids, placed = [config["bos_token_id"]], []
     for qid, q in questions.items():
         query = len(ids)
-        ids += [markers["[Q]"]] + tokens(cli, twin, q["instructions"])
+        ids += [markers["[Q]"]] + tokens(q["instructions"])
         positions = []
         for name, description in options_of(q):
             positions.append(len(ids))
-            ids += [markers["[O]"]] + tokens(cli, twin, option_text(name, description))
+            ids += [markers["[O]"]] + tokens(option_text(name, description))
         if q["type"] in ("choice", "noul"):
             positions.append(len(ids))
             ids.append(markers["[ABS]"])
@@ -139,27 +168,19 @@ def reference(cli, package, twin, parts, questions):
     ranges = {}
     for role, text in parts:
         start = len(ids)
-        ids += [markers[f"[SEG_{role}]"]] + tokens(cli, twin, text)
+        ids += [markers[f"[SEG_{role}]"]] + tokens(text)
         ranges[role] = (start, len(ids))
     ids.append(config["eos_token_id"])
-    with tempfile.TemporaryDirectory() as work:
-        cases = os.path.join(work, "cases.json")
-        with open(cases, "w") as f:
-            json.dump({"cases": [{"name": "s", "input_ids": [ids], "attention_mask": [[1] * len(ids)]}]}, f)
-        got = subprocess.run([cli, "forward", twin, cases, "--json"], check=True, capture_output=True, text=True)
-    out = json.loads(got.stdout)["cases"][0]["outputs"]["last_hidden_state"]
-    hidden = np.asarray(out["data"], np.float64).reshape(out["shape"])[0]
-    head = {name: np.frombuffer(raw, np.float32).reshape(entry["shape"]).astype(np.float64)
-            for name, (entry, raw) in runtime_packages.read_safetensors(os.path.join(package, "model.safetensors")).items()
-            if not name.startswith("encoder.")}
+    return ids, placed, ranges
 
+
+def read_answers(config, head, hidden, roles, placed, ranges):
     def linear(name, x):
         return head[f"{name}.weight"] @ x + head[f"{name}.bias"]
 
     def norm(x):
         return layer_norm(x, head["norm.weight"], head["norm.bias"])
 
-    roles = [role for role, _ in parts]
     answers = {}
     for qid, q, query, positions in placed:
         over = q.get("over", roles)

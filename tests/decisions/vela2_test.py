@@ -4,7 +4,10 @@ readouts; every answer of Choice, Noul, Score and Set questions within 1e-5
 (questions in the order asked, options in the order listed, states as a
 string, an object of typed parts and an array, `over`, a marker typed as
 text), a state over max_length answered max_length_exceeded, and invalid
-questions answered invalid_question without affecting the others.
+questions answered invalid_question without affecting the others. Each
+package's requests go through one `semroute decide --input` (a line that is
+no request answered with its error) and the reference's through one
+tokenize and one forward: a process costs seconds under the sanitizers.
 
     vela2_test.py SEMROUTE_CLI REPO_DIR"""
 import json
@@ -33,15 +36,15 @@ def check(condition, what):
         print("FAIL", what)
 
 
-def decide(package, request):
-    with tempfile.NamedTemporaryFile("w", suffix=".json", delete=False) as f:
-        json.dump(request, f)
-    try:
-        got = subprocess.run([CLI, "decide", package, f.name], capture_output=True, text=True)
-    finally:
-        os.unlink(f.name)
-    check(got.returncode == 0, f"decide exit {got.returncode}: {got.stderr[-300:]}")
-    return json.loads(got.stdout)
+def decide(package, requests):
+    """Every request's answer, from one `semroute decide --input` (the model loaded once)."""
+    lines = "".join(json.dumps(r) + "\n" for r in requests)
+    got = subprocess.run([CLI, "decide", package, "--input", "-"], input=lines, capture_output=True, text=True)
+    failing = any(not isinstance(r, dict) for r in requests)  # a line that is no request: exit 1
+    check(got.returncode == int(failing), f"decide exit {got.returncode}: {got.stderr[-300:]}")
+    answers = [json.loads(line) for line in got.stdout.splitlines()]
+    check([a.get("line") for a in answers] == list(range(1, len(requests) + 1)), "one answer per request, in order")
+    return answers
 
 
 def close(a, b, tolerance=1e-5):
@@ -102,18 +105,23 @@ def main():
               "tone": {"type": "choice", "instructions": "Tone",
                        "choices": [{"key": "formal"}, {"key": "casual", "description": "Relaxed"}]}}),
         ]
-        for what, state, parts, questions in cases:
-            want = reference.reference(CLI, package, twin, parts, reference_questions(questions))
-            compare(decide(package, {"state": state, "questions": questions}), want, f"{readout}, {what}")
-        got = decide(package, {"state": "word " * 600, "questions": {"guard": QUESTIONS["guard"]}})
-        check(got["answers"]["guard"].get("error") == "max_length_exceeded", f"over max_length: {got['answers']}")
-        got = decide(package, {"state": "hi", "questions": {
+        over_length = {"state": "word " * 600, "questions": {"guard": QUESTIONS["guard"]}}
+        invalid = {"state": "hi", "questions": {
             "bad": {"type": "choice", "instructions": "x", "criteria": {"only": None}},
             "worse": {"type": "guess", "instructions": "x"},
             "extra": {"type": "noul", "instructions": "x", "colour": 1},
-            "guard": QUESTIONS["guard"]}})
-        check([got["answers"][k].get("error") for k in ("bad", "worse", "extra")] == ["invalid_question"] * 3 and
-              "noul" in got["answers"]["guard"], f"invalid questions answered alone: {got['answers']}")
+            "guard": QUESTIONS["guard"]}}
+        *got, too_long, mixed, broken = decide(package, [{"state": state, "questions": questions}
+                                                         for _, state, _, questions in cases] +
+                                               [over_length, invalid, "not a request"])
+        wants = reference.reference(CLI, package, twin, [(parts, reference_questions(questions))
+                                                         for _, _, parts, questions in cases])
+        for (what, _, _, _), g, want in zip(cases, got, wants):
+            compare(g, want, f"{readout}, {what}")
+        check(too_long["answers"]["guard"].get("error") == "max_length_exceeded", f"over max_length: {too_long}")
+        check([mixed["answers"][k].get("error") for k in ("bad", "worse", "extra")] == ["invalid_question"] * 3 and
+              "noul" in mixed["answers"]["guard"], f"invalid questions answered alone: {mixed['answers']}")
+        check("error" in broken and "answers" not in broken, f"a line that is no request: {broken}")
     if failures:
         print(f"{len(failures)} failures")
         sys.exit(1)
