@@ -11,7 +11,7 @@
 namespace semroute {
 namespace {
 
-const std::pair<const char*, nlohmann::json (*)(const nlohmann::json&, const SurfaceCall&)> kSurfaces[] = {
+const std::pair<const char*, Json (*)(const Json&, const SurfaceCall&)> kSurfaces[] = {
     {"embeddings", embeddings_surface},
     {"rerank", rerank_surface},
     {"decisions", decisions_surface}};
@@ -19,9 +19,9 @@ const std::pair<const char*, nlohmann::json (*)(const nlohmann::json&, const Sur
 // Fills a task's result with what `run` answers (status 200 under `name`)
 // or its error, with the status the task would have had alone.
 template <class Run>
-void answer_task(nlohmann::json& result, const char* name, Run&& run) {
+void answer_task(Json& result, const char* name, Run&& run) {
   try {
-    nlohmann::json response = run();
+    Json response = run();
     result["status"] = 200;
     result[name] = std::move(response);
   } catch (const ContractError& e) {
@@ -36,9 +36,9 @@ void answer_task(nlohmann::json& result, const char* name, Run&& run) {
 
 }  // namespace
 
-nlohmann::json bundle_surface(const nlohmann::json& body, const SurfaceCall& call) {
+Json bundle_surface(const Json& body, const SurfaceCall& call) {
   allow_fields(body, {"tasks", "options"}, "the request");
-  const nlohmann::json options = body.value("options", nlohmann::json::object());
+  const Json options = body.value("options", Json::object());
   allow_fields(options, {"deadline_ms"}, "options");
   const auto deadline_ms = number_field(options, "deadline_ms", "options");
   if (deadline_ms && *deadline_ms <= 0) throw invalid_request("options.deadline_ms: a number above 0");
@@ -48,7 +48,7 @@ nlohmann::json bundle_surface(const nlohmann::json& body, const SurfaceCall& cal
     throw ContractError(413, "request_too_large",
                         "\"tasks\": at most " + std::to_string(call.limits.max_bundle_tasks) + " per bundle");
   for (size_t i = 0; i < tasks->size(); ++i) {
-    const nlohmann::json& task = (*tasks)[i];
+    const Json& task = (*tasks)[i];
     const std::string where = "tasks[" + std::to_string(i) + "]";
     allow_fields(task, {"id", "classify", "embeddings", "rerank", "decisions"}, where);
     const auto id = string_field(task, "id", where);
@@ -59,16 +59,16 @@ nlohmann::json bundle_surface(const nlohmann::json& body, const SurfaceCall& cal
   CommonOptions bundle_options;
   bundle_options.deadline_ms = deadline_ms;
   shared.control = control_for(call, bundle_options);
-  std::vector<nlohmann::json> results(tasks->size());
+  std::vector<Json> results(tasks->size());
   // Classify tasks, parsed, then run together by model and deadline.
   std::vector<ClassifyCall> calls(tasks->size());
   std::map<std::pair<const ServedModel*, std::optional<double>>, std::vector<size_t>> jobs;
   for (size_t i = 0; i < tasks->size(); ++i) {
-    const nlohmann::json& task = (*tasks)[i];
+    const Json& task = (*tasks)[i];
     results[i] = {{"id", task["id"]}};
     const auto request = task.find("classify");
     if (request == task.end()) continue;
-    answer_task(results[i], "classify", [&]() -> nlohmann::json {
+    answer_task(results[i], "classify", [&]() -> Json {
       if (!request->is_object()) throw invalid_request("classify: expected a JSON object");
       calls[i] = parse_classify(*request, shared);
       jobs[{calls[i].model, calls[i].common.deadline_ms}].push_back(i);
@@ -93,7 +93,7 @@ nlohmann::json bundle_surface(const nlohmann::json& body, const SurfaceCall& cal
     }
   }
   for (size_t i = 0; i < tasks->size(); ++i) {
-    const nlohmann::json& task = (*tasks)[i];
+    const Json& task = (*tasks)[i];
     for (const auto& entry : kSurfaces) {
       const auto& name = entry.first;
       const auto& surface = entry.second;

@@ -10,7 +10,7 @@ namespace {
 // One input item (a string, or an object of one of the contract's forms:
 // {text}, {text, text_pair}, {context?, question?, answer}); nullopt for a
 // malformed one (answered invalid_input on its own).
-std::optional<ClassifyItem> item_of(const nlohmann::json& j) {
+std::optional<ClassifyItem> item_of(const Json& j) {
   using Form = ClassifyItem::Form;
   if (j.is_string()) return ClassifyItem{Form::kText, j.get_ref<const std::string&>(), {}, {}, {}, {}};
   if (!j.is_object()) return std::nullopt;
@@ -27,7 +27,7 @@ std::optional<ClassifyItem> item_of(const nlohmann::json& j) {
   return std::nullopt;
 }
 
-ClassifyRequest classify_options(const nlohmann::json& options) {
+ClassifyRequest classify_options(const Json& options) {
   ClassifyRequest r;
   if (const auto overflow = string_field(options, "overflow", "options")) {
     r.overflow = parse_overflow_policy(*overflow);
@@ -47,16 +47,16 @@ ClassifyRequest classify_options(const nlohmann::json& options) {
   return r;
 }
 
-nlohmann::json spans_json(const std::vector<LabelledSpan>& spans) {
-  nlohmann::json out = nlohmann::json::array();
+Json spans_json(const std::vector<LabelledSpan>& spans) {
+  Json out = Json::array();
   for (const LabelledSpan& s : spans)
     out.push_back({{"label", s.label}, {"start", s.start}, {"end", s.end}, {"text", s.text}, {"probability", s.probability}});
   return out;
 }
 
-nlohmann::json result_json(size_t index, const ClassifyAnswer& a, const HeadInfo& head, bool return_tokens) {
+Json result_json(size_t index, const ClassifyAnswer& a, const HeadInfo& head, bool return_tokens) {
   if (a.error != ItemError::kNone) return {{"index", index}, {"error", item_error_name(a.error)}};
-  nlohmann::json r = {{"index", index}};
+  Json r = {{"index", index}};
   switch (head.kind) {
     case HeadKind::kSequence:
       r["label"] = a.label;
@@ -69,7 +69,7 @@ nlohmann::json result_json(size_t index, const ClassifyAnswer& a, const HeadInfo
     case HeadKind::kToken:
       r["spans"] = spans_json(a.spans);
       if (return_tokens) {
-        nlohmann::json tokens = nlohmann::json::array();
+        Json tokens = Json::array();
         for (const auto& t : a.tokens)
           tokens.push_back({{"start", t.start}, {"end", t.end}, {"probabilities", t.probabilities}});
         r["tokens"] = tokens;
@@ -77,9 +77,9 @@ nlohmann::json result_json(size_t index, const ClassifyAnswer& a, const HeadInfo
       break;
   }
   if (!a.windows.empty()) {
-    nlohmann::json windows = nlohmann::json::array();
+    Json windows = Json::array();
     for (const WindowResult& w : a.windows) {
-      nlohmann::json j = {{"start", w.start}, {"end", w.end}};
+      Json j = {{"start", w.start}, {"end", w.end}};
       if (head.kind != HeadKind::kToken) j[head.kind == HeadKind::kScores ? "scores" : "probabilities"] = w.values;
       windows.push_back(j);
     }
@@ -106,9 +106,9 @@ std::string cache_key(const ServedModel& model, const HeadInfo& head, const Clas
 
 }  // namespace
 
-ClassifyCall parse_classify(const nlohmann::json& body, const SurfaceCall& call) {
+ClassifyCall parse_classify(const Json& body, const SurfaceCall& call) {
   allow_fields(body, {"model", "input", "head", "options"}, "the request");
-  const nlohmann::json options = body.value("options", nlohmann::json::object());
+  const Json options = body.value("options", Json::object());
   allow_fields(options, {"deadline_ms", "profile", "return_meta", "overflow", "max_tokens", "window", "threshold",
                          "return_tokens"},
                "options");
@@ -189,17 +189,17 @@ std::vector<std::vector<ClassifyAnswer>> run_classify(const std::vector<const Cl
   return answers;
 }
 
-nlohmann::json classify_response(const ClassifyCall& c, const std::vector<ClassifyAnswer>& answers,
+Json classify_response(const ClassifyCall& c, const std::vector<ClassifyAnswer>& answers,
                                  const SurfaceCall& call) {
   const HeadInfo& head = *c.model->heads->heads()[c.head];
-  std::vector<nlohmann::json> results(c.inputs);
+  std::vector<Json> results(c.inputs);
   for (size_t i = 0; i < c.inputs; ++i) results[i] = {{"index", i}, {"error", "invalid_input"}};
   size_t input_tokens = 0;
   for (size_t k = 0; k < answers.size(); ++k) {
     results[c.positions[k]] = result_json(c.positions[k], answers[k], head, c.request.return_tokens);
     input_tokens += answers[k].input.tokens;  // what was read, failed items included
   }
-  nlohmann::json out = {{"model", c.model->name},
+  Json out = {{"model", c.model->name},
                         {"head", head.name},
                         {"kind", head_kind_name(head.kind)},
                         {"labels", head.labels},
@@ -212,7 +212,7 @@ nlohmann::json classify_response(const ClassifyCall& c, const std::vector<Classi
   return out;
 }
 
-nlohmann::json classify_surface(const nlohmann::json& body, const SurfaceCall& call) {
+Json classify_surface(const Json& body, const SurfaceCall& call) {
   const ClassifyCall c = parse_classify(body, call);
   const ModelSlot slot(*c.model, call.limits);
   return classify_response(c, run_classify({&c}, call, control_for(call, c.common)).front(), call);

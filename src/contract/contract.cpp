@@ -32,9 +32,9 @@ std::string server_timing(double parse, const WorkTimes& t, double serialize, do
 }
 
 // Compact JSON, non-ASCII kept as UTF-8.
-std::string dump(const nlohmann::json& j) { return j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace); }
+std::string dump(const Json& j) { return j.dump(-1, ' ', false, Json::error_handler_t::replace); }
 
-ContractReply json_reply(const nlohmann::json& body, int status = 200) {
+ContractReply json_reply(const Json& body, int status = 200) {
   ContractReply r;
   r.status = status;
   r.body = dump(body);
@@ -62,7 +62,7 @@ ContractError contract_error_of(const Error& e) {
   }
 }
 
-nlohmann::json parse_contract_body(std::string_view body) {
+Json parse_contract_body(std::string_view body) {
   try {
     return parse_request_body(body);
   } catch (const InvalidInput& e) {
@@ -75,7 +75,7 @@ nlohmann::json parse_contract_body(std::string_view body) {
 // failure, never a number the client misreads), and its items with an error
 // of their own ({"index", "error": "deadline_exceeded"}) counted by error,
 // bundled tasks' included.
-bool inspect_response(const nlohmann::json& j, std::map<std::string, size_t>& item_errors) {
+bool inspect_response(const Json& j, std::map<std::string, size_t>& item_errors) {
   if (j.is_number_float()) return std::isfinite(j.get<double>());
   if (j.is_object()) {
     const auto error = j.find("error");
@@ -87,7 +87,7 @@ bool inspect_response(const nlohmann::json& j, std::map<std::string, size_t>& it
   return true;
 }
 
-using Surface = nlohmann::json (*)(const nlohmann::json&, const SurfaceCall&);
+using Surface = Json (*)(const Json&, const SurfaceCall&);
 
 Surface surface_of(std::string_view route) {
   if (route == "/v1/classify") return classify_surface;
@@ -126,10 +126,10 @@ std::optional<ContractReply> contract_reply(std::string_view method, std::string
   ContractReply reply;
   try {
     if (method != "POST") throw ContractError(405, "invalid_request", std::string(route) + " takes POST");
-    const nlohmann::json request = parse_contract_body(body);
+    const Json request = parse_contract_body(body);
     parse = ms_since(start);
     const RequestControl timed = control.recording(&times);
-    const nlohmann::json response = surface(request, SurfaceCall{models, limits, timed, &times, Clock::now(), cache});
+    const Json response = surface(request, SurfaceCall{models, limits, timed, &times, Clock::now(), cache});
     std::map<std::string, size_t> item_errors;
     if (!inspect_response(response, item_errors))
       throw ContractError(500, "internal_error", "the response holds a non-finite number");
@@ -154,7 +154,7 @@ std::optional<ContractReply> contract_reply(std::string_view method, std::string
   return reply;
 }
 
-void allow_fields(const nlohmann::json& object, std::initializer_list<std::string_view> allowed, const std::string& where) {
+void allow_fields(const Json& object, std::initializer_list<std::string_view> allowed, const std::string& where) {
   if (!object.is_object()) throw invalid_request(where + ": expected a JSON object");
   for (const auto& [key, value] : object.items()) {
     bool known = false;
@@ -163,7 +163,7 @@ void allow_fields(const nlohmann::json& object, std::initializer_list<std::strin
   }
 }
 
-const ServedModel& select_model(const nlohmann::json& body, const ServedModels& models) {
+const ServedModel& select_model(const Json& body, const ServedModels& models) {
   const auto it = body.find("model");
   if (it == body.end() || it->is_null()) {
     if (models.size() == 1) return ready_model(*models.begin()->second);
@@ -185,7 +185,7 @@ const ServedModel& ready_model(const ServedModel& model) {
   return model;
 }
 
-std::optional<int64_t> integer_field(const nlohmann::json& object, const char* key, int64_t min, const std::string& where) {
+std::optional<int64_t> integer_field(const Json& object, const char* key, int64_t min, const std::string& where) {
   const auto it = object.find(key);
   if (it == object.end()) return std::nullopt;
   if (!it->is_number_integer() || it->get<int64_t>() < min)
@@ -193,7 +193,7 @@ std::optional<int64_t> integer_field(const nlohmann::json& object, const char* k
   return it->get<int64_t>();
 }
 
-std::optional<double> number_field(const nlohmann::json& object, const char* key, const std::string& where) {
+std::optional<double> number_field(const Json& object, const char* key, const std::string& where) {
   const auto it = object.find(key);
   if (it == object.end()) return std::nullopt;
   if (!it->is_number() || !std::isfinite(it->get<double>()))
@@ -201,14 +201,14 @@ std::optional<double> number_field(const nlohmann::json& object, const char* key
   return it->get<double>();
 }
 
-std::optional<bool> bool_field(const nlohmann::json& object, const char* key, const std::string& where) {
+std::optional<bool> bool_field(const Json& object, const char* key, const std::string& where) {
   const auto it = object.find(key);
   if (it == object.end()) return std::nullopt;
   if (!it->is_boolean()) throw invalid_request(where + "." + key + ": true or false");
   return it->get<bool>();
 }
 
-std::optional<std::string> string_field(const nlohmann::json& object, const char* key, const std::string& where) {
+std::optional<std::string> string_field(const Json& object, const char* key, const std::string& where) {
   const auto it = object.find(key);
   if (it == object.end()) return std::nullopt;
   if (!it->is_string()) throw invalid_request(where + "." + key + ": a string");
@@ -217,7 +217,7 @@ std::optional<std::string> string_field(const nlohmann::json& object, const char
 
 std::string profile_of(const ServedModel& model) { return model.dtype == "fp32" ? "exact" : model.dtype; }
 
-CommonOptions common_options(const nlohmann::json& options, const ServedModel& model) {
+CommonOptions common_options(const Json& options, const ServedModel& model) {
   CommonOptions c;
   c.deadline_ms = number_field(options, "deadline_ms", "options");
   if (c.deadline_ms && *c.deadline_ms <= 0) throw invalid_request("options.deadline_ms: a number above 0");
@@ -241,7 +241,7 @@ ModelSlot::ModelSlot(const ServedModel& model, const ContractLimits& limits) : s
     throw ContractError(429, "overloaded", "model \"" + model.name + "\" has a full queue; retry shortly");
 }
 
-nlohmann::json response_meta(const ServedModel& model, const WorkTimes& times) {
+Json response_meta(const ServedModel& model, const WorkTimes& times) {
   return {{"model_id", model.name},
           {"revision", nullptr},
           {"model_sha256", model.identity.model_sha256},
@@ -254,8 +254,8 @@ nlohmann::json response_meta(const ServedModel& model, const WorkTimes& times) {
           {"compute_ms", times.forward}};
 }
 
-nlohmann::json input_usage(const InputFacts& input) {
-  nlohmann::json j = {{"tokens", input.tokens}, {"processed_tokens", input.processed_tokens}, {"truncated", input.truncated}};
+Json input_usage(const InputFacts& input) {
+  Json j = {{"tokens", input.tokens}, {"processed_tokens", input.processed_tokens}, {"truncated", input.truncated}};
   if (input.tokens_lower_bound) j["tokens_lower_bound"] = true;
   if (input.windows > 0) j["windows"] = input.windows;
   return j;

@@ -26,6 +26,10 @@
 
 namespace semroute {
 
+// Requests and responses keep the order of their keys, as the contract's
+// other runtimes do: a decision's answers come back in the order asked.
+using Json = nlohmann::ordered_json;
+
 // The contract version served (/health, /v1/models): a router refuses
 // another major version.
 inline constexpr const char* kContractVersion = "2.3.0";
@@ -73,16 +77,16 @@ struct SurfaceCall {
 
 // The surfaces: a parsed body in, the response's JSON out; ContractError for
 // a request-level failure.
-nlohmann::json classify_surface(const nlohmann::json& body, const SurfaceCall& call);
-nlohmann::json embeddings_surface(const nlohmann::json& body, const SurfaceCall& call);
-nlohmann::json rerank_surface(const nlohmann::json& body, const SurfaceCall& call);
-nlohmann::json decisions_surface(const nlohmann::json& body, const SurfaceCall& call);
-nlohmann::json bundle_surface(const nlohmann::json& body, const SurfaceCall& call);
+Json classify_surface(const Json& body, const SurfaceCall& call);
+Json embeddings_surface(const Json& body, const SurfaceCall& call);
+Json rerank_surface(const Json& body, const SurfaceCall& call);
+Json decisions_surface(const Json& body, const SurfaceCall& call);
+Json bundle_surface(const Json& body, const SurfaceCall& call);
 
 // GET /v1/models, /health (status and body), /health/live.
-nlohmann::json model_list(const ServedModels& models, const ContractLimits& limits);
-std::pair<int, nlohmann::json> readiness(const ServedModels& models);
-nlohmann::json liveness();
+Json model_list(const ServedModels& models, const ContractLimits& limits);
+std::pair<int, Json> readiness(const ServedModels& models);
+Json liveness();
 
 // The OpenAPI document of what semroute serves (src/contract/openapi.yaml).
 extern const char* const kOpenApiText;
@@ -99,10 +103,10 @@ std::optional<ContractReply> contract_reply(std::string_view method, std::string
 
 // `object` must be a JSON object whose keys are all in `allowed` (else
 // invalid_request naming `where` and the key).
-void allow_fields(const nlohmann::json& object, std::initializer_list<std::string_view> allowed, const std::string& where);
+void allow_fields(const Json& object, std::initializer_list<std::string_view> allowed, const std::string& where);
 // The served model the request names ("model"), or the only one. 404
 // model_not_found for no match, 503 not_ready for a model that failed.
-const ServedModel& select_model(const nlohmann::json& body, const ServedModels& models);
+const ServedModel& select_model(const Json& body, const ServedModels& models);
 const ServedModel& ready_model(const ServedModel& model);
 
 // The options every surface takes, read (and checked) from body["options"]
@@ -112,15 +116,15 @@ struct CommonOptions {
   bool return_meta = false;
   std::string profile;
 };
-CommonOptions common_options(const nlohmann::json& options, const ServedModel& model);
+CommonOptions common_options(const Json& options, const ServedModel& model);
 // call.control with options.deadline_ms (counted from `read`) applied.
 RequestControl control_for(const SurfaceCall& call, const CommonOptions& options);
 // Typed readers of optional fields: nullopt when absent; invalid_request
 // naming `where` for a wrong type or range.
-std::optional<int64_t> integer_field(const nlohmann::json& object, const char* key, int64_t min, const std::string& where);
-std::optional<double> number_field(const nlohmann::json& object, const char* key, const std::string& where);
-std::optional<bool> bool_field(const nlohmann::json& object, const char* key, const std::string& where);
-std::optional<std::string> string_field(const nlohmann::json& object, const char* key, const std::string& where);
+std::optional<int64_t> integer_field(const Json& object, const char* key, int64_t min, const std::string& where);
+std::optional<double> number_field(const Json& object, const char* key, const std::string& where);
+std::optional<bool> bool_field(const Json& object, const char* key, const std::string& where);
+std::optional<std::string> string_field(const Json& object, const char* key, const std::string& where);
 
 // The model's share of the queue held for the request (429 overloaded when full).
 class ModelSlot {
@@ -132,9 +136,9 @@ class ModelSlot {
 
 // {"model_id", "revision", "model_sha256", "profile", "numerics", "engine",
 // "accelerator", "device", "queue_ms", "compute_ms"} of a response.
-nlohmann::json response_meta(const ServedModel& model, const WorkTimes& times);
+Json response_meta(const ServedModel& model, const WorkTimes& times);
 // The contract's InputUsage object.
-nlohmann::json input_usage(const InputFacts& input);
+Json input_usage(const InputFacts& input);
 // The profile a model is served with: "exact" for float32 weights, else its dtype.
 std::string profile_of(const ServedModel& model);
 
@@ -151,10 +155,10 @@ struct ClassifyCall {
   std::vector<ClassifyItem> items;  // its well-formed items (the others: invalid_input)
   std::vector<size_t> positions;    // where each item is in the input
 };
-ClassifyCall parse_classify(const nlohmann::json& body, const SurfaceCall& call);
+ClassifyCall parse_classify(const Json& body, const SurfaceCall& call);
 std::vector<std::vector<ClassifyAnswer>> run_classify(const std::vector<const ClassifyCall*>& calls,
                                                       const SurfaceCall& call, const RequestControl& control);
-nlohmann::json classify_response(const ClassifyCall& call, const std::vector<ClassifyAnswer>& answers,
+Json classify_response(const ClassifyCall& call, const std::vector<ClassifyAnswer>& answers,
                                  const SurfaceCall& surface);
 
 }  // namespace semroute

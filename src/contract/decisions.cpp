@@ -4,9 +4,9 @@ namespace semroute {
 
 // POST /v1/decisions (and /v1/systemone): typed questions for a decision
 // model. No served model is one: a valid request is answered unsupported_surface.
-nlohmann::json decisions_surface(const nlohmann::json& body, const SurfaceCall& call) {
+Json decisions_surface(const Json& body, const SurfaceCall& call) {
   allow_fields(body, {"model", "state", "questions", "options", "states", "images"}, "the request");
-  const nlohmann::json options = body.value("options", nlohmann::json::object());
+  const Json options = body.value("options", Json::object());
   allow_fields(options, {"deadline_ms", "profile", "return_meta", "max_tokens"}, "options");
   if (!body.contains("state")) throw invalid_request("\"state\": required");
   const auto questions = body.find("questions");

@@ -28,7 +28,7 @@ std::string base64_floats(const std::vector<float>& values) {
 // The texts of "input": a string, a list of strings, or a list of content
 // parts; nullopt marks a malformed item. A part of a modality this model
 // lacks (images, audio) fails the request.
-std::vector<std::optional<std::string_view>> texts_of(const nlohmann::json& input) {
+std::vector<std::optional<std::string_view>> texts_of(const Json& input) {
   std::vector<std::optional<std::string_view>> texts;
   if (input.is_string()) {
     texts.emplace_back(input.get_ref<const std::string&>());
@@ -52,10 +52,10 @@ std::vector<std::optional<std::string_view>> texts_of(const nlohmann::json& inpu
 
 }  // namespace
 
-nlohmann::json embeddings_surface(const nlohmann::json& body, const SurfaceCall& call) {
+Json embeddings_surface(const Json& body, const SurfaceCall& call) {
   allow_fields(body, {"model", "input", "dimensions", "encoding_format", "layer", "input_type", "user", "options"},
                "the request");
-  const nlohmann::json options = body.value("options", nlohmann::json::object());
+  const Json options = body.value("options", Json::object());
   allow_fields(options, {"deadline_ms", "profile", "return_meta", "overflow", "max_tokens"}, "options");
   const auto input = body.find("input");
   if (input == body.end()) throw invalid_request("\"input\": required");
@@ -93,22 +93,22 @@ nlohmann::json embeddings_surface(const nlohmann::json& body, const SurfaceCall&
   const ModelSlot slot(model, call.limits);
   const std::vector<EmbedAnswer> answers = model.embedding->embed(good, request, control_for(call, common));
 
-  std::vector<nlohmann::json> data(texts.size());
+  std::vector<Json> data(texts.size());
   for (size_t i = 0; i < texts.size(); ++i) data[i] = {{"object", "embedding"}, {"index", i}, {"error", "invalid_input"}};
   size_t tokens = 0;
   for (size_t k = 0; k < answers.size(); ++k) {
     const EmbedAnswer& a = answers[k];
-    nlohmann::json& d = data[positions[k]];
+    Json& d = data[positions[k]];
     d["input"] = input_usage(a.input);
     if (a.error != ItemError::kNone) {
       d["error"] = item_error_name(a.error);
       continue;
     }
     d.erase("error");
-    d["embedding"] = format == "base64" ? nlohmann::json(base64_floats(a.embedding)) : nlohmann::json(a.embedding);
+    d["embedding"] = format == "base64" ? Json(base64_floats(a.embedding)) : Json(a.embedding);
     tokens += a.input.processed_tokens;
   }
-  nlohmann::json out = {{"object", "list"},
+  Json out = {{"object", "list"},
                         {"data", data},
                         {"model", model.name},
                         {"usage", {{"prompt_tokens", tokens}, {"total_tokens", tokens}}}};

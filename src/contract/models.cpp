@@ -7,8 +7,8 @@
 namespace semroute {
 namespace {
 
-nlohmann::json head_card(const HeadInfo& h) {
-  nlohmann::json card = {{"name", h.name},
+Json head_card(const HeadInfo& h) {
+  Json card = {{"name", h.name},
                          {"kind", head_kind_name(h.kind)},
                          {"labels", h.labels},
                          {"inputs", h.inputs},
@@ -28,19 +28,19 @@ nlohmann::json head_card(const HeadInfo& h) {
   return card;
 }
 
-nlohmann::json golden_json(const GoldenResult& g) {
+Json golden_json(const GoldenResult& g) {
   return {{"status", g.status},
           {"checked", g.checked},
           {"matched", g.matched},
-          {"reference", g.reference.empty() ? nlohmann::json() : nlohmann::json(g.reference)}};
+          {"reference", g.reference.empty() ? Json() : Json(g.reference)}};
 }
 
-nlohmann::json model_card(const ServedModel& m) {
+Json model_card(const ServedModel& m) {
   if (!m.ready())  // what a failed model still says of itself
-    return {{"id", m.name},          {"object", "model"},  {"family", "task_heads"}, {"surfaces", nlohmann::json::array()},
+    return {{"id", m.name},          {"object", "model"},  {"family", "task_heads"}, {"surfaces", Json::array()},
             {"ready", false},        {"status", m.status}, {"reason", m.reason},     {"golden", golden_json(m.golden)},
-            {"plugins", nlohmann::json::array()}};
-  nlohmann::json card = {{"id", m.name},
+            {"plugins", Json::array()}};
+  Json card = {{"id", m.name},
                          {"object", "model"},
                          {"owned_by", "semroute"},
                          {"family", "task_heads"},
@@ -60,17 +60,17 @@ nlohmann::json model_card(const ServedModel& m) {
                          {"status", "ready"},
                          {"reason", nullptr},
                          {"golden", golden_json(m.golden)},
-                         {"plugins", nlohmann::json::array()}};
+                         {"plugins", Json::array()}};
   if (!m.identity.manifest_sha256.empty()) card["manifest_sha256"] = m.identity.manifest_sha256;
   if (m.heads) {
     card["surfaces"] = {"classify"};
-    card["heads"] = nlohmann::json::array();
+    card["heads"] = Json::array();
     for (const HeadInfo* h : m.heads->heads()) card["heads"].push_back(head_card(*h));
     card["limits"] = {{"max_input_tokens", m.heads->max_input_tokens()}, {"max_inputs", kMaxContractInputs}};
   } else if (m.rerank) {
     const PairScorer& scorer = m.rerank->scorer();
-    const auto exit_json = [](PairExit e) { return nlohmann::json{{"layer", e.layer}, {"dimension", e.dimension}}; };
-    nlohmann::json exits = nlohmann::json::array();
+    const auto exit_json = [](PairExit e) { return Json{{"layer", e.layer}, {"dimension", e.dimension}}; };
+    Json exits = Json::array();
     for (const PairExit e : scorer.exits()) exits.push_back(exit_json(e));
     card["surfaces"] = {"rerank"};
     card["rerank"] = {{"exits", exits}, {"default", exit_json(scorer.default_exit())}};
@@ -87,8 +87,8 @@ nlohmann::json model_card(const ServedModel& m) {
 
 }  // namespace
 
-nlohmann::json model_list(const ServedModels& models, const ContractLimits& limits) {
-  nlohmann::json data = nlohmann::json::array();
+Json model_list(const ServedModels& models, const ContractLimits& limits) {
+  Json data = Json::array();
   for (const auto& [name, m] : models) data.push_back(model_card(*m));
   return {{"object", "list"},
           {"api_version", kContractVersion},
@@ -96,24 +96,24 @@ nlohmann::json model_list(const ServedModels& models, const ContractLimits& limi
           {"limits", {{"max_bundle_tasks", limits.max_bundle_tasks}, {"max_request_bytes", limits.max_request_bytes}}}};
 }
 
-std::pair<int, nlohmann::json> readiness(const ServedModels& models) {
+std::pair<int, Json> readiness(const ServedModels& models) {
   size_t ready = 0;
   std::string reason;
-  nlohmann::json each = nlohmann::json::object();
+  Json each = Json::object();
   for (const auto& [name, m] : models) {
     ready += m->ready();
     if (!m->ready() && reason.empty()) reason = name + ": " + m->reason;
-    each[name] = {{"status", m->status}, {"reason", m->ready() ? nlohmann::json() : nlohmann::json(m->reason)}};
+    each[name] = {{"status", m->status}, {"reason", m->ready() ? Json() : Json(m->reason)}};
   }
   const char* status = ready == models.size() ? "ready" : ready == 0 ? "failed" : "degraded";
-  nlohmann::json health = {{"api_version", kContractVersion},
+  Json health = {{"api_version", kContractVersion},
                            {"status", status},
-                           {"reason", reason.empty() ? nlohmann::json() : nlohmann::json(reason)},
-                           {"model", models.size() == 1 ? nlohmann::json(models.begin()->first) : nlohmann::json()}};
+                           {"reason", reason.empty() ? Json() : Json(reason)},
+                           {"model", models.size() == 1 ? Json(models.begin()->first) : Json()}};
   if (models.size() > 1) health["models"] = each;
   return {ready == models.size() ? 200 : 503, health};
 }
 
-nlohmann::json liveness() { return {{"api_version", kContractVersion}, {"status", "alive"}}; }
+Json liveness() { return {{"api_version", kContractVersion}, {"status", "alive"}}; }
 
 }  // namespace semroute

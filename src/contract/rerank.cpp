@@ -8,10 +8,10 @@
 
 namespace semroute {
 
-nlohmann::json rerank_surface(const nlohmann::json& body, const SurfaceCall& call) {
+Json rerank_surface(const Json& body, const SurfaceCall& call) {
   allow_fields(body, {"model", "query", "documents", "top_n", "return_documents", "layer", "dimensions", "options"},
                "the request");
-  const nlohmann::json options = body.value("options", nlohmann::json::object());
+  const Json options = body.value("options", Json::object());
   allow_fields(options, {"deadline_ms", "profile", "return_meta", "overflow", "max_tokens"}, "options");
   const auto query = string_field(body, "query", "the request");
   if (!query) throw invalid_request("\"query\": required");
@@ -42,7 +42,7 @@ nlohmann::json rerank_surface(const nlohmann::json& body, const SurfaceCall& cal
 
   const ModelSlot slot(model, call.limits);
   const std::vector<RerankAnswer> answers = model.rerank->rerank(*query, texts, request, control_for(call, common));
-  nlohmann::json scored = nlohmann::json::array(), failed = nlohmann::json::array();
+  Json scored = Json::array(), failed = Json::array();
   std::vector<size_t> order;
   size_t input_tokens = 0;
   for (size_t i = 0; i < answers.size(); ++i) {
@@ -56,7 +56,7 @@ nlohmann::json rerank_surface(const nlohmann::json& body, const SurfaceCall& cal
   std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return answers[a].logit > answers[b].logit; });
   if (top_n && order.size() > static_cast<size_t>(*top_n)) order.resize(static_cast<size_t>(*top_n));
   for (const size_t i : order) {
-    nlohmann::json r = {{"index", i},
+    Json r = {{"index", i},
                         {"relevance_score", 1.0 / (1.0 + std::exp(-answers[i].logit))},
                         {"logit", answers[i].logit},
                         {"input", input_usage(answers[i].input)}};
@@ -64,7 +64,7 @@ nlohmann::json rerank_surface(const nlohmann::json& body, const SurfaceCall& cal
     scored.push_back(std::move(r));
   }
   for (auto& f : failed) scored.push_back(std::move(f));
-  nlohmann::json out = {{"model", model.name},
+  Json out = {{"model", model.name},
                         {"results", scored},
                         {"usage", {{"input_tokens", input_tokens}, {"output_tokens", 0}}}};
   if (common.return_meta) {

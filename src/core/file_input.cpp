@@ -94,12 +94,15 @@ nlohmann::json parse_json(std::string_view text, const std::string& source) {
   }
 }
 
-nlohmann::json parse_request_body(std::string_view body) {
+nlohmann::ordered_json parse_request_body(std::string_view body) {
   if (const size_t nul = body.find('\0'); nul != std::string_view::npos)
     throw InvalidInput("the request body holds a NUL byte at " + std::to_string(nul) + " (JSON has none)");
-  nlohmann::json request;
+  nlohmann::ordered_json request;
   try {
-    request = parse_json(body, "the request body");  // UTF-8, surrogate pairs and nesting checked
+    check_json_nesting(body, "the request body");
+    request = nlohmann::ordered_json::parse(body.begin(), body.end());  // UTF-8 and surrogate pairs checked
+  } catch (const nlohmann::json::exception& e) {
+    throw InvalidInput(std::string("the request body: not valid JSON (") + e.what() + ")");
   } catch (const Error& e) {
     throw InvalidInput(e.what());
   }

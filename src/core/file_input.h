@@ -34,8 +34,9 @@ nlohmann::json parse_json(std::string_view text, const std::string& source);
 
 // A request's body as a JSON object, size and nesting bounded: InvalidInput
 // (the client's error, not a broken file's) for a NUL byte, JSON that does
-// not parse or is not an object.
-nlohmann::json parse_request_body(std::string_view body);
+// not parse or is not an object. Its keys keep their order (questions are
+// answered in the order asked).
+nlohmann::ordered_json parse_request_body(std::string_view body);
 
 // read_file + parse_json; errors name the file.
 nlohmann::json read_json_file(const std::filesystem::path& path, size_t max_bytes = kMaxConfigFileBytes);

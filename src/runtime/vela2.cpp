@@ -103,13 +103,7 @@ const char* part_role_name(PartRole role) {
   return role == PartRole::kUser ? "user" : role == PartRole::kAnswer ? "answer" : "context";
 }
 
-DecisionJson parse_decision_request(std::string_view text) {
-  check_json_nesting(text, "the request");
-  DecisionJson request = DecisionJson::parse(text, nullptr, false);
-  if (request.is_discarded()) throw InvalidInput("the request is not valid JSON");
-  if (!request.is_object()) throw InvalidInput("the request must be a JSON object");
-  return request;
-}
+DecisionJson parse_decision_request(std::string_view text) { return parse_request_body(text); }
 
 std::vector<StatePart> decision_state(const DecisionJson& given) {
   DecisionJson state = given;
