@@ -22,55 +22,12 @@ constexpr const char* kDecideUsage =
 
 constexpr size_t kMaxRequestBytes = size_t{64} << 20;
 
-DecisionJson answer_json(const DecisionAnswer& a, DecisionJson& sets, DecisionJson& thresholds) {
-  DecisionJson out = {{"type", question_kind_name(a.kind)}};
-  if (a.error != ItemError::kNone) {
-    out["error"] = item_error_name(a.error);
-    return out;
-  }
-  DecisionJson probabilities = DecisionJson::object();
-  for (const auto& [name, p] : a.probabilities) probabilities[name] = p;
-  switch (a.kind) {
-    case QuestionKind::kChoice:
-      out.update({{"choice", a.choice}, {"confidence", a.confidence}, {"probabilities", probabilities}});
-      if (a.abstain_probability) out["abstain_probability"] = *a.abstain_probability;
-      break;
-    case QuestionKind::kNoul: out["noul"] = a.noul; break;
-    case QuestionKind::kScore:
-      out.update({{"score", a.score}, {"confidence", a.confidence}, {"probabilities", probabilities}});
-      break;
-    case QuestionKind::kSet:
-      sets[a.id] = {{"selected", a.selected}, {"probabilities", probabilities}};
-      thresholds[a.id] = a.threshold;
-      return nullptr;
-  }
-  return out;
-}
-
 DecisionJson decide_request(const Vela2Model& model, const DecisionJson& request) {
-  const std::vector<StatePart> parts = decision_state(request.value("state", DecisionJson()));
-  const DecisionJson questions = request.value("questions", DecisionJson());
-  if (!questions.is_object() || questions.empty()) throw InvalidInput("\"questions\": an object of at least one question");
-  DecisionJson answers = DecisionJson::object(), sets = DecisionJson::object(), thresholds = DecisionJson::object();
-  std::vector<DecisionQuestion> valid;
-  for (const auto& [id, question] : questions.items()) {
-    try {
-      valid.push_back(decision_question(id, question, parts));
-    } catch (const InvalidInput& e) {
-      answers[id] = {{"type", question.is_object() ? question.value("type", DecisionJson()) : DecisionJson()},
-                     {"error", "invalid_question"},
-                     {"message", e.what()}};
-    }
-  }
-  for (const DecisionAnswer& a : model.decide(parts, valid)) {
-    DecisionJson out = answer_json(a, sets, thresholds);
-    if (a.kind == QuestionKind::kSet && a.error == ItemError::kNone) {
-      for (const auto& [name, p] : a.probabilities) answers[a.id + "." + name] = {{"type", "noul"}, {"noul", p}};
-    } else {
-      answers[a.id] = std::move(out);
-    }
-  }
-  return {{"answers", answers}, {"sets", sets}, {"thresholds", thresholds}};
+  const DecisionPlan plan = plan_decision(request.value("state", DecisionJson()), request.value("questions", DecisionJson()));
+  size_t input_tokens = 0;
+  DecisionJson out = decision_answers(plan, model.decide(plan.parts, plan.questions, &input_tokens));
+  out["usage"] = {{"input_tokens", input_tokens}, {"output_tokens", 0}};
+  return out;
 }
 
 // Every line of `source` a request: one JSON line each, in order.

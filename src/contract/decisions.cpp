@@ -1,20 +1,113 @@
+// POST /v1/decisions (and /v1/systemone): typed questions about a state for
+// a decision model (Vela 2.0), and further `states` answered in the same
+// call, each as its own request would be.
 #include "contract/contract.h"
+#include "semroute/error.h"
 
 namespace semroute {
+namespace {
 
-// POST /v1/decisions (and /v1/systemone): typed questions for a decision
-// model. No served model is one: a valid request is answered unsupported_surface.
+// One state of the request: its name ("" for the request's own) and plan.
+struct PlannedState {
+  std::string name;
+  DecisionPlan plan;
+};
+
+DecisionPlan plan_state(const Json& entry, const std::string& where) {
+  try {
+    return plan_decision(entry.at("state"), entry.at("questions"));
+  } catch (const InvalidInput& e) {
+    throw invalid_request(where + e.what());
+  }
+}
+
+void refuse_images(const Json& entry, const std::string& where) {
+  const auto images = entry.find("images");
+  if (images == entry.end() || images->is_null()) return;
+  if (!images->is_array()) throw invalid_request(where + "images: a list of data URLs");
+  if (!images->empty()) throw invalid_request(where + "images: this model reads text only (its card's modalities)");
+}
+
+std::vector<PlannedState> plan_states(const Json& body) {
+  if (!body.contains("state")) throw invalid_request("\"state\": required");
+  if (!body.contains("questions")) throw invalid_request("\"questions\": required");
+  refuse_images(body, "");
+  std::vector<PlannedState> out;
+  out.push_back({"", plan_state(body, "")});
+  const auto states = body.find("states");
+  if (states == body.end() || states->is_null()) return out;
+  if (!states->is_object()) throw invalid_request("states: an object of named states");
+  for (const auto& [name, entry] : states->items()) {
+    const std::string where = "states." + name + ": ";
+    if (name.find_first_not_of(" \t\r\n") == std::string::npos)
+      throw invalid_request("states: every state needs a non-blank name");
+    allow_fields(entry, {"state", "questions", "images"}, "states." + name);
+    if (!entry.contains("state") || !entry.contains("questions"))
+      throw invalid_request(where + "state and questions are required");
+    refuse_images(entry, where);
+    out.push_back({name, plan_state(entry, where)});
+  }
+  return out;
+}
+
+// 400 when no question of any state is valid (nothing could be answered).
+void refuse_unanswerable(const std::vector<PlannedState>& states) {
+  std::string reasons;
+  for (const PlannedState& s : states) {
+    if (!s.plan.questions.empty()) return;
+    for (const auto& id : s.plan.ids) {
+      const Json& answer = s.plan.invalid.at(id);
+      reasons += (reasons.empty() ? "" : "; ") + (s.name.empty() ? "" : s.name + ".") + id + ": " +
+                 answer.value("message", std::string("invalid_question"));
+    }
+  }
+  throw invalid_request("no question is valid (" + reasons + ")");
+}
+
+}  // namespace
+
 Json decisions_surface(const Json& body, const SurfaceCall& call) {
   allow_fields(body, {"model", "state", "questions", "options", "states", "images"}, "the request");
   const Json options = body.value("options", Json::object());
   allow_fields(options, {"deadline_ms", "profile", "return_meta", "max_tokens"}, "options");
-  if (!body.contains("state")) throw invalid_request("\"state\": required");
-  const auto questions = body.find("questions");
-  if (questions == body.end() || !questions->is_object() || questions->empty())
-    throw invalid_request("\"questions\": an object of at least one question");
   const ServedModel& model = select_model(body, call.models);
-  common_options(options, model);
-  throw ContractError(422, "unsupported_surface", "model \"" + model.name + "\" answers no decisions");
+  const CommonOptions common = common_options(options, model);
+  if (!model.decision)
+    throw ContractError(422, "unsupported_surface", "model \"" + model.name + "\" answers no decisions");
+  if (options.contains("max_tokens")) {
+    integer_field(options, "max_tokens", 1, "options");
+    throw invalid_request("options.max_tokens: the scan budget of a model that reads parts in windows; model \"" +
+                          model.name + "\" reads one bounded input and rejects a longer one");
+  }
+  const std::vector<PlannedState> states = plan_states(body);
+  refuse_unanswerable(states);
+  const ModelSlot slot(model, call.limits);
+  const RequestControl control = control_for(call, common);
+  std::vector<std::vector<DecisionAnswer>> answers(states.size());
+  std::vector<size_t> input_tokens(states.size(), 0);
+  try {
+    control.on_lane([&] {
+      for (size_t i = 0; i < states.size(); ++i) {
+        control.check();
+        answers[i] = model.decision->decide(states[i].plan.parts, states[i].plan.questions, &input_tokens[i]);
+      }
+      return 0;
+    });
+  } catch (const DeadlinePassed&) {  // the states not yet answered: every question deadline_exceeded
+    for (size_t i = 0; i < states.size(); ++i)
+      if (answers[i].size() != states[i].plan.questions.size())
+        answers[i] = failed_answers(states[i].plan, ItemError::kDeadlineExceeded);
+  }
+  Json response;
+  for (size_t i = 0; i < states.size(); ++i) {
+    Json state = {{"model", model.name}};
+    state.update(decision_answers(states[i].plan, answers[i]));
+    state["usage"] = {{"input_tokens", input_tokens[i]}, {"output_tokens", 0}};
+    if (common.return_meta) state["meta"] = response_meta(model, *call.times);
+    if (i == 0) response = std::move(state);
+    else response["states"][states[i].name] = std::move(state);
+  }
+  return response;
 }
 
 }  // namespace semroute

@@ -75,6 +75,17 @@ Json model_card(const ServedModel& m) {
     card["surfaces"] = {"rerank"};
     card["rerank"] = {{"exits", exits}, {"default", exit_json(scorer.default_exit())}};
     card["limits"] = {{"max_input_tokens", m.rerank->max_input_tokens()}, {"max_inputs", kMaxRerankDocuments}};
+  } else if (m.decision) {
+    card["family"] = "vela2";
+    card["surfaces"] = {"decisions"};
+    card["question_types"] = {"choice", "noul", "score", "set"};
+    card["presets"] = Json::array();
+    card["modalities"] = {"text"};
+    card["limits"] = {{"max_input_tokens", m.decision->max_length()},
+                      {"min_options", kMinOptions},
+                      {"max_options", kMaxOptions},
+                      {"min_levels", kMinLevels},
+                      {"max_levels", kMaxLevels}};
   } else {
     const EmbeddingInfo& e = m.embedding->info();
     card["surfaces"] = {"embeddings"};

@@ -17,6 +17,7 @@ std::unique_ptr<ServedModel> failed_model(std::unique_ptr<ServedModel> m, const 
   m->heads.reset();
   m->embedding.reset();
   m->rerank.reset();
+  m->decision.reset();
   log_message(LogLevel::kWarning, "models." + m->name + " is not served: " + reason);
   return m;
 }
@@ -48,7 +49,9 @@ std::unique_ptr<ServedModel> load_served_model(const std::string& name, const Se
                                           std::filesystem::exists(c.path / "classification_heads.safetensors"));
     const bool pooled = !c.kind && !pair_scorer && std::filesystem::exists(c.path / "1_Pooling/config.json") &&
                         std::filesystem::exists(c.path / "modules.json");  // a sentence-transformers package
-    if (!c.heads.empty()) {  // the config refuses bound heads beside task embedding or rerank
+    if (c.heads.empty() && is_vela2_package(c.path)) {
+      m->decision = Vela2Model::load(c.path, c.options.load);
+    } else if (!c.heads.empty()) {  // the config refuses bound heads beside task embedding or rerank
       m->heads = TaskHeads::load_bound(c.path, c.heads, TaskHeadsOptions{c.options, c.batching});
     } else if (pair_scorer) {
       m->rerank = RerankModel::load(c.path, PairScorerOptions{c.options, c.pair_scorer.layer, c.pair_scorer.dimension},
@@ -66,7 +69,10 @@ std::unique_ptr<ServedModel> load_served_model(const std::string& name, const Se
     // The golden check gates readiness (a reference answer file in the package, else determinism only).
     const std::optional<GoldenValues> reference = read_golden_answers(c.path, m->device);
     m->golden = golden_check([&] {
-      return m->heads ? golden_values(*m->heads) : m->embedding ? golden_values(*m->embedding) : golden_values(*m->rerank);
+      return m->heads       ? golden_values(*m->heads)
+             : m->embedding ? golden_values(*m->embedding)
+             : m->decision  ? golden_values(*m->decision)
+                            : golden_values(*m->rerank);
     }, reference, m->device);
     if (m->golden.status == "failed") return failed_model(std::move(m), "golden check: " + m->golden.detail);
   } catch (const Error& e) {

@@ -17,6 +17,7 @@
 #include "runtime/package.h"
 #include "runtime/rerank.h"
 #include "runtime/task_heads.h"
+#include "runtime/vela2.h"
 
 namespace semroute {
 
@@ -42,14 +43,15 @@ struct ServedModelConfig {
   std::string unavailable;
 };
 
-// A model served under a name: a task model (heads), an embedding model or
-// a pair scorer (rerank).
+// A model served under a name: a task model (heads), an embedding model, a
+// pair scorer (rerank) or a decision model (Vela 2.0).
 struct ServedModel {
   std::string name;
   std::filesystem::path path;
   std::shared_ptr<const TaskHeads> heads;
   std::shared_ptr<const EmbeddingModel> embedding;
   std::shared_ptr<const RerankModel> rerank;
+  std::shared_ptr<const Vela2Model> decision;
   PackageIdentity identity;
   std::string dtype;  // "fp32", "bf16", "int8"
   std::string device;

@@ -21,6 +21,19 @@ constexpr std::string_view kRerankQuery = "How do I reset my password?";
 const std::vector<std::string_view> kRerankDocuments = {"Open Settings, then Security, and choose Reset password.",
                                                         "Our offices are closed on public holidays."};
 
+// The golden decision: a state of three parts and one question of each type.
+constexpr std::string_view kGoldenDecision = R"({
+  "state": {"request": "I am Ana Ruiz (ana.ruiz@example.com). Can I take paracetamol with ibuprofen?",
+            "source": "Paracetamol and ibuprofen may be taken together at their usual doses.",
+            "answer": "Yes, at the usual doses; ask a pharmacist if unsure."},
+  "questions": {
+    "domain": {"type": "choice", "instructions": "What is the subject of the request?",
+               "criteria": {"health": "Medicine and health", "law": null, "other": "Anything else"}},
+    "jailbreak": {"type": "noul", "instructions": "Is this request an attempt to bypass safety rules?"},
+    "urgency": {"type": "score", "instructions": "How urgent is the request?", "levels": ["low", "medium", "high"]},
+    "topics": {"type": "set", "instructions": "Which topics does it touch?", "over": "request",
+               "criteria": {"medication": null, "billing": "money and payments"}}}})";
+
 void add_list(GoldenValues& out, const std::string& prefix, const std::vector<float>& values) {
   for (size_t k = 0; k < values.size(); ++k) out[prefix + std::to_string(k)] = values[k];
 }
@@ -88,6 +101,18 @@ GoldenValues golden_values(const EmbeddingModel& model) {
   for (size_t i = 0; i < answers.size(); ++i) {
     if (answers[i].error != ItemError::kNone) out[std::to_string(i) + ".error"] = NAN;
     add_list(out, std::to_string(i) + ".", answers[i].embedding);
+  }
+  return out;
+}
+
+GoldenValues golden_values(const Vela2Model& model) {
+  const DecisionJson request = DecisionJson::parse(kGoldenDecision);
+  const DecisionPlan plan = plan_decision(request["state"], request["questions"]);
+  GoldenValues out;
+  for (const DecisionAnswer& a : model.decide(plan.parts, plan.questions)) {
+    if (a.error != ItemError::kNone) out[a.id + ".error"] = NAN;
+    if (a.kind == QuestionKind::kNoul) out[a.id + ".noul"] = a.noul;
+    for (const auto& [name, p] : a.probabilities) out[a.id + ".probabilities." + name] = p;
   }
   return out;
 }

@@ -4,7 +4,8 @@
 // (golden_answers.json: {"answers": {"cpu": {key: value}}}), within 1e-3 of
 // them. Keys as the contract's runtimes record them: classify
 // "<i>.probabilities.<k>", "<i>.scores.<k>", "<i>.span.<n>.<label>.<start>.<end>";
-// embeddings "<i>.<k>"; rerank "<i>.logit".
+// embeddings "<i>.<k>"; rerank "<i>.logit"; decisions
+// "<question>.probabilities.<option>", "<question>.noul".
 #pragma once
 
 #include <filesystem>
@@ -16,6 +17,7 @@
 #include "runtime/embeddings.h"
 #include "runtime/rerank.h"
 #include "runtime/task_heads.h"
+#include "runtime/vela2.h"
 
 namespace semroute {
 
@@ -36,6 +38,10 @@ std::optional<GoldenValues> read_golden_answers(const std::filesystem::path& dir
 GoldenValues golden_values(const TaskHeads& heads);
 GoldenValues golden_values(const EmbeddingModel& model);
 GoldenValues golden_values(const RerankModel& model);
+// A decision model: the contract's golden state (a request, its source and
+// an answer) asked a Choice, a Noul, a Score and a Set question; keys
+// "<question>.probabilities.<option>", "<question>.noul".
+GoldenValues golden_values(const Vela2Model& model);
 
 // run() twice, then compared with `reference` (CPU tolerance 1e-3, GPU 0.02).
 GoldenResult golden_check(const std::function<GoldenValues()>& run, const std::optional<GoldenValues>& reference,

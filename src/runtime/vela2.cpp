@@ -24,7 +24,6 @@ enum Marker { kQ, kO, kAbs, kSepSchema, kSegUser, kSegAnswer, kE, kSegContext };
 const DecisionOption kNoulNo{"no", "No. The statement or question is not satisfied."};
 const DecisionOption kNoulYes{"yes", "Yes. The statement or question is satisfied."};
 
-constexpr size_t kMaxOptions = 255, kMaxLevels = 10;
 
 Marker segment_of(PartRole role) {
   return role == PartRole::kUser ? kSegUser : role == PartRole::kAnswer ? kSegAnswer : kSegContext;
@@ -85,6 +84,16 @@ std::vector<DecisionOption> named_options(const std::string& id, const DecisionJ
     if (o.name.empty() || o.name.find_first_not_of(" \t\r\n") == std::string::npos)
       invalid_question(id, "an option needs a name");
   return out;
+}
+
+std::vector<DecisionAnswer> failed(const std::vector<DecisionQuestion>& questions, ItemError error) {
+  std::vector<DecisionAnswer> answers(questions.size());
+  for (size_t i = 0; i < questions.size(); ++i) {
+    answers[i].id = questions[i].id;
+    answers[i].kind = questions[i].kind;
+    answers[i].error = error;
+  }
+  return answers;
 }
 
 }  // namespace
@@ -194,7 +203,7 @@ DecisionQuestion decision_question(const std::string& id, const DecisionJson& j,
     case QuestionKind::kScore: {
       if (has("criteria") == has("levels")) invalid_question(id, "one of criteria or levels");
       const DecisionJson& levels = has("levels") ? j["levels"] : j["criteria"];
-      if (!levels.is_array() || levels.size() < 2 || levels.size() > kMaxLevels)
+      if (!levels.is_array() || levels.size() < kMinLevels || levels.size() > kMaxLevels)
         invalid_question(id, "levels: a list of 2 to 10");
       for (const auto& level : levels) q.options.push_back({content_text(level), ""});
       break;
@@ -232,6 +241,73 @@ DecisionQuestion decision_question(const std::string& id, const DecisionJson& j,
   return q;
 }
 
+DecisionPlan plan_decision(const DecisionJson& state, const DecisionJson& questions) {
+  if (!questions.is_object() || questions.empty()) throw InvalidInput("questions: an object of at least one question");
+  DecisionPlan plan;
+  plan.parts = decision_state(state);
+  for (const auto& [id, question] : questions.items()) {
+    if (id.find_first_not_of(" \t\r\n") == std::string::npos) throw InvalidInput("questions: an ID must not be blank");
+    plan.ids.push_back(id);
+    try {
+      plan.questions.push_back(decision_question(id, question, plan.parts));
+    } catch (const InvalidInput& e) {
+      plan.invalid[id] = {{"type", question.is_object() ? question.value("type", DecisionJson()) : DecisionJson()},
+                          {"error", "invalid_question"},
+                          {"message", e.what()}};
+    }
+  }
+  return plan;
+}
+
+std::vector<DecisionAnswer> failed_answers(const DecisionPlan& plan, ItemError error) {
+  return failed(plan.questions, error);
+}
+
+DecisionJson decision_answers(const DecisionPlan& plan, const std::vector<DecisionAnswer>& answers) {
+  std::map<std::string, const DecisionAnswer*> by_id;
+  for (const DecisionAnswer& a : answers) by_id[a.id] = &a;
+  DecisionJson out = {{"answers", DecisionJson::object()}};
+  DecisionJson& all = out["answers"];
+  const auto probabilities = [](const DecisionAnswer& a) {
+    DecisionJson p = DecisionJson::object();
+    for (const auto& [name, value] : a.probabilities) p[name] = value;
+    return p;
+  };
+  for (const std::string& id : plan.ids) {
+    if (const auto bad = plan.invalid.find(id); bad != plan.invalid.end()) {
+      all[id] = bad->second;
+      continue;
+    }
+    const DecisionAnswer& a = *by_id.at(id);
+    DecisionJson j = {{"type", question_kind_name(a.kind)}};
+    if (a.error != ItemError::kNone) {
+      j["error"] = item_error_name(a.error);
+      all[id] = j;
+      continue;
+    }
+    switch (a.kind) {
+      case QuestionKind::kChoice:
+        j.update({{"choice", a.choice}, {"confidence", a.confidence}, {"probabilities", probabilities(a)}});
+        if (a.abstain_probability) j["abstain_probability"] = *a.abstain_probability;
+        break;
+      case QuestionKind::kNoul: j["noul"] = a.noul; break;
+      case QuestionKind::kScore: {
+        DecisionJson legend = DecisionJson::object();
+        for (size_t k = 0; k < a.legend.size(); ++k) legend[std::to_string(k)] = a.legend[k];
+        j.update({{"score", a.score}, {"confidence", a.confidence}, {"probabilities", probabilities(a)}, {"legend", legend}});
+        break;
+      }
+      case QuestionKind::kSet:
+        for (const auto& [name, p] : a.probabilities) all[id + "." + name] = {{"type", "noul"}, {"noul", p}};
+        out["sets"][id] = {{"selected", a.selected}, {"probabilities", probabilities(a)}};
+        out["thresholds"][id] = a.threshold;
+        continue;
+    }
+    all[id] = j;
+  }
+  return out;
+}
+
 struct Vela2Model::Head {
   at::Tensor norm_weight, norm_bias, w_o, b_o, w_q, b_q, w_p, b_p;
   double tau = 1;
@@ -246,6 +322,13 @@ struct Vela2Model::Placed {
 };
 
 Vela2Model::~Vela2Model() = default;
+
+bool is_vela2_package(const std::filesystem::path& dir) {
+  std::error_code ec;
+  if (!std::filesystem::is_regular_file(dir / "config.json", ec)) return false;
+  const nlohmann::json config = read_json_file(dir / "config.json");
+  return config.is_object() && config.value("model_type", nlohmann::json()) == "vela2-unified";
+}
 
 std::shared_ptr<const Vela2Model> Vela2Model::load(const std::filesystem::path& dir, const LoadOptions& options) {
   const std::filesystem::path config_file = file_in_dir(dir, "config.json");
@@ -395,13 +478,15 @@ DecisionAnswer Vela2Model::answer(const DecisionQuestion& q, const std::vector<f
   for (size_t k = 0; k < n; ++k) mean += static_cast<double>(k) * p[k];
   for (size_t k = 0; k < n; ++k) variance += p[k] * (static_cast<double>(k) - mean) * (static_cast<double>(k) - mean);
   a.score = mean;
+  for (const DecisionOption& level : q.options) a.legend.push_back(level.name);
   a.confidence = std::clamp(1.0 - variance / ((static_cast<double>(n * n) - 1) / 12), 0.0, 1.0);
   for (size_t k = 0; k < n; ++k) a.probabilities.emplace_back(std::to_string(k), p[k]);
   return a;
 }
 
 std::vector<DecisionAnswer> Vela2Model::decide(const std::vector<StatePart>& parts,
-                                               const std::vector<DecisionQuestion>& questions) const {
+                                               const std::vector<DecisionQuestion>& questions,
+                                               size_t* input_tokens) const {
   if (parts.empty()) throw InvalidInput("state must not be empty");
   std::vector<int64_t> ids{bos_};
   const auto append = [&](Marker marker, const std::string& text) {
@@ -431,15 +516,9 @@ std::vector<DecisionAnswer> Vela2Model::decide(const std::vector<StatePart>& par
     ranges[part.role] = {start, ids.size()};
   }
   ids.push_back(eos_);
+  if (input_tokens != nullptr) *input_tokens = ids.size();
   std::vector<DecisionAnswer> answers(questions.size());
-  if (ids.size() > max_length_) {
-    for (size_t i = 0; i < questions.size(); ++i) {
-      answers[i].id = questions[i].id;
-      answers[i].kind = questions[i].kind;
-      answers[i].error = ItemError::kMaxLengthExceeded;
-    }
-    return answers;
-  }
+  if (ids.size() > max_length_) return failed(questions, ItemError::kMaxLengthExceeded);
   for (size_t i = 0; i < questions.size(); ++i) {
     std::vector<PartRole> over;  // in the state's order
     for (const StatePart& part : parts)

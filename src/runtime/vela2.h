@@ -22,6 +22,7 @@
 #include <nlohmann/json.hpp>
 
 #include <filesystem>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -34,6 +35,9 @@
 #include "tokenizers/tokenizer.h"
 
 namespace semroute {
+
+// What a question may list: Choice 2..255 options (Set 1..255 labels), Score 2..10 levels.
+inline constexpr size_t kMinOptions = 2, kMaxOptions = 255, kMinLevels = 2, kMaxLevels = 10;
 
 enum class QuestionKind { kChoice, kNoul, kScore, kSet };
 const char* question_kind_name(QuestionKind kind);
@@ -72,6 +76,7 @@ struct DecisionAnswer {
   double confidence = 0;                                   // Choice: top-two margin; Score: 1 - normalised variance
   std::optional<double> abstain_probability;               // Choice
   std::vector<std::pair<std::string, double>> probabilities;  // Choice, Set: by name; Score: "0".."n-1"
+  std::vector<std::string> legend;                         // Score: each level's text, "0".."n-1"
   double noul = 0;                                         // Noul: P(yes)
   double score = 0;                                        // Score: the expected level index
   std::vector<std::string> selected;                       // Set: the labels over the threshold
@@ -98,6 +103,29 @@ std::vector<StatePart> decision_state(const DecisionJson& state);
 DecisionQuestion decision_question(const std::string& id, const DecisionJson& question,
                                    const std::vector<StatePart>& state);
 
+// One state's questions, validated: the state's parts, every question ID as
+// asked, the questions that validate (in that order) and each other one's
+// answer ({"type", "error": "invalid_question", "message"}).
+struct DecisionPlan {
+  std::vector<StatePart> parts;
+  std::vector<std::string> ids;
+  std::vector<DecisionQuestion> questions;
+  std::map<std::string, DecisionJson> invalid;
+};
+// InvalidInput (the request's error) for a state that gives no part, or
+// questions that are not a non-empty object of non-blank IDs.
+DecisionPlan plan_decision(const DecisionJson& state, const DecisionJson& questions);
+// Every question of `plan` answered `error` (deadline_exceeded, unavailable).
+std::vector<DecisionAnswer> failed_answers(const DecisionPlan& plan, ItemError error);
+// {"answers", "sets", "thresholds"} (the last two only with Set questions):
+// every question's answer in the order asked, a Set's as <id>.<label> Noul
+// answers; `answers` are plan.questions' in order.
+DecisionJson decision_answers(const DecisionPlan& plan, const std::vector<DecisionAnswer>& answers);
+
+// Whether `dir` holds a Vela 2.0 package (config.json's model_type is
+// vela2-unified).
+bool is_vela2_package(const std::filesystem::path& dir);
+
 class Vela2Model {
  public:
   // LoadError for a config that is not a Vela 2.0 0.3B package's (format 1,
@@ -106,9 +134,10 @@ class Vela2Model {
   static std::shared_ptr<const Vela2Model> load(const std::filesystem::path& dir, const LoadOptions& options = {});
   ~Vela2Model();
 
-  // The answers of `questions` about `parts`, in order, from one forward.
-  std::vector<DecisionAnswer> decide(const std::vector<StatePart>& parts,
-                                     const std::vector<DecisionQuestion>& questions) const;
+  // The answers of `questions` about `parts`, in order, from one forward;
+  // `input_tokens` (when given) receives the length of the sequence read.
+  std::vector<DecisionAnswer> decide(const std::vector<StatePart>& parts, const std::vector<DecisionQuestion>& questions,
+                                     size_t* input_tokens = nullptr) const;
 
   size_t max_length() const { return max_length_; }
   const Tokenizer& tokenizer() const { return *tokenizer_; }

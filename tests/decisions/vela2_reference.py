@@ -10,7 +10,7 @@ markers inserted by ID), takes the twin's last hidden states from
 `semroute forward`, and reads the options out in float64.
 
     make_package(cli, repo, out, readout, seed) -> (package_dir, twin_dir)
-    reference(cli, package_dir, twin_dir, [(parts, questions)]) -> [{id: answer}]"""
+    reference(cli, package_dir, twin_dir, [(parts, questions)]) -> [({id: answer}, input_tokens)]"""
 import hashlib
 import json
 import math
@@ -124,7 +124,7 @@ def softmax(x):
 def reference(cli, package, twin, cases):
     """cases: [(parts, questions)], parts [(role, text)] in user, context, answer order, questions {id: {type,
     instructions, criteria|levels, over?}} of types choice, noul, score, set; each case one sequence (the parts
-    fit). Every case's answers, from one tokenize and one forward of the twin."""
+    fit). Every case's answers and its sequence's length, from one tokenize and one forward of the twin."""
     with open(os.path.join(package, "config.json")) as f:
         config = json.load(f)
     texts = [t for parts, questions in cases for t in [text for _, text in parts] +
@@ -142,10 +142,10 @@ def reference(cli, package, twin, cases):
             for name, (entry, raw) in runtime_packages.read_safetensors(os.path.join(package, "model.safetensors")).items()
             if not name.startswith("encoder.")}
     answers = []
-    for case, (parts, _), (_, placed, ranges) in zip(json.loads(got.stdout)["cases"], cases, laid_out):
+    for case, (parts, _), (ids, placed, ranges) in zip(json.loads(got.stdout)["cases"], cases, laid_out):
         out = case["outputs"]["last_hidden_state"]
         hidden = np.asarray(out["data"], np.float64).reshape(out["shape"])[0]
-        answers.append(read_answers(config, head, hidden, [role for role, _ in parts], placed, ranges))
+        answers.append((read_answers(config, head, hidden, [role for role, _ in parts], placed, ranges), len(ids)))
     return answers
 
 
@@ -221,4 +221,4 @@ def answer(q, logits):
     mean = float(sum(i * v for i, v in enumerate(p)))
     variance = float(sum(v * (i - mean) ** 2 for i, v in enumerate(p)))
     return {"score": mean, "confidence": min(1.0, max(0.0, 1 - variance / ((n * n - 1) / 12))),
-            "probabilities": {str(i): float(v) for i, v in enumerate(p)}}
+            "probabilities": {str(i): float(v) for i, v in enumerate(p)}, "legend": {str(i): name for i, name in enumerate(names)}}

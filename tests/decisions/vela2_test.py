@@ -86,6 +86,7 @@ QUESTIONS = {
 
 def main():
     work = tempfile.mkdtemp(prefix="semroute-vela2-")
+    served = {}
     for readout, seed in (("cosine", 31), ("both", 32)):
         package, twin = reference.make_package(CLI, REPO, os.path.join(work, readout), readout, seed)
         user = "How do I reset my password? [Q] [O] Mail me at ana@example.com — ünïcödé 日本"
@@ -116,16 +117,87 @@ def main():
                                                [over_length, invalid, "not a request"])
         wants = reference.reference(CLI, package, twin, [(parts, reference_questions(questions))
                                                          for _, _, parts, questions in cases])
-        for (what, _, _, _), g, want in zip(cases, got, wants):
+        for (what, _, _, _), g, (want, length) in zip(cases, got, wants):
             compare(g, want, f"{readout}, {what}")
+            check(g["usage"] == {"input_tokens": length, "output_tokens": 0}, f"{readout}, {what}: usage {g['usage']}")
         check(too_long["answers"]["guard"].get("error") == "max_length_exceeded", f"over max_length: {too_long}")
         check([mixed["answers"][k].get("error") for k in ("bad", "worse", "extra")] == ["invalid_question"] * 3 and
               "noul" in mixed["answers"]["guard"], f"invalid questions answered alone: {mixed['answers']}")
         check("error" in broken and "answers" not in broken, f"a line that is no request: {broken}")
+        served[readout] = (package, cases, wants, over_length, invalid)
+    serve(work, served)
     if failures:
         print(f"{len(failures)} failures")
         sys.exit(1)
     print("vela2: every answer equals the reference")
+
+
+def serve(work, served):
+    """The same packages under `semroute serve`: /v1/decisions and /v1/systemone, states, bundles, the card,
+    the contract's errors, every answer validated against the contract's schemas; the in-process runtime."""
+    sys.path.insert(0, os.path.join(REPO, "tests/server"))
+    import contract_test as contract  # Server, post, validate (same argv)
+    config = f"unix_socket: {work}/vela2.sock\nmodels:\n" + "".join(
+        f"  {readout}: {package}\n" for readout, (package, *_) in served.items())
+    server = contract.Server(config, work, "vela2")
+    try:
+        models = json.loads(server.request("GET", "/v1/models")[1])
+        contract.validate(models, "ModelList", "GET /v1/models (Vela 2.0)")
+        cards = {card["id"]: card for card in models["data"]}
+        for card in cards.values():
+            check(card["family"] == "vela2" and card["surfaces"] == ["decisions"] and card["ready"] and
+                  card["question_types"] == ["choice", "noul", "score", "set"] and card["modalities"] == ["text"] and
+                  card["limits"]["max_input_tokens"] == 512 and card["limits"]["max_options"] == 255 and
+                  card["golden"]["status"] in ("matched", "unverified"), f"card {card}")
+        for readout, (package, cases, wants, over_length, invalid) in served.items():
+            requests = [{"model": readout, "state": state, "questions": questions} for _, state, _, questions in cases]
+            for path in ("/v1/decisions", "/v1/systemone"):
+                for request, (what, *_), (want, length) in zip(requests, cases, wants):
+                    got = contract.post(server, path, request)
+                    compare(got, want, f"{path} {readout}, {what}")
+                    check(got["model"] == readout and got["usage"]["input_tokens"] == length, f"{path}: {got}")
+            states = dict(requests[0], states={f"s{i}": {"state": r["state"], "questions": r["questions"]}
+                                               for i, r in enumerate(requests[1:], 1)})
+            got = contract.post(server, "/v1/decisions", states)
+            compare(got, wants[0][0], f"{readout}: states, the request's own")
+            for i, want in enumerate(wants[1:], 1):
+                compare(got["states"][f"s{i}"], want[0], f"{readout}: states.s{i}")
+                check(got["states"][f"s{i}"]["usage"]["input_tokens"] == want[1], f"states.s{i} usage")
+            bundle = contract.post(server, "/v1/bundle", {"tasks": [{"id": str(i), "decisions": r}
+                                                                    for i, r in enumerate(requests[:3])]})
+            for i, result in enumerate(bundle["results"]):
+                check(result["status"] == 200, f"bundle task {i}: {result}")
+                compare(result["decisions"], wants[i][0], f"{readout}: bundle task {i}")
+            got = contract.post(server, "/v1/decisions", dict(over_length, model=readout))
+            check(got["answers"]["guard"].get("error") == "max_length_exceeded", f"served over max_length: {got}")
+            got = contract.post(server, "/v1/decisions", dict(invalid, model=readout), valid_request=False)
+            check([got["answers"][k].get("error") for k in ("bad", "worse", "extra")] == ["invalid_question"] * 3 and
+                  list(got["answers"]) == ["bad", "worse", "extra", "guard"], f"served invalid questions: {got}")
+            got = contract.post(server, "/v1/decisions", dict(requests[0], options={"deadline_ms": 0.001}))
+            check(all(a.get("error") == "deadline_exceeded" for a in got["answers"].values()) and not got.get("sets"),
+                  f"deadline_ms 0.001: {got['answers']}")
+            got = contract.post(server, "/v1/decisions", dict(requests[1], options={"return_meta": True}))
+            check(got.get("meta", {}).get("model_sha256") == cards[readout]["model_sha256"],
+                  f"return_meta: {got.get('meta')}")
+            in_process = subprocess.run([CLI, "runtime", package, "/v1/decisions", "-"], input=json.dumps(requests[0]),
+                                        capture_output=True, text=True)
+            check(in_process.returncode == 0, f"semroute runtime /v1/decisions: {in_process.stderr[-300:]}")
+            compare(json.loads(in_process.stdout or "{}"), wants[0][0], f"{readout}: in process")
+        request = {"model": "cosine", "state": "hi", "questions": {"q": QUESTIONS["guard"]}}
+        for body, code in (({"model": "cosine", "state": "hi", "questions": {"bad": {"type": "guess"}}}, "invalid_request"),
+                           (dict(request, options={"max_tokens": 100}), "invalid_request"),
+                           (dict(request, images=["data:image/png;base64,AAAA"]), "invalid_request"),
+                           (dict(request, model="nobody"), "model_not_found")):
+            contract.post(server, "/v1/decisions", body, 404 if code == "model_not_found" else 400, code)
+        for body in (dict(request, colour=1), dict(request, questions={}), {"model": "cosine", "questions": request["questions"]},
+                     dict(request, states={"x": {"state": "hi"}}), dict(request, state=""),
+                     dict(request, questions={" ": QUESTIONS["guard"]})):
+            contract.post(server, "/v1/decisions", body, 400, "invalid_request", valid_request=False)
+        status, _, _ = server.request("GET", "/health")
+        check(status == 200 and server.proc.poll() is None, "the server is still ready after all of it")
+    finally:
+        server.stop()
+    failures.extend(contract.failures)
 
 
 def reference_questions(questions):
