@@ -22,6 +22,7 @@ struct Args {
   std::string head;     // --head DIR: a head bound to the model's encoder
   bool unmerged = false;  // --unmerged: keep the adapter beside the weights
   bool pair_scorer = false;  // make-model --pair-scorer
+  std::string vela2;         // make-model --vela2 READOUT (cosine, mlp, both)
   std::string tasks;      // --tasks a,b
   bool accuracy = false;  // --accuracy
   std::string pair;     // --pair TEXT

@@ -71,9 +71,11 @@ commands:
   merge-adapter BASE_DIR ADAPTER_DIR OUT_DIR
       Fold a PEFT LoRA adapter into its base (merge_and_unload): a plain model
       directory with the adapter's head and labels, marked by lora_config.json.
-  make-model PRESET OUT_DIR [--labels a,b] [--token-labels O,B-X,I-X] [--pair-scorer] [--tokenizer FILE] [--seed N]
+  make-model PRESET OUT_DIR [--labels a,b] [--token-labels O,B-X,I-X] [--pair-scorer | --vela2 READOUT]
+             [--tokenizer FILE] [--seed N]
       Write a ModernBERT checkpoint with random weights (presets:
-      modernbert-base, mmbert-base, mmbert-small, medium, small, tiny) for tests and benchmarks.
+      modernbert-base, mmbert-base, mmbert-small, medium, small, tiny) for tests and benchmarks;
+      --vela2 cosine|mlp|both: a Vela 2.0 package on it (--max-length N, --tokenizer needed).
   train --task sequence|token|mlm --data FILE.jsonl --out DIR (--base DIR | --preset P --tokenizer FILE) …
       Fine-tune a model (or train one from scratch, or a PEFT LoRA adapter
       with --lora R) on JSONL rows of text + label, or text + spans (byte

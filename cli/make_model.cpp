@@ -1,10 +1,12 @@
 // `semroute make-model`: a ModernBERT checkpoint with random weights (see
-// models/random_model.h) for tests and benchmarks.
+// models/random_model.h), a pair scorer or a Vela 2.0 package on one
+// (runtime/random_vela2.h), for tests and benchmarks.
 #include <cstdio>
 #include <sstream>
 
 #include "cli.h"
 #include "models/random_model.h"
+#include "runtime/random_vela2.h"
 #include "semroute/error.h"
 
 namespace semroute::cli {
@@ -12,7 +14,7 @@ namespace semroute::cli {
 int run_make_model(const Args& args) {
   if (args.positional.size() != 2)
     throw InvalidInput("usage: semroute make-model PRESET OUT_DIR [--labels a,b,c] [--token-labels O,B-X,I-X] "
-                       "[--pair-scorer] [--tokenizer FILE] [--seed N]");
+                       "[--pair-scorer | --vela2 cosine|mlp|both [--max-length N]] [--tokenizer FILE] [--seed N]");
   RandomModelSpec spec;
   spec.preset = args.positional[0];
   spec.token_task = !args.token_labels.empty();
@@ -20,6 +22,12 @@ int run_make_model(const Args& args) {
   if (!labels.empty()) spec.labels = labels;
   spec.tokenizer = args.tokenizer;
   spec.seed = args.seed;
+  if (!args.vela2.empty()) {
+    write_random_vela2(spec, args.vela2, args.max_length, args.positional[1]);
+    std::printf("wrote %s (Vela 2.0 package on %s, %s readout)\n", args.positional[1].c_str(), spec.preset.c_str(),
+                args.vela2.c_str());
+    return 0;
+  }
   if (args.pair_scorer) {
     write_random_pair_scorer(spec, args.positional[1]);
     std::printf("wrote %s (%s pair scorer)\n", args.positional[1].c_str(), spec.preset.c_str());

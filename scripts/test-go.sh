@@ -30,6 +30,7 @@ printf '%s\n' "${embed_texts[@]}" >"$models/embed.txt"
 { echo "Please read the report."; for i in $(seq 1 200); do echo "Nothing new happened in week $((i % 9))."; done
   echo "The Lisbon office closed after the audit of 2024."; echo "What changed?"; } >"$models/long.txt"
 "$cli" compress "$models/long.txt" --max-tokens 40 --tokenizer "$tokenizer" --json >"$models/compress.json"
+"$cli" make-model tiny "$models/vela2" --vela2 both --max-length 512 --seed 31 --tokenizer "$tokenizer" >/dev/null
 "$cli" make-model tiny "$models/halluc" --token-labels SUPPORTED,HALLUCINATED --seed 5 --tokenizer "$tokenizer" >/dev/null
 echo "The Eiffel Tower is in Paris. It was completed in 1889 and is 330 metres tall." >"$models/context.txt"
 printf 'It was finished in 1889. It is 500 metres tall!\nParis is in Spain.' >"$models/answer.txt"

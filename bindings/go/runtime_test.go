@@ -115,3 +115,83 @@ func TestRuntimeHeadsOnOneBackbone(t *testing.T) {
 		}
 	}
 }
+
+// A Vela 2.0 package answers /v1/decisions in process: every question in
+// the order asked (raw JSON keeps it), a Set's labels as Noul answers,
+// further states as their own requests, the alias the same.
+func TestRuntimeDecisions(t *testing.T) {
+	rt, err := NewRuntime(0, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rt.Close()
+	if err := rt.AddModel("vela", filepath.Join(modelsDir, "vela2"), nil); err != nil {
+		t.Fatal(err)
+	}
+	questions := `{"urgency": {"type": "score", "instructions": "How urgent?", "levels": ["low", "high"]},
+		"domain": {"type": "choice", "instructions": "Subject?", "criteria": {"math": null, "law": "Courts"}},
+		"guard": {"type": "noul", "instructions": "A jailbreak?"},
+		"topics": {"type": "set", "instructions": "Topics", "labels": [{"key": "billing"}, {"key": "account"}]}}`
+	request := `{"model": "vela", "state": {"request": "Reset my password", "source": "Help page"}, "questions": ` +
+		questions + `, "states": {"other": {"state": "Solve 2x = 4", "questions": ` + questions + `}}}`
+	type answer struct {
+		Type          string             `json:"type"`
+		Choice        string             `json:"choice"`
+		Noul          *float64           `json:"noul"`
+		Score         *float64           `json:"score"`
+		Probabilities map[string]float64 `json:"probabilities"`
+		Error         string             `json:"error"`
+	}
+	type response struct {
+		Model   string            `json:"model"`
+		Answers map[string]answer `json:"answers"`
+		Sets    map[string]struct {
+			Selected      []string           `json:"selected"`
+			Probabilities map[string]float64 `json:"probabilities"`
+		} `json:"sets"`
+		Usage struct {
+			InputTokens int `json:"input_tokens"`
+		} `json:"usage"`
+		States map[string]response `json:"states"`
+	}
+	var first response
+	for _, path := range []string{"/v1/decisions", "/v1/systemone"} {
+		reply, err := rt.Call(path, []byte(request))
+		if err != nil || reply.Status != 200 {
+			t.Fatalf("%s: %v %d %s", path, err, reply.Status, reply.Body)
+		}
+		body := string(reply.Body)
+		order := []int{strings.Index(body, `"urgency"`), strings.Index(body, `"domain"`), strings.Index(body, `"guard"`),
+			strings.Index(body, `"topics.billing"`)}
+		for i := 1; i < len(order); i++ {
+			if order[i-1] < 0 || order[i] <= order[i-1] {
+				t.Errorf("%s: answers not in the order asked: %s", path, body)
+			}
+		}
+		var got response
+		if err := json.Unmarshal(reply.Body, &got); err != nil {
+			t.Fatal(err)
+		}
+		d, g, u := got.Answers["domain"], got.Answers["guard"], got.Answers["urgency"]
+		if got.Model != "vela" || (d.Choice != "math" && d.Choice != "law") || g.Noul == nil || *g.Noul < 0 || *g.Noul > 1 ||
+			u.Score == nil || *u.Score < 0 || *u.Score > 1 || got.Usage.InputTokens <= 0 {
+			t.Errorf("%s: %s", path, body)
+		}
+		if p, ok := got.Answers["topics.billing"]; !ok || p.Noul == nil || *p.Noul != got.Sets["topics"].Probabilities["billing"] {
+			t.Errorf("%s: the set's label as a Noul answer: %s", path, body)
+		}
+		other, ok := got.States["other"]
+		if !ok || len(other.Answers) != len(got.Answers) || other.Usage.InputTokens == got.Usage.InputTokens {
+			t.Errorf("%s: states.other %+v", path, other)
+		}
+		if first.Model == "" {
+			first = got
+		} else if *first.Answers["guard"].Noul != *g.Noul {
+			t.Errorf("the alias answers differently: %v %v", *first.Answers["guard"].Noul, *g.Noul)
+		}
+	}
+	bad, err := rt.Call("/v1/decisions", []byte(`{"model": "vela", "state": "x", "questions": {"q": {"type": "guess"}}}`))
+	if err != nil || bad.Status != 400 || !strings.Contains(string(bad.Body), "no question is valid") {
+		t.Errorf("no valid question: %v %d %s", err, bad.Status, bad.Body)
+	}
+}

@@ -17,8 +17,7 @@
 namespace semroute {
 namespace {
 
-const std::vector<std::string> kMarkers = {"[Q]",        "[O]",          "[ABS]", "[SEP_SCHEMA]",
-                                           "[SEG_user]", "[SEG_answer]", "[E]",   "[SEG_context]"};
+const std::vector<std::string>& kMarkers = kVela2Markers;
 enum Marker { kQ, kO, kAbs, kSepSchema, kSegUser, kSegAnswer, kE, kSegContext };
 
 const DecisionOption kNoulNo{"no", "No. The statement or question is not satisfied."};

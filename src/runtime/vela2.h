@@ -36,6 +36,10 @@
 
 namespace semroute {
 
+// The eight markers of a Vela 2.0 sequence, in config.json's marker_ids order.
+inline const std::vector<std::string> kVela2Markers = {"[Q]",        "[O]",          "[ABS]", "[SEP_SCHEMA]",
+                                                       "[SEG_user]", "[SEG_answer]", "[E]",   "[SEG_context]"};
+
 // What a question may list: Choice 2..255 options (Set 1..255 labels), Score 2..10 levels.
 inline constexpr size_t kMinOptions = 2, kMaxOptions = 255, kMinLevels = 2, kMaxLevels = 10;
 

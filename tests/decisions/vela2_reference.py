@@ -2,9 +2,9 @@
 and readout give, computed here independently of the library (numpy, from
 the documented behaviour: docs/decisions.md).
 
-A package is a tiny ModernBERT checkpoint made by `semroute make-model` (its
-"twin", whose tensors the package holds under `encoder.`), a random marker
-head and a calibration. The reference assembles the marker sequence itself
+A package is made by `semroute make-model tiny --vela2` (a tiny ModernBERT
+under `encoder.`, a random marker head, a calibration); its "twin" is that
+encoder as a checkpoint of its own. The reference assembles the marker sequence itself
 (tokens of each text piece from `semroute tokenize --no-special` on the twin,
 markers inserted by ID), takes the twin's last hidden states from
 `semroute forward`, and reads the options out in float64.
@@ -25,53 +25,25 @@ import numpy as np
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "../server"))
 import runtime_packages  # noqa: E402
 
-MARKERS = ["[Q]", "[O]", "[ABS]", "[SEP_SCHEMA]", "[SEG_user]", "[SEG_answer]", "[E]", "[SEG_context]"]
-FIRST_MARKER_ID = 50300  # added-token slots of ModernBERT's vocabulary
 NOUL_OPTIONS = [("no", "No. The statement or question is not satisfied."),
                 ("yes", "Yes. The statement or question is satisfied.")]
-CALIBRATION = {"temperature": {"choice": 1.3, "score": 0.8, "set": 1.1, "span": 1.0},
-               "thresholds": {"set:*": 0.5, "span:*": 0.5}}
-
 
 def make_package(cli, repo, out, readout="cosine", seed=31):
-    twin = runtime_packages.make_model(cli, repo, out + "_twin", "--seed", str(seed))
-    with open(os.path.join(twin, "config.json")) as f:
-        encoder = json.load(f)
+    """A tiny package (`semroute make-model tiny --vela2`) and its twin: the package's encoder as a plain
+    ModernBERT checkpoint beside the tokenizer without markers, for `semroute forward` and `tokenize`."""
+    tokenizer = os.path.join(repo, "tests/data/tokenizers/modernbert/tokenizer.json")
     shutil.rmtree(out, ignore_errors=True)
-    os.makedirs(out)
-    hidden, projection = encoder["hidden_size"], 16
-    rng = np.random.default_rng(seed)
-
-    def tensor(*shape, scale=0.3):
-        return rng.normal(0.0, scale, shape).astype(np.float32)
-
-    head = {"norm.weight": 1 + tensor(hidden, scale=0.1), "norm.bias": tensor(hidden, scale=0.1),
-            "log_tau": np.array(math.log(0.07), np.float32), "log_tau_span": np.array(math.log(0.1), np.float32)}
-    for name in ("w_o", "w_q", "w_p", "w_t", "w_e"):
-        head[f"{name}.weight"], head[f"{name}.bias"] = tensor(projection, hidden), tensor(projection)
-    if readout in ("mlp", "both"):
-        head.update({"cls_mlp.0.weight": tensor(2 * hidden, hidden), "cls_mlp.0.bias": tensor(2 * hidden),
-                     "cls_mlp.3.weight": tensor(1, 2 * hidden), "cls_mlp.3.bias": tensor(1)})
-    tensors = {"encoder." + name[len("model."):]: value
-               for name, value in runtime_packages.read_safetensors(os.path.join(twin, "model.safetensors")).items()
-               if name.startswith("model.")}
-    for name, value in head.items():
-        tensors[name] = ({"dtype": "F32", "shape": list(value.shape)}, value.tobytes())
-    runtime_packages.write_safetensors(os.path.join(out, "model.safetensors"), tensors)
-    encoder["architectures"] = ["ModernBertModel"]
-    runtime_packages.write_json(os.path.join(out, "config.json"), {
-        "format_version": 1, "model_type": "vela2-unified",
-        "marker_ids": {m: FIRST_MARKER_ID + i for i, m in enumerate(MARKERS)},
-        "bos_token_id": encoder["bos_token_id"], "eos_token_id": encoder["eos_token_id"],
-        "pad_token_id": encoder["pad_token_id"], "max_length": 512, "window_overlap": 64,
-        "encoder_config": encoder, "proj_dim": projection, "readout": readout})
-    runtime_packages.write_json(os.path.join(out, "calibration.json"), CALIBRATION)
-    with open(os.path.join(twin, "tokenizer.json")) as f:
-        tokenizer = json.load(f)
-    for token in tokenizer["added_tokens"]:  # the markers as the published tokenizer lists them
-        if FIRST_MARKER_ID <= token["id"] < FIRST_MARKER_ID + len(MARKERS):
-            token["content"] = MARKERS[token["id"] - FIRST_MARKER_ID]
-    runtime_packages.write_json(os.path.join(out, "tokenizer.json"), tokenizer)
+    subprocess.run([cli, "make-model", "tiny", out, "--vela2", readout, "--max-length", "512", "--tokenizer",
+                    tokenizer, "--seed", str(seed)], check=True, capture_output=True)
+    twin = out + "_twin"
+    shutil.rmtree(twin, ignore_errors=True)
+    os.makedirs(twin)
+    with open(os.path.join(out, "config.json")) as f:
+        runtime_packages.write_json(os.path.join(twin, "config.json"), json.load(f)["encoder_config"])
+    tensors = runtime_packages.read_safetensors(os.path.join(out, "model.safetensors"))
+    runtime_packages.write_safetensors(os.path.join(twin, "model.safetensors"), {
+        "model." + name[len("encoder."):]: value for name, value in tensors.items() if name.startswith("encoder.")})
+    shutil.copy(tokenizer, os.path.join(twin, "tokenizer.json"))
     return out, twin
 
 
@@ -127,6 +99,8 @@ def reference(cli, package, twin, cases):
     fit). Every case's answers and its sequence's length, from one tokenize and one forward of the twin."""
     with open(os.path.join(package, "config.json")) as f:
         config = json.load(f)
+    with open(os.path.join(package, "calibration.json")) as f:
+        calibration = json.load(f)
     texts = [t for parts, questions in cases for t in [text for _, text in parts] +
              [q["instructions"] for q in questions.values()] +
              [option_text(*o) for q in questions.values() for o in options_of(q)]]
@@ -145,7 +119,8 @@ def reference(cli, package, twin, cases):
     for case, (parts, _), (ids, placed, ranges) in zip(json.loads(got.stdout)["cases"], cases, laid_out):
         out = case["outputs"]["last_hidden_state"]
         hidden = np.asarray(out["data"], np.float64).reshape(out["shape"])[0]
-        answers.append((read_answers(config, head, hidden, [role for role, _ in parts], placed, ranges), len(ids)))
+        answers.append((read_answers(config, calibration, head, hidden, [role for role, _ in parts], placed,
+                                    ranges), len(ids)))
     return answers
 
 
@@ -174,7 +149,7 @@ def layout(config, tokens, parts, questions):
     return ids, placed, ranges
 
 
-def read_answers(config, head, hidden, roles, placed, ranges):
+def read_answers(config, calibration, head, hidden, roles, placed, ranges):
     def linear(name, x):
         return head[f"{name}.weight"] @ x + head[f"{name}.bias"]
 
@@ -198,17 +173,17 @@ def read_answers(config, head, hidden, roles, placed, ranges):
                 inner = np.maximum(head["cls_mlp.0.weight"] @ hidden[position] + head["cls_mlp.0.bias"], 0)
                 logit += float(head["cls_mlp.3.weight"] @ inner + head["cls_mlp.3.bias"])
             logits.append(logit)
-        answers[qid] = answer(q, np.asarray(logits))
+        answers[qid] = answer(q, np.asarray(logits), calibration)
     return answers
 
 
-def answer(q, logits):
-    temperature = CALIBRATION["temperature"]
+def answer(q, logits, calibration):
+    temperature = calibration["temperature"]
     names = [name for name, _ in options_of(q)]
     n = len(names)
     if q["type"] == "set":
         p = 1 / (1 + np.exp(-logits[:n] / temperature["set"]))
-        return {"probabilities": dict(zip(names, p.tolist())), "threshold": CALIBRATION["thresholds"]["set:*"]}
+        return {"probabilities": dict(zip(names, p.tolist())), "threshold": calibration["thresholds"]["set:*"]}
     t = temperature["score" if q["type"] == "score" else "choice"]
     p = softmax(logits[:n] / t)
     if q["type"] == "noul":

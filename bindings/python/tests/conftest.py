@@ -33,12 +33,15 @@ def repo() -> pathlib.Path:
 @pytest.fixture(scope="session")
 def tiny(tmp_path_factory) -> pathlib.Path:
     """Tiny random-weight models: an intent classifier (also embeds), an
-    entity model, a pair scorer and a hallucination detector."""
+    entity model, a pair scorer, a Vela 2.0 decision package and a
+    hallucination detector."""
     d = tmp_path_factory.mktemp("models")
     run_cli("make-model", "tiny", d / "intent", "--labels", "math,law,biology,other", "--tokenizer", TOKENIZER)
     run_cli("make-model", "tiny", d / "pii", "--token-labels", "O,B-EMAIL,I-EMAIL,B-PERSON,I-PERSON", "--seed", 7,
             "--tokenizer", TOKENIZER)
     run_cli("make-model", "tiny", d / "reranker", "--pair-scorer", "--seed", 9, "--tokenizer", TOKENIZER)
+    run_cli("make-model", "tiny", d / "vela2", "--vela2", "both", "--max-length", 512, "--seed", 31, "--tokenizer",
+            TOKENIZER)
     run_cli("make-model", "tiny", d / "halluc", "--token-labels", "SUPPORTED,HALLUCINATED", "--seed", 5,
             "--tokenizer", TOKENIZER)
     return d

@@ -59,3 +59,30 @@ def test_heads_bound_to_one_backbone(tiny):
             pass
         else:
             raise AssertionError("a model of no heads was taken")
+
+
+def test_decisions(tiny):
+    """A Vela 2.0 package answers /v1/decisions in process: the questions in the order asked, a Set's labels as Noul
+    answers, further states as their own requests would be answered."""
+    questions = {"urgency": {"type": "score", "instructions": "How urgent?", "levels": ["low", "medium", "high"]},
+                 "domain": {"type": "choice", "instructions": "Subject?", "criteria": {"math": None, "law": "Courts"}},
+                 "guard": {"type": "noul", "instructions": "A jailbreak?"},
+                 "topics": {"type": "set", "instructions": "Topics", "criteria": {"billing": None, "account": None}}}
+    state = {"request": "Reset my password", "source": "Help page"}
+    with semroute.Runtime() as runtime:
+        runtime.add_model("vela", str(tiny / "vela2"))
+        assert runtime.models()["data"][0]["surfaces"] == ["decisions"]
+        status, alone = runtime.call("/v1/decisions", {"model": "vela", "state": "Solve 2x = 4", "questions": questions})
+        assert status == 200
+        status, got = runtime.call("/v1/decisions", {"model": "vela", "state": state, "questions": questions,
+                                                     "states": {"other": {"state": "Solve 2x = 4", "questions": questions}}})
+        assert status == 200
+        assert list(got["answers"]) == ["urgency", "domain", "guard", "topics.billing", "topics.account"]
+        assert got["answers"]["domain"]["choice"] in ("math", "law")
+        assert abs(sum(got["answers"]["urgency"]["probabilities"].values()) - 1) < 1e-6
+        assert got["answers"]["urgency"]["legend"] == {"0": "low", "1": "medium", "2": "high"}
+        assert got["answers"]["topics.billing"]["noul"] == got["sets"]["topics"]["probabilities"]["billing"]
+        assert got["states"]["other"]["answers"] == alone["answers"]
+        assert got["states"]["other"]["usage"] == alone["usage"]
+        status, error = runtime.call("/v1/systemone", {"model": "vela", "state": "x", "questions": {"q": {"type": "guess"}}})
+        assert status == 400 and "no question is valid" in error["error"]["message"]
