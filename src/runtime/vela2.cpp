@@ -162,8 +162,8 @@ DecisionQuestion decision_question(const std::string& id, const DecisionJson& j,
   if (id.find_first_not_of(" \t\r\n") == std::string::npos) invalid_question(id, "a question ID must not be blank");
   if (!j.is_object()) invalid_question(id, "expected an object");
   for (const auto& [key, value] : j.items()) {
-    static const std::vector<std::string> kFields = {"type",   "instructions", "criteria", "choices",
-                                                     "levels", "labels",       "over",     "threshold"};
+    static const std::vector<std::string> kFields = {"type",   "instructions", "criteria",  "choices",  "levels",
+                                                     "labels", "over",         "threshold", "overflow", "require_full_input"};
     if (std::find(kFields.begin(), kFields.end(), key) == kFields.end())
       invalid_question(id, "\"" + key + "\" is not a field this model reads");
   }
@@ -218,6 +218,17 @@ DecisionQuestion decision_question(const std::string& id, const DecisionJson& j,
     if (!t.is_number() || t.get<double>() < 0 || t.get<double>() > 1) invalid_question(id, "threshold: a number in [0, 1]");
     q.threshold = t.get<double>();
   }
+  if (has("overflow")) {
+    const DecisionJson& overflow = j["overflow"];
+    if (overflow != "window" && overflow != "truncate") invalid_question(id, "overflow: window or truncate");
+    q.truncate = overflow == "truncate";
+  }
+  if (j.contains("require_full_input")) {
+    if (!j["require_full_input"].is_boolean()) invalid_question(id, "require_full_input: true or false");
+    q.require_full_input = j["require_full_input"].get<bool>();
+    if (q.require_full_input && q.truncate)
+      invalid_question(id, "require_full_input cannot be combined with overflow truncate");
+  }
   if (has("over")) {
     const DecisionJson& over = j["over"];
     const DecisionJson items = over.is_array() ? over : DecisionJson::array({over});
@@ -265,8 +276,9 @@ std::vector<DecisionAnswer> failed_answers(const DecisionPlan& plan, ItemError e
 DecisionJson decision_answers(const DecisionPlan& plan, const std::vector<DecisionAnswer>& answers) {
   std::map<std::string, const DecisionAnswer*> by_id;
   for (const DecisionAnswer& a : answers) by_id[a.id] = &a;
-  DecisionJson out = {{"answers", DecisionJson::object()}};
-  DecisionJson& all = out["answers"];
+  // Three objects assembled at the end: a reference into an ordered_json
+  // object does not survive an insertion into it.
+  DecisionJson all = DecisionJson::object(), sets = DecisionJson::object(), thresholds = DecisionJson::object();
   const auto probabilities = [](const DecisionAnswer& a) {
     DecisionJson p = DecisionJson::object();
     for (const auto& [name, value] : a.probabilities) p[name] = value;
@@ -279,6 +291,7 @@ DecisionJson decision_answers(const DecisionPlan& plan, const std::vector<Decisi
     }
     const DecisionAnswer& a = *by_id.at(id);
     DecisionJson j = {{"type", question_kind_name(a.kind)}};
+    if (a.complete_input && a.error == ItemError::kNone) j["input_coverage"] = "complete";
     if (a.error != ItemError::kNone) {
       j["error"] = item_error_name(a.error);
       all[id] = j;
@@ -298,12 +311,15 @@ DecisionJson decision_answers(const DecisionPlan& plan, const std::vector<Decisi
       }
       case QuestionKind::kSet:
         for (const auto& [name, p] : a.probabilities) all[id + "." + name] = {{"type", "noul"}, {"noul", p}};
-        out["sets"][id] = {{"selected", a.selected}, {"probabilities", probabilities(a)}};
-        out["thresholds"][id] = a.threshold;
+        sets[id] = {{"selected", a.selected}, {"probabilities", probabilities(a)}};
+        if (a.complete_input) sets[id]["input_coverage"] = "complete";
+        thresholds[id] = a.threshold;
         continue;
     }
     all[id] = j;
   }
+  DecisionJson out = {{"answers", std::move(all)}};
+  if (!sets.empty()) out.update({{"sets", std::move(sets)}, {"thresholds", std::move(thresholds)}});
   return out;
 }
 
@@ -533,7 +549,10 @@ std::vector<DecisionAnswer> Vela2Model::decide(const std::vector<StatePart>& par
   inputs.input_ids = at::tensor(ids, at::kLong).unsqueeze(0).to(encoder_->device());
   inputs.attention_mask = at::ones_like(inputs.input_ids);
   const at::Tensor hidden = encoder_->forward(inputs, {}).to(at::kFloat).cpu()[0];
-  for (size_t i = 0; i < questions.size(); ++i) answers[i] = answer(questions[i], option_logits(hidden, placed[i]));
+  for (size_t i = 0; i < questions.size(); ++i) {
+    answers[i] = answer(questions[i], option_logits(hidden, placed[i]));
+    answers[i].complete_input = questions[i].require_full_input;  // one input held every part whole
+  }
   return answers;
 }
 

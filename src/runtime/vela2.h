@@ -13,8 +13,9 @@
 // two-option Choice, Set labels are sigmoids against a threshold.
 //
 // This slice: Choice, Noul, Score and Set questions over a state that fits
-// one input (a longer one answers max_length_exceeded); Span questions,
-// presets, windows and scan budgets are not here yet. Immutable after load;
+// one input (a longer one answers max_length_exceeded, whatever the
+// question's overflow); Span questions, presets, windows and scan budgets
+// are not here yet. Immutable after load;
 // decide() may be called from many threads at once.
 #pragma once
 
@@ -70,6 +71,10 @@ struct DecisionQuestion {
   std::vector<DecisionOption> options;
   std::vector<PartRole> over;       // the parts it reads; empty: every part
   std::optional<double> threshold;  // Set
+  // overflow: truncate (a part longer than one input: its first tokens) or
+  // window (the default); require_full_input: every part read whole.
+  bool truncate = false;
+  bool require_full_input = false;
 };
 
 struct DecisionAnswer {
@@ -85,6 +90,7 @@ struct DecisionAnswer {
   double score = 0;                                        // Score: the expected level index
   std::vector<std::string> selected;                       // Set: the labels over the threshold
   double threshold = 0;                                    // Set
+  bool complete_input = false;  // a require_full_input question that read every part whole
 };
 
 // Requests keep the order of their keys: questions are read in the order

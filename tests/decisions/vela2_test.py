@@ -184,6 +184,19 @@ def serve(work, served):
             check(in_process.returncode == 0, f"semroute runtime /v1/decisions: {in_process.stderr[-300:]}")
             compare(json.loads(in_process.stdout or "{}"), wants[0][0], f"{readout}: in process")
         request = {"model": "cosine", "state": "hi", "questions": {"q": QUESTIONS["guard"]}}
+        got = contract.post(server, "/v1/decisions", dict(request, questions={  # the router's question fields
+            "full_set": dict(QUESTIONS["topics"], require_full_input=True, over="request"),  # a Set first
+            "routing": dict(QUESTIONS["domain"], overflow="truncate"),
+            "safety": dict(QUESTIONS["guard"], overflow="window", require_full_input=True),
+            "both": dict(QUESTIONS["guard"], overflow="truncate", require_full_input=True),
+            "not_bool": dict(QUESTIONS["guard"], require_full_input=1)}), valid_request=False)
+        answers = got["answers"]
+        check("choice" in answers["routing"] and "input_coverage" not in answers["routing"] and
+              answers["safety"].get("input_coverage") == "complete" and
+              got["sets"]["full_set"].get("input_coverage") == "complete" and
+              [answers[k].get("error") for k in ("both", "not_bool")] == ["invalid_question"] * 2 and
+              list(answers)[:3] == ["full_set.account", "full_set.billing", "routing"],
+              f"overflow and require_full_input: {got}")
         for body, code in (({"model": "cosine", "state": "hi", "questions": {"bad": {"type": "guess"}}}, "invalid_request"),
                            (dict(request, options={"max_tokens": 100}), "invalid_request"),
                            (dict(request, images=["data:image/png;base64,AAAA"]), "invalid_request"),
