@@ -74,11 +74,8 @@ Json decisions_surface(const Json& body, const SurfaceCall& call) {
   const CommonOptions common = common_options(options, model);
   if (!model.decision)
     throw ContractError(422, "unsupported_surface", "model \"" + model.name + "\" answers no decisions");
-  if (options.contains("max_tokens")) {
-    integer_field(options, "max_tokens", 1, "options");
-    throw invalid_request("options.max_tokens: the scan budget of a model that reads parts in windows; model \"" +
-                          model.name + "\" reads one bounded input and rejects a longer one");
-  }
+  DecideOptions decide_options;  // options.max_tokens: the scan budget, instead of the card's max_scan_tokens
+  decide_options.scan_tokens = static_cast<size_t>(integer_field(options, "max_tokens", 1, "options").value_or(0));
   const std::vector<PlannedState> states = plan_states(body);
   refuse_unanswerable(states);
   const ModelSlot slot(model, call.limits);
@@ -89,7 +86,8 @@ Json decisions_surface(const Json& body, const SurfaceCall& call) {
     control.on_lane([&] {
       for (size_t i = 0; i < states.size(); ++i) {
         control.check();
-        answers[i] = model.decision->decide(states[i].plan.parts, states[i].plan.questions, &input_tokens[i]);
+        answers[i] =
+            model.decision->decide(states[i].plan.parts, states[i].plan.questions, &input_tokens[i], decide_options);
       }
       return 0;
     });

@@ -82,6 +82,8 @@ Json model_card(const ServedModel& m) {
     card["presets"] = Json::array();
     card["modalities"] = {"text"};
     card["limits"] = {{"max_input_tokens", m.decision->max_length()},
+                      {"max_scan_tokens", m.decision->max_scan_tokens()},
+                      {"truncate_tokens", m.decision->truncate_tokens()},
                       {"min_options", kMinOptions},
                       {"max_options", kMaxOptions},
                       {"min_levels", kMinLevels},

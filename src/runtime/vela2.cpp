@@ -370,6 +370,7 @@ std::shared_ptr<const Vela2Model> Vela2Model::load(const std::filesystem::path& 
   m->bos_ = integer("bos_token_id", 0);
   m->eos_ = integer("eos_token_id", 0);
   m->max_length_ = static_cast<size_t>(integer("max_length", 16));
+  m->window_overlap_ = config.contains("window_overlap") ? static_cast<size_t>(integer("window_overlap", 0)) : 64;
   m->readout_ = config.value("readout", nlohmann::json("cosine")).is_string() ? config.value("readout", "cosine") : "";
   if (m->readout_ != "cosine" && m->readout_ != "mlp" && m->readout_ != "both") fail("readout: cosine, mlp or both");
   const nlohmann::json encoder = config.value("encoder_config", nlohmann::json());
@@ -420,10 +421,10 @@ std::shared_ptr<const Vela2Model> Vela2Model::load(const std::filesystem::path& 
   return m;
 }
 
-std::vector<int64_t> Vela2Model::text_tokens(const std::string& text) const {
+std::vector<int64_t> Vela2Model::text_tokens(const std::string& text, size_t cap) const {
   EncodeOptions options;
   options.add_special_tokens = false;
-  options.max_length = max_length_ + 1;  // enough to know a text does not fit
+  options.max_length = cap;  // enough to know a text does not fit
   const Encoding e = tokenizer_->encode(text, options);
   return std::vector<int64_t>(e.ids.begin(), e.ids.end());
 }
@@ -499,59 +500,204 @@ DecisionAnswer Vela2Model::answer(const DecisionQuestion& q, const std::vector<f
   return a;
 }
 
-std::vector<DecisionAnswer> Vela2Model::decide(const std::vector<StatePart>& parts,
-                                               const std::vector<DecisionQuestion>& questions,
-                                               size_t* input_tokens) const {
-  if (parts.empty()) throw InvalidInput("state must not be empty");
-  std::vector<int64_t> ids{bos_};
-  const auto append = [&](Marker marker, const std::string& text) {
-    ids.push_back(markers_[marker]);
-    const std::vector<int64_t> tokens = text_tokens(text);
-    ids.insert(ids.end(), tokens.begin(), tokens.end());
+namespace {
+
+// Tokens kept of each part (in state order) once a sequence is fitted to the
+// input: the part no question reads shrinks first (to 64 tokens, then to 1),
+// then the read parts in state order; nullopt when the questions alone do
+// not fit.
+struct Fitted {
+  std::vector<size_t> kept;
+  size_t cut_unread = 0, cut_read = 0;
+};
+
+std::optional<Fitted> fit(size_t schema, const std::vector<size_t>& lengths, const std::vector<bool>& read,
+                          size_t max_length) {
+  constexpr size_t kUnreadFloor = 64;
+  Fitted f{lengths, 0, 0};
+  const size_t fixed = 3 + lengths.size();  // <bos>, [SEP_SCHEMA], <eos>, a [SEG_] per part
+  const auto over = [&]() -> size_t {
+    size_t total = fixed + schema;
+    for (const size_t n : f.kept) total += n;
+    return total > max_length ? total - max_length : 0;
   };
-  std::vector<Placed> placed(questions.size());
-  for (size_t i = 0; i < questions.size(); ++i) {
-    const DecisionQuestion& q = questions[i];
+  const auto cut = [&](size_t i, size_t floor, size_t& counter) {
+    const size_t keep = std::max(std::min(f.kept[i], floor), f.kept[i] > over() ? f.kept[i] - over() : 0);
+    counter += f.kept[i] - keep;
+    f.kept[i] = keep;
+  };
+  const auto unread = std::find(read.begin(), read.end(), false);
+  if (unread != read.end()) {
+    const size_t i = static_cast<size_t>(unread - read.begin());
+    if (over() > 0) cut(i, kUnreadFloor, f.cut_unread);
+    if (over() > 0) cut(i, 1, f.cut_unread);
+  }
+  for (size_t i = 0; i < lengths.size() && over() > 0; ++i)
+    if (read[i]) cut(i, 1, f.cut_read);
+  if (over() > 0) return std::nullopt;
+  return f;
+}
+
+// Token windows [begin, end) of `kept` tokens over a part of `total`,
+// overlapping by `overlap`; the last one ends at the part's end.
+std::vector<std::pair<size_t, size_t>> windows_over(size_t total, size_t kept, size_t overlap) {
+  std::vector<std::pair<size_t, size_t>> out;
+  const size_t stride = std::max<size_t>(1, kept - overlap);
+  for (size_t begin = 0; begin < std::max<size_t>(1, total > overlap ? total - overlap : 0); begin += stride) {
+    out.emplace_back(begin, std::min(total, begin + kept));
+    if (out.back().second >= total) break;
+  }
+  return out;
+}
+
+}  // namespace
+
+// A question compiled: its tokens and its options', and the parts it reads.
+struct Vela2Model::Compiled {
+  std::vector<int64_t> text;
+  std::vector<std::vector<int64_t>> options;
+  bool abstain = false;
+  std::vector<size_t> parts;  // indices into the state's parts, in state order
+  size_t length() const {
+    size_t n = 1 + text.size() + abstain;
+    for (const auto& o : options) n += 1 + o.size();
+    return n;
+  }
+};
+
+std::vector<std::vector<float>> Vela2Model::read_sequence(const std::vector<Compiled>& compiled,
+                                                          const std::vector<PartRole>& roles,
+                                                          const std::vector<std::vector<int64_t>>& parts,
+                                                          const std::vector<size_t>& kept, size_t* length) const {
+  std::vector<int64_t> ids{bos_};
+  std::vector<Placed> placed(compiled.size());
+  for (size_t i = 0; i < compiled.size(); ++i) {
     placed[i].query = ids.size();
-    append(kQ, q.instructions);
-    for (const DecisionOption& o : q.options) {
+    ids.push_back(markers_[kQ]);
+    ids.insert(ids.end(), compiled[i].text.begin(), compiled[i].text.end());
+    for (const auto& option : compiled[i].options) {
       placed[i].options.push_back(ids.size());
-      append(kO, option_text(o));
+      ids.push_back(markers_[kO]);
+      ids.insert(ids.end(), option.begin(), option.end());
     }
-    if (q.kind == QuestionKind::kChoice || q.kind == QuestionKind::kNoul) {
+    if (compiled[i].abstain) {
       placed[i].options.push_back(ids.size());
       ids.push_back(markers_[kAbs]);
     }
   }
   ids.push_back(markers_[kSepSchema]);
-  std::map<PartRole, std::pair<size_t, size_t>> ranges;
-  for (const StatePart& part : parts) {
+  std::vector<std::pair<size_t, size_t>> ranges;
+  for (size_t k = 0; k < parts.size(); ++k) {
     const size_t start = ids.size();
-    append(segment_of(part.role), part.text);
-    ranges[part.role] = {start, ids.size()};
+    ids.push_back(markers_[segment_of(roles[k])]);
+    ids.insert(ids.end(), parts[k].begin(), parts[k].begin() + static_cast<std::ptrdiff_t>(kept[k]));
+    ranges.emplace_back(start, ids.size());
   }
   ids.push_back(eos_);
-  if (input_tokens != nullptr) *input_tokens = ids.size();
-  std::vector<DecisionAnswer> answers(questions.size());
-  if (ids.size() > max_length_) return failed(questions, ItemError::kMaxLengthExceeded);
-  for (size_t i = 0; i < questions.size(); ++i) {
-    std::vector<PartRole> over;  // in the state's order
-    for (const StatePart& part : parts)
-      if (questions[i].over.empty() ||
-          std::find(questions[i].over.begin(), questions[i].over.end(), part.role) != questions[i].over.end())
-        over.push_back(part.role);
-    if (over.empty()) throw InvalidInput("question \"" + questions[i].id + "\" reads no part of the state");
-    placed[i].pool_begin = ranges.at(over.front()).first;
-    placed[i].pool_end = ranges.at(over.back()).second;
+  *length = ids.size();
+  for (size_t i = 0; i < compiled.size(); ++i) {
+    placed[i].pool_begin = ranges[compiled[i].parts.front()].first;
+    placed[i].pool_end = ranges[compiled[i].parts.back()].second;
   }
   c10::InferenceMode guard;
   ModelInputs inputs;
   inputs.input_ids = at::tensor(ids, at::kLong).unsqueeze(0).to(encoder_->device());
   inputs.attention_mask = at::ones_like(inputs.input_ids);
   const at::Tensor hidden = encoder_->forward(inputs, {}).to(at::kFloat).cpu()[0];
+  std::vector<std::vector<float>> logits;
+  for (const Placed& p : placed) logits.push_back(option_logits(hidden, p));
+  return logits;
+}
+
+std::vector<DecisionAnswer> Vela2Model::decide(const std::vector<StatePart>& parts,
+                                               const std::vector<DecisionQuestion>& questions,
+                                               size_t* input_tokens, const DecideOptions& options) const {
+  if (parts.empty()) throw InvalidInput("state must not be empty");
+  if (input_tokens != nullptr) *input_tokens = 0;
+  if (questions.empty()) return {};
+  const size_t scan = options.scan_tokens > 0 ? options.scan_tokens : max_scan_tokens();
+  std::vector<std::vector<int64_t>> part_tokens;
+  std::vector<size_t> lengths;
+  std::vector<PartRole> roles;
+  for (const StatePart& part : parts) {
+    roles.push_back(part.role);
+    part_tokens.push_back(text_tokens(part.text, std::max(scan, max_length_) + 1));
+    lengths.push_back(part_tokens.back().size());
+  }
+  std::vector<Compiled> compiled(questions.size());
+  std::vector<bool> read(parts.size(), false);
+  size_t schema = 0;
   for (size_t i = 0; i < questions.size(); ++i) {
-    answers[i] = answer(questions[i], option_logits(hidden, placed[i]));
-    answers[i].complete_input = questions[i].require_full_input;  // one input held every part whole
+    const DecisionQuestion& q = questions[i];
+    Compiled& c = compiled[i];
+    c.text = text_tokens(q.instructions, max_length_ + 1);
+    for (const DecisionOption& o : q.options) c.options.push_back(text_tokens(option_text(o), max_length_ + 1));
+    c.abstain = q.kind == QuestionKind::kChoice || q.kind == QuestionKind::kNoul;
+    for (size_t k = 0; k < parts.size(); ++k)
+      if (q.over.empty() || std::find(q.over.begin(), q.over.end(), parts[k].role) != q.over.end()) {
+        c.parts.push_back(k);
+        read[k] = true;
+      }
+    if (c.parts.empty()) throw InvalidInput("question \"" + q.id + "\" reads no part of the state");
+    schema += c.length();
+  }
+  const std::optional<Fitted> first = fit(schema, lengths, read, max_length_);
+  if (!first) return failed(questions, ItemError::kMaxLengthExceeded);
+  // A read part that was cut is read in windows of what was kept, when every
+  // question reads that one part; truncate questions read the first window.
+  std::optional<size_t> windowed;
+  if (first->cut_read > 0 && compiled[0].parts.size() == 1) {
+    const std::vector<size_t> one = compiled[0].parts;
+    if (std::all_of(compiled.begin(), compiled.end(), [&](const Compiled& c) { return c.parts == one; }))
+      windowed = one[0];
+  }
+  const size_t w = windowed.value_or(0);
+  const bool over_scan = windowed && lengths[w] > scan;
+  const bool scanning = windowed && !over_scan && std::any_of(questions.begin(), questions.end(),
+                                                              [](const DecisionQuestion& q) { return !q.truncate; });
+  std::vector<std::pair<size_t, size_t>> windows = {{0, windowed ? first->kept[w] : 0}};
+  if (scanning) windows = windows_over(lengths[w], first->kept[w], std::min(window_overlap_, first->kept[w] / 4));
+  std::vector<std::vector<std::vector<float>>> logits;  // [window][question][option]
+  bool others_whole = true;  // every window held the other parts whole
+  size_t tokens = 0;
+  for (const auto& [begin, end] : windows) {
+    std::vector<std::vector<int64_t>> window_parts = part_tokens;
+    std::vector<size_t> window_lengths = lengths;
+    if (windowed) {
+      window_parts[w] = std::vector<int64_t>(part_tokens[w].begin() + static_cast<std::ptrdiff_t>(begin),
+                                             part_tokens[w].begin() + static_cast<std::ptrdiff_t>(end));
+      window_lengths[w] = end - begin;
+    }
+    const std::optional<Fitted> f = fit(schema, window_lengths, read, max_length_);
+    if (!f) return failed(questions, ItemError::kMaxLengthExceeded);
+    others_whole = others_whole && f->cut_unread == 0 && f->cut_read == 0;
+    size_t length = 0;
+    logits.push_back(read_sequence(compiled, roles, window_parts, f->kept, &length));
+    tokens += length;
+  }
+  if (input_tokens != nullptr) *input_tokens = tokens;
+  const bool whole = first->cut_unread == 0 && first->cut_read == 0;  // one input held every part
+  const bool covered = scanning && others_whole && windows.back().second == lengths[w];
+  std::vector<DecisionAnswer> answers(questions.size());
+  for (size_t i = 0; i < questions.size(); ++i) {
+    const DecisionQuestion& q = questions[i];
+    const bool reads_windows = scanning && !q.truncate;
+    if (windowed && over_scan && !q.truncate) {
+      answers[i] = failed({q}, ItemError::kScanBudgetExceeded)[0];
+      continue;
+    }
+    if (q.require_full_input && !whole && !covered) {
+      answers[i] = failed({q}, ItemError::kMaxLengthExceeded)[0];
+      continue;
+    }
+    std::vector<float> combined = logits[0][i];
+    for (size_t k = 1; reads_windows && k < logits.size(); ++k)
+      for (size_t o = 0; o < combined.size(); ++o)
+        combined[o] = q.kind == QuestionKind::kSet ? std::max(combined[o], logits[k][i][o]) : combined[o] + logits[k][i][o];
+    if (reads_windows && q.kind != QuestionKind::kSet)
+      for (float& v : combined) v /= static_cast<float>(logits.size());
+    answers[i] = answer(q, combined);
+    answers[i].complete_input = q.require_full_input;
   }
   return answers;
 }

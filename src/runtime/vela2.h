@@ -12,10 +12,8 @@
 // softmax over the options at the type's temperature, Noul is P(yes) of a
 // two-option Choice, Set labels are sigmoids against a threshold.
 //
-// This slice: Choice, Noul, Score and Set questions over a state that fits
-// one input (a longer one answers max_length_exceeded, whatever the
-// question's overflow); Span questions, presets, windows and scan budgets
-// are not here yet. Immutable after load;
+// This slice: Choice, Noul, Score and Set questions, long parts fitted or
+// read in windows (decide()); Span questions and presets are not here yet. Immutable after load;
 // decide() may be called from many threads at once.
 #pragma once
 
@@ -136,6 +134,13 @@ DecisionJson decision_answers(const DecisionPlan& plan, const std::vector<Decisi
 // vela2-unified).
 bool is_vela2_package(const std::filesystem::path& dir);
 
+struct DecideOptions {
+  // The most tokens of one part a question reads in windows (0: the
+  // model's max_scan_tokens()); a longer part fails the questions that read
+  // it whole with scan_budget_exceeded.
+  size_t scan_tokens = 0;
+};
+
 class Vela2Model {
  public:
   // LoadError for a config that is not a Vela 2.0 0.3B package's (format 1,
@@ -144,19 +149,36 @@ class Vela2Model {
   static std::shared_ptr<const Vela2Model> load(const std::filesystem::path& dir, const LoadOptions& options = {});
   ~Vela2Model();
 
-  // The answers of `questions` about `parts`, in order, from one forward;
-  // `input_tokens` (when given) receives the length of the sequence read.
+  // The answers of `questions` about `parts`, in order: one sequence of
+  // every question and the state, fitted to max_length (the part no
+  // question reads shrinks first, to 64 tokens then to 1, then the read
+  // parts in state order; questions that alone do not fit answer
+  // max_length_exceeded). When a read part had to be cut and every question
+  // reads that one part, it is read in windows of what was kept (overlap
+  // min(window_overlap, kept / 4)): Choice, Noul and Score logits averaged
+  // over the windows, Set logits their maximum; an overflow: truncate
+  // question reads the first window only. `input_tokens` (when given)
+  // receives the tokens of every sequence read.
   std::vector<DecisionAnswer> decide(const std::vector<StatePart>& parts, const std::vector<DecisionQuestion>& questions,
-                                     size_t* input_tokens = nullptr) const;
+                                     size_t* input_tokens = nullptr, const DecideOptions& options = {}) const;
 
   size_t max_length() const { return max_length_; }
+  // The scan budget (the card's limits.max_scan_tokens) and what a truncate
+  // question reads (limits.truncate_tokens): four inputs and one on a CPU.
+  size_t max_scan_tokens() const { return 4 * max_length_; }
+  size_t truncate_tokens() const { return max_length_; }
   const Tokenizer& tokenizer() const { return *tokenizer_; }
 
  private:
   struct Head;
   struct Placed;
+  struct Compiled;
   Vela2Model() = default;
-  std::vector<int64_t> text_tokens(const std::string& text) const;
+  std::vector<int64_t> text_tokens(const std::string& text, size_t cap) const;
+  // One sequence's option logits per question; `length` receives its tokens.
+  std::vector<std::vector<float>> read_sequence(const std::vector<Compiled>& compiled, const std::vector<PartRole>& roles,
+                                                const std::vector<std::vector<int64_t>>& parts,
+                                                const std::vector<size_t>& kept, size_t* length) const;
   std::vector<float> option_logits(const at::Tensor& hidden, const Placed& placed) const;
   DecisionAnswer answer(const DecisionQuestion& question, const std::vector<float>& logits) const;
 
@@ -165,7 +187,7 @@ class Vela2Model {
   std::unique_ptr<const Head> head_;
   std::vector<int64_t> markers_;  // [Q] [O] [ABS] [SEP_SCHEMA] [SEG_user] [SEG_answer] [E] [SEG_context]
   int64_t bos_ = 0, eos_ = 0;
-  size_t max_length_ = 0;
+  size_t max_length_ = 0, window_overlap_ = 64;
   std::string readout_;
   nlohmann::json calibration_;
 };

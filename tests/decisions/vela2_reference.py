@@ -93,10 +93,12 @@ def softmax(x):
     return e / e.sum()
 
 
-def reference(cli, package, twin, cases):
+def reference(cli, package, twin, cases, scan=None):
     """cases: [(parts, questions)], parts [(role, text)] in user, context, answer order, questions {id: {type,
-    instructions, criteria|levels, over?}} of types choice, noul, score, set; each case one sequence (the parts
-    fit). Every case's answers and its sequence's length, from one tokenize and one forward of the twin."""
+    instructions, criteria|levels, over?, overflow?, require_full_input?}} of types choice, noul, score, set.
+    Every case's answers and the tokens it read, from one tokenize and one forward of the twin over every
+    case's sequences (a case is fitted to max_length, a cut part that every question reads is read in
+    windows). `scan`: the scan budget (default four inputs)."""
     with open(os.path.join(package, "config.json")) as f:
         config = json.load(f)
     with open(os.path.join(package, "calibration.json")) as f:
@@ -105,27 +107,117 @@ def reference(cli, package, twin, cases):
              [q["instructions"] for q in questions.values()] +
              [option_text(*o) for q in questions.values() for o in options_of(q)]]
     tokens = tokenize_all(cli, twin, texts)
-    laid_out = [layout(config, tokens, parts, questions) for parts, questions in cases]
+    plans = [plan(config, tokens, parts, questions, scan or 4 * config["max_length"]) for parts, questions in cases]
+    sequences = [sequence for p in plans for sequence in p["sequences"]]
     with tempfile.TemporaryDirectory() as work:
         path = os.path.join(work, "cases.json")
         with open(path, "w") as f:
             json.dump({"cases": [{"name": str(i), "input_ids": [ids], "attention_mask": [[1] * len(ids)]}
-                                 for i, (ids, _, _) in enumerate(laid_out)]}, f)
+                                 for i, (ids, _) in enumerate(sequences)]}, f)
         got = subprocess.run([cli, "forward", twin, path, "--json"], check=True, capture_output=True, text=True)
+    hidden_states = []
+    for case in json.loads(got.stdout)["cases"]:
+        out = case["outputs"]["last_hidden_state"]
+        hidden_states.append(np.asarray(out["data"], np.float64).reshape(out["shape"])[0])
     head = {name: np.frombuffer(raw, np.float32).reshape(entry["shape"]).astype(np.float64)
             for name, (entry, raw) in runtime_packages.read_safetensors(os.path.join(package, "model.safetensors")).items()
             if not name.startswith("encoder.")}
-    answers = []
-    for case, (parts, _), (ids, placed, ranges) in zip(json.loads(got.stdout)["cases"], cases, laid_out):
-        out = case["outputs"]["last_hidden_state"]
-        hidden = np.asarray(out["data"], np.float64).reshape(out["shape"])[0]
-        answers.append((read_answers(config, calibration, head, hidden, [role for role, _ in parts], placed,
-                                    ranges), len(ids)))
+    answers, used = [], 0
+    for p, (_, questions) in zip(plans, cases):
+        windows = [read_logits(config, head, hidden_states[used + k], placed)
+                   for k, (_, placed) in enumerate(p["sequences"])]
+        used += len(p["sequences"])
+        out = {}
+        for qid, q in questions.items():
+            if qid in p["errors"]:
+                out[qid] = {"error": p["errors"][qid]}
+                continue
+            reads = windows if p["windowed"] and q.get("overflow") != "truncate" else windows[:1]
+            stacked = np.stack([w[qid] for w in reads])
+            out[qid] = answer(q, stacked.max(0) if q["type"] == "set" else stacked.mean(0), calibration)
+            if q.get("require_full_input"):
+                out[qid]["input_coverage"] = "complete"
+        answers.append((out, sum(len(ids) for ids, _ in p["sequences"])))
     return answers
 
 
-def layout(config, tokens, parts, questions):
-    """The sequence (markers inserted by ID), each question's query and option positions, each part's range."""
+def fit(schema, lengths, read, max_length):
+    """Kept tokens per part: the part no question reads shrinks first (to 64, then 1), then the read parts in
+    order; (kept, unread cut, read cut), or None when the questions alone do not fit."""
+    kept = list(lengths)
+    cuts = [0, 0]
+
+    def over():
+        return 3 + len(kept) + schema + sum(kept) - max_length
+
+    def cut(i, floor, which):
+        keep = max(min(kept[i], floor), kept[i] - over())
+        cuts[which] += kept[i] - keep
+        kept[i] = keep
+
+    unread = [i for i, r in enumerate(read) if not r]
+    if unread:
+        for floor in (64, 1):
+            if over() > 0:
+                cut(unread[0], floor, 0)
+    for i, r in enumerate(read):
+        if r and over() > 0:
+            cut(i, 1, 1)
+    return None if over() > 0 else (kept, cuts[0], cuts[1])
+
+
+def plan(config, tokens, parts, questions, scan):
+    """A case's sequences ([(ids, placed)]), whether its cut part is read in windows, and per-question errors."""
+    roles = [role for role, _ in parts]
+    part_ids = [tokens(text) for _, text in parts]
+    reads = {}
+    for qid, q in questions.items():
+        over = q.get("over", roles)
+        reads[qid] = [over] if isinstance(over, str) else [r for r in roles if r in over]
+    read = [any(role in r for r in reads.values()) for role in roles]
+    schema = sum(1 + len(tokens(q["instructions"])) + sum(1 + len(tokens(option_text(*o))) for o in options_of(q)) +
+                 (q["type"] in ("choice", "noul")) for q in questions.values())
+    first = fit(schema, [len(ids) for ids in part_ids], read, config["max_length"])
+    if first is None:
+        return {"sequences": [], "windowed": False, "errors": {qid: "max_length_exceeded" for qid in questions}}
+    kept, _, read_cut = first
+    single = {tuple(r) for r in reads.values()}
+    role = next(iter(single))[0] if read_cut and len(single) == 1 and len(next(iter(single))) == 1 else None
+    errors = {}
+    windows = [None]
+    if role is not None:
+        w = roles.index(role)
+        total, length = len(part_ids[w]), kept[w]
+        if total > scan:
+            errors = {qid: "scan_budget_exceeded" for qid, q in questions.items() if q.get("overflow") != "truncate"}
+        if len(errors) < len(questions) and any(q.get("overflow") != "truncate" for q in questions.values()) \
+                and total <= scan:
+            overlap = min(config["window_overlap"], length // 4)
+            stride = max(1, length - overlap)
+            windows = []
+            for start in range(0, max(1, total - overlap), stride):
+                windows.append((start, min(total, start + length)))
+                if windows[-1][1] >= total:
+                    break
+        else:
+            windows = [(0, length)]
+    sequences, others_whole = [], True
+    for window in windows:
+        ids_of = list(part_ids)
+        if window is not None:
+            ids_of[roles.index(role)] = part_ids[roles.index(role)][window[0]:window[1]]
+        kept_w, unread_cut, read_cut_w = fit(schema, [len(ids) for ids in ids_of], read, config["max_length"])
+        others_whole = others_whole and unread_cut == 0 and read_cut_w == 0
+        sequences.append(layout(config, tokens, roles, [ids[:k] for ids, k in zip(ids_of, kept_w)], questions, reads))
+    whole = (first[1] == 0 and read_cut == 0) or (len(windows) > 1 and others_whole)  # every part read whole
+    for qid, q in questions.items():
+        if q.get("require_full_input") and not whole and qid not in errors:
+            errors[qid] = "max_length_exceeded"
+    return {"sequences": sequences, "windowed": len(windows) > 1, "errors": errors}
+
+
+def layout(config, tokens, roles, part_ids, questions, reads):
+    """One sequence (markers inserted by ID) and each question's (id, query, option positions, pool)."""
     markers = config["marker_ids"]
     ids, placed = [config["bos_token_id"]], []
     for qid, q in questions.items():
@@ -138,29 +230,30 @@ def layout(config, tokens, parts, questions):
         if q["type"] in ("choice", "noul"):
             positions.append(len(ids))
             ids.append(markers["[ABS]"])
-        placed.append((qid, q, query, positions))
+        placed.append([qid, query, positions])
     ids.append(markers["[SEP_SCHEMA]"])
     ranges = {}
-    for role, text in parts:
+    for role, part in zip(roles, part_ids):
         start = len(ids)
-        ids += [markers[f"[SEG_{role}]"]] + tokens(text)
+        ids += [markers[f"[SEG_{role}]"]] + part
         ranges[role] = (start, len(ids))
     ids.append(config["eos_token_id"])
-    return ids, placed, ranges
+    for entry in placed:
+        over = reads[entry[0]]
+        entry.append((ranges[over[0]][0], ranges[over[-1]][1]))
+    return ids, placed
 
 
-def read_answers(config, calibration, head, hidden, roles, placed, ranges):
+def read_logits(config, head, hidden, placed):
+    """Each question's option logits in one sequence (float64)."""
     def linear(name, x):
         return head[f"{name}.weight"] @ x + head[f"{name}.bias"]
 
     def norm(x):
         return layer_norm(x, head["norm.weight"], head["norm.bias"])
 
-    answers = {}
-    for qid, q, query, positions in placed:
-        over = q.get("over", roles)
-        over = [over] if isinstance(over, str) else [r for r in roles if r in over]
-        start, end = ranges[over[0]][0], ranges[over[-1]][1]
+    out = {}
+    for qid, query, positions, (start, end) in placed:
         pooled = hidden[start:end].mean(0)
         part = normalize(linear("w_p", norm(pooled)))
         question = linear("w_q", norm(hidden[query]))
@@ -173,8 +266,8 @@ def read_answers(config, calibration, head, hidden, roles, placed, ranges):
                 inner = np.maximum(head["cls_mlp.0.weight"] @ hidden[position] + head["cls_mlp.0.bias"], 0)
                 logit += float(head["cls_mlp.3.weight"] @ inner + head["cls_mlp.3.bias"])
             logits.append(logit)
-        answers[qid] = answer(q, np.asarray(logits), calibration)
-    return answers
+        out[qid] = np.asarray(logits)
+    return out
 
 
 def answer(q, logits, calibration):

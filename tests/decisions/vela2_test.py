@@ -106,7 +106,23 @@ def main():
               "tone": {"type": "choice", "instructions": "Tone",
                        "choices": [{"key": "formal"}, {"key": "casual", "description": "Relaxed"}]}}),
         ]
-        over_length = {"state": "word " * 600, "questions": {"guard": QUESTIONS["guard"]}}
+        long_text, filler = "word " * 600, "lorem ipsum " * 400
+        cases += [
+            ("a long user part, in windows (a truncate question reads the first)", long_text, [("user", long_text)],
+             {"guard": QUESTIONS["guard"], "urgency": QUESTIONS["urgency"], "topics": QUESTIONS["topics"],
+              "domain": dict(QUESTIONS["domain"], overflow="truncate")}),
+            ("a long unread context shrinks first", {"request": "Is this safe?", "source": filler},
+             [("user", "Is this safe?"), ("context", filler)],
+             {"guard": dict(QUESTIONS["guard"], over="request"),
+              "whole": dict(QUESTIONS["guard"], over="request", require_full_input=True)}),
+            ("two long read parts, cut without windows", {"request": long_text, "answer": filler},
+             [("user", long_text), ("answer", filler)], {"guard": QUESTIONS["guard"]}),
+            ("windows read whole", {"request": long_text}, [("user", long_text)],
+             {"whole": dict(QUESTIONS["guard"], require_full_input=True)}),
+        ]
+        over_length = {"state": "hi", "questions": {"guard": QUESTIONS["guard"], "huge": {
+            "type": "choice", "instructions": "Pick one", "criteria": {f"option {i}": "a long description " * 3
+                                                                       for i in range(60)}}}}
         invalid = {"state": "hi", "questions": {
             "bad": {"type": "choice", "instructions": "x", "criteria": {"only": None}},
             "worse": {"type": "guess", "instructions": "x"},
@@ -120,7 +136,8 @@ def main():
         for (what, _, _, _), g, (want, length) in zip(cases, got, wants):
             compare(g, want, f"{readout}, {what}")
             check(g["usage"] == {"input_tokens": length, "output_tokens": 0}, f"{readout}, {what}: usage {g['usage']}")
-        check(too_long["answers"]["guard"].get("error") == "max_length_exceeded", f"over max_length: {too_long}")
+        check([too_long["answers"][k].get("error") for k in ("guard", "huge")] == ["max_length_exceeded"] * 2,
+              f"questions alone over max_length: {too_long}")
         check([mixed["answers"][k].get("error") for k in ("bad", "worse", "extra")] == ["invalid_question"] * 3 and
               "noul" in mixed["answers"]["guard"], f"invalid questions answered alone: {mixed['answers']}")
         check("error" in broken and "answers" not in broken, f"a line that is no request: {broken}")
@@ -170,6 +187,14 @@ def serve(work, served):
                 compare(result["decisions"], wants[i][0], f"{readout}: bundle task {i}")
             got = contract.post(server, "/v1/decisions", dict(over_length, model=readout))
             check(got["answers"]["guard"].get("error") == "max_length_exceeded", f"served over max_length: {got}")
+            long_case = cases[4]  # a scan budget below the long part: window questions fail, truncate reads
+            (want, length), = reference.reference(CLI, package, package + "_twin",
+                                                  [(long_case[2], reference_questions(long_case[3]))], scan=100)
+            got = contract.post(server, "/v1/decisions", {"model": readout, "state": long_case[1],
+                                                          "questions": long_case[3], "options": {"max_tokens": 100}})
+            compare(got, want, f"{readout}: max_tokens 100")
+            check([got["answers"][k].get("error") for k in ("guard", "urgency")] == ["scan_budget_exceeded"] * 2 and
+                  "choice" in got["answers"]["domain"], f"{readout}: max_tokens 100: {got['answers']}")
             got = contract.post(server, "/v1/decisions", dict(invalid, model=readout), valid_request=False)
             check([got["answers"][k].get("error") for k in ("bad", "worse", "extra")] == ["invalid_question"] * 3 and
                   list(got["answers"]) == ["bad", "worse", "extra", "guard"], f"served invalid questions: {got}")
@@ -198,11 +223,10 @@ def serve(work, served):
               list(answers)[:3] == ["full_set.account", "full_set.billing", "routing"],
               f"overflow and require_full_input: {got}")
         for body, code in (({"model": "cosine", "state": "hi", "questions": {"bad": {"type": "guess"}}}, "invalid_request"),
-                           (dict(request, options={"max_tokens": 100}), "invalid_request"),
                            (dict(request, images=["data:image/png;base64,AAAA"]), "invalid_request"),
                            (dict(request, model="nobody"), "model_not_found")):
             contract.post(server, "/v1/decisions", body, 404 if code == "model_not_found" else 400, code)
-        for body in (dict(request, colour=1), dict(request, questions={}), {"model": "cosine", "questions": request["questions"]},
+        for body in (dict(request, colour=1), dict(request, questions={}), dict(request, options={"max_tokens": 0}), {"model": "cosine", "questions": request["questions"]},
                      dict(request, states={"x": {"state": "hi"}}), dict(request, state=""),
                      dict(request, questions={" ": QUESTIONS["guard"]})):
             contract.post(server, "/v1/decisions", body, 400, "invalid_request", valid_request=False)
@@ -215,14 +239,14 @@ def serve(work, served):
 
 def reference_questions(questions):
     """The request's questions in the reference's form (choices as criteria, Noul descriptions, `over` roles)."""
-    roles = {"doc": "context", "tools": "context"}
+    roles = {"doc": "context", "tools": "context", "source": "context", "request": "user"}
     out = {}
     for qid, q in questions.items():
         q = dict(q)
         if "choices" in q:
             q["criteria"] = {c["key"]: c.get("description") for c in q.pop("choices")}
-        if "over" in q and isinstance(q["over"], list):
-            q["over"] = [roles.get(o, o) for o in q["over"]]
+        if "over" in q:
+            q["over"] = [roles.get(o, o) for o in q["over"]] if isinstance(q["over"], list) else roles.get(q["over"], q["over"])
         out[qid] = q
     return out
 
