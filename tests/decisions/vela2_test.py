@@ -10,8 +10,10 @@ no request answered with its error) and the reference's through one
 tokenize and one forward: a process costs seconds under the sanitizers.
 
     vela2_test.py SEMROUTE_CLI REPO_DIR"""
+import http.client
 import json
 import os
+import socket
 import subprocess
 import sys
 import tempfile
@@ -230,11 +232,42 @@ def serve(work, served):
                      dict(request, states={"x": {"state": "hi"}}), dict(request, state=""),
                      dict(request, questions={" ": QUESTIONS["guard"]})):
             contract.post(server, "/v1/decisions", body, 400, "invalid_request", valid_request=False)
+        hostile(server, contract)
         status, _, _ = server.request("GET", "/health")
         check(status == 200 and server.proc.poll() is None, "the server is still ready after all of it")
     finally:
         server.stop()
     failures.extend(contract.failures)
+
+
+def hostile(server, contract):
+    """Questions and bodies a client should never send: each answered with the contract's error, nothing else."""
+    guard = QUESTIONS["guard"]
+    many = {f"o{i}": None for i in range(256)}
+    got = contract.post(server, "/v1/decisions", {"model": "cosine", "state": "hi", "questions": {
+        "too_many": {"type": "choice", "instructions": "x", "criteria": many},
+        "blank_label": {"type": "set", "instructions": "x", "criteria": {"": None, "b": None}},
+        "blank_instructions": {"type": "noul", "instructions": "  "},
+        "eleven_levels": {"type": "score", "instructions": "x", "levels": [str(i) for i in range(11)]},
+        "guard": guard}}, valid_request=False)
+    answers = got["answers"]
+    check([answers[k].get("error") for k in ("too_many", "blank_label", "blank_instructions", "eleven_levels")] ==
+          ["invalid_question"] * 4 and "noul" in answers["guard"], f"hostile questions: {answers}")
+    got = contract.post(server, "/v1/decisions", {"model": "cosine", "state": "hi", "questions": {  # 255: valid,
+        "most": {"type": "choice", "instructions": "x", "criteria": dict(list(many.items())[:255])}}})  # too long
+    check(got["answers"]["most"].get("error") == "max_length_exceeded", f"255 options: {got['answers']}")
+    body = b'{"model": "cosine", "state": "\\ud800 alone", "questions": {"g": {"type": "noul", "instructions": "x"}}}'
+    contract.post(server, "/v1/decisions", body, 400, "invalid_request")
+    c = http.client.HTTPConnection("localhost", timeout=60)  # a 10 MB state: refused unread
+    c.sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    c.sock.connect(server.unix)
+    c.putrequest("POST", "/v1/decisions")
+    c.putheader("Content-Length", str(10 << 20))
+    c.endheaders()
+    r = c.getresponse()
+    answer = json.loads(r.read())
+    c.close()
+    check(r.status == 413 and answer["error"]["code"] == "request_too_large", f"a 10 MB state: {r.status} {answer}")
 
 
 def reference_questions(questions):
