@@ -82,19 +82,12 @@ Json decisions_surface(const Json& body, const SurfaceCall& call) {
   const RequestControl control = control_for(call, common);
   std::vector<std::vector<DecisionAnswer>> answers(states.size());
   std::vector<size_t> input_tokens(states.size(), 0);
-  try {
-    control.on_lane([&] {
-      for (size_t i = 0; i < states.size(); ++i) {
-        control.check();
-        answers[i] =
-            model.decision->decide(states[i].plan.parts, states[i].plan.questions, &input_tokens[i], decide_options);
-      }
-      return 0;
-    });
-  } catch (const DeadlinePassed&) {  // the states not yet answered: every question deadline_exceeded
-    for (size_t i = 0; i < states.size(); ++i)
-      if (answers[i].size() != states[i].plan.questions.size())
-        answers[i] = failed_answers(states[i].plan, ItemError::kDeadlineExceeded);
+  try {  // every state's sequences in shared forwards
+    std::vector<DecisionCase> cases;
+    for (const PlannedState& s : states) cases.push_back({&s.plan.parts, &s.plan.questions});
+    answers = control.on_lane([&] { return model.decision->decide_all(cases, &input_tokens, decide_options); });
+  } catch (const DeadlinePassed&) {  // not started by the deadline: every question deadline_exceeded
+    for (size_t i = 0; i < states.size(); ++i) answers[i] = failed_answers(states[i].plan, ItemError::kDeadlineExceeded);
   }
   Json response;
   for (size_t i = 0; i < states.size(); ++i) {

@@ -369,6 +369,7 @@ std::shared_ptr<const Vela2Model> Vela2Model::load(const std::filesystem::path& 
   }
   m->bos_ = integer("bos_token_id", 0);
   m->eos_ = integer("eos_token_id", 0);
+  m->pad_ = config.contains("pad_token_id") ? integer("pad_token_id", 0) : m->eos_;
   m->max_length_ = static_cast<size_t>(integer("max_length", 16));
   m->window_overlap_ = config.contains("window_overlap") ? static_cast<size_t>(integer("window_overlap", 0)) : 64;
   m->readout_ = config.value("readout", nlohmann::json("cosine")).is_string() ? config.value("readout", "cosine") : "";
@@ -565,23 +566,42 @@ struct Vela2Model::Compiled {
   }
 };
 
-std::vector<std::vector<float>> Vela2Model::read_sequence(const std::vector<Compiled>& compiled,
-                                                          const std::vector<PartRole>& roles,
-                                                          const std::vector<std::vector<int64_t>>& parts,
-                                                          const std::vector<size_t>& kept, size_t* length) const {
-  std::vector<int64_t> ids{bos_};
-  std::vector<Placed> placed(compiled.size());
+// One marker sequence to read: its tokens and where each question sits.
+struct Vela2Model::Sequence {
+  std::vector<int64_t> ids;
+  std::vector<Placed> placed;
+};
+
+// A state's questions planned: the sequences to read (one, or the windows
+// over its long part), which questions average them, and each question's
+// error or coverage.
+struct Vela2Model::CasePlan {
+  std::vector<Sequence> sequences;
+  bool windows = false;
+  std::vector<ItemError> errors;     // per question (kNone: answered)
+  std::vector<bool> read_windows;    // per question: every sequence (else the first)
+  size_t tokens = 0;
+};
+
+Vela2Model::Sequence Vela2Model::assemble(const std::vector<Compiled>& compiled, const std::vector<PartRole>& roles,
+                                          const std::vector<std::vector<int64_t>>& parts,
+                                          const std::vector<size_t>& kept) const {
+  Sequence out;
+  std::vector<int64_t>& ids = out.ids;
+  ids.push_back(bos_);
+  out.placed.resize(compiled.size());
   for (size_t i = 0; i < compiled.size(); ++i) {
-    placed[i].query = ids.size();
+    Placed& placed = out.placed[i];
+    placed.query = ids.size();
     ids.push_back(markers_[kQ]);
     ids.insert(ids.end(), compiled[i].text.begin(), compiled[i].text.end());
     for (const auto& option : compiled[i].options) {
-      placed[i].options.push_back(ids.size());
+      placed.options.push_back(ids.size());
       ids.push_back(markers_[kO]);
       ids.insert(ids.end(), option.begin(), option.end());
     }
     if (compiled[i].abstain) {
-      placed[i].options.push_back(ids.size());
+      placed.options.push_back(ids.size());
       ids.push_back(markers_[kAbs]);
     }
   }
@@ -594,27 +614,21 @@ std::vector<std::vector<float>> Vela2Model::read_sequence(const std::vector<Comp
     ranges.emplace_back(start, ids.size());
   }
   ids.push_back(eos_);
-  *length = ids.size();
   for (size_t i = 0; i < compiled.size(); ++i) {
-    placed[i].pool_begin = ranges[compiled[i].parts.front()].first;
-    placed[i].pool_end = ranges[compiled[i].parts.back()].second;
+    out.placed[i].pool_begin = ranges[compiled[i].parts.front()].first;
+    out.placed[i].pool_end = ranges[compiled[i].parts.back()].second;
   }
-  c10::InferenceMode guard;
-  ModelInputs inputs;
-  inputs.input_ids = at::tensor(ids, at::kLong).unsqueeze(0).to(encoder_->device());
-  inputs.attention_mask = at::ones_like(inputs.input_ids);
-  const at::Tensor hidden = encoder_->forward(inputs, {}).to(at::kFloat).cpu()[0];
-  std::vector<std::vector<float>> logits;
-  for (const Placed& p : placed) logits.push_back(option_logits(hidden, p));
-  return logits;
+  return out;
 }
 
-std::vector<DecisionAnswer> Vela2Model::decide(const std::vector<StatePart>& parts,
-                                               const std::vector<DecisionQuestion>& questions,
-                                               size_t* input_tokens, const DecideOptions& options) const {
+Vela2Model::CasePlan Vela2Model::plan_case(const std::vector<StatePart>& parts,
+                                           const std::vector<DecisionQuestion>& questions,
+                                           const DecideOptions& options) const {
   if (parts.empty()) throw InvalidInput("state must not be empty");
-  if (input_tokens != nullptr) *input_tokens = 0;
-  if (questions.empty()) return {};
+  CasePlan plan;
+  plan.errors.assign(questions.size(), ItemError::kNone);
+  plan.read_windows.assign(questions.size(), false);
+  if (questions.empty()) return plan;
   const size_t scan = options.scan_tokens > 0 ? options.scan_tokens : max_scan_tokens();
   std::vector<std::vector<int64_t>> part_tokens;
   std::vector<size_t> lengths;
@@ -641,8 +655,14 @@ std::vector<DecisionAnswer> Vela2Model::decide(const std::vector<StatePart>& par
     if (c.parts.empty()) throw InvalidInput("question \"" + q.id + "\" reads no part of the state");
     schema += c.length();
   }
+  const auto fail_all = [&](ItemError error) {
+    plan.sequences.clear();
+    plan.errors.assign(questions.size(), error);
+    plan.tokens = 0;
+    return plan;
+  };
   const std::optional<Fitted> first = fit(schema, lengths, read, max_length_);
-  if (!first) return failed(questions, ItemError::kMaxLengthExceeded);
+  if (!first) return fail_all(ItemError::kMaxLengthExceeded);
   // A read part that was cut is read in windows of what was kept, when every
   // question reads that one part; truncate questions read the first window.
   std::optional<size_t> windowed;
@@ -653,13 +673,11 @@ std::vector<DecisionAnswer> Vela2Model::decide(const std::vector<StatePart>& par
   }
   const size_t w = windowed.value_or(0);
   const bool over_scan = windowed && lengths[w] > scan;
-  const bool scanning = windowed && !over_scan && std::any_of(questions.begin(), questions.end(),
-                                                              [](const DecisionQuestion& q) { return !q.truncate; });
+  plan.windows = windowed && !over_scan && std::any_of(questions.begin(), questions.end(),
+                                                       [](const DecisionQuestion& q) { return !q.truncate; });
   std::vector<std::pair<size_t, size_t>> windows = {{0, windowed ? first->kept[w] : 0}};
-  if (scanning) windows = windows_over(lengths[w], first->kept[w], std::min(window_overlap_, first->kept[w] / 4));
-  std::vector<std::vector<std::vector<float>>> logits;  // [window][question][option]
+  if (plan.windows) windows = windows_over(lengths[w], first->kept[w], std::min(window_overlap_, first->kept[w] / 4));
   bool others_whole = true;  // every window held the other parts whole
-  size_t tokens = 0;
   for (const auto& [begin, end] : windows) {
     std::vector<std::vector<int64_t>> window_parts = part_tokens;
     std::vector<size_t> window_lengths = lengths;
@@ -669,37 +687,109 @@ std::vector<DecisionAnswer> Vela2Model::decide(const std::vector<StatePart>& par
       window_lengths[w] = end - begin;
     }
     const std::optional<Fitted> f = fit(schema, window_lengths, read, max_length_);
-    if (!f) return failed(questions, ItemError::kMaxLengthExceeded);
+    if (!f) return fail_all(ItemError::kMaxLengthExceeded);
     others_whole = others_whole && f->cut_unread == 0 && f->cut_read == 0;
-    size_t length = 0;
-    logits.push_back(read_sequence(compiled, roles, window_parts, f->kept, &length));
-    tokens += length;
+    plan.sequences.push_back(assemble(compiled, roles, window_parts, f->kept));
+    plan.tokens += plan.sequences.back().ids.size();
   }
-  if (input_tokens != nullptr) *input_tokens = tokens;
   const bool whole = first->cut_unread == 0 && first->cut_read == 0;  // one input held every part
-  const bool covered = scanning && others_whole && windows.back().second == lengths[w];
+  const bool covered = plan.windows && others_whole && windows.back().second == lengths[w];
+  for (size_t i = 0; i < questions.size(); ++i) {
+    const DecisionQuestion& q = questions[i];
+    plan.read_windows[i] = plan.windows && !q.truncate;
+    if (windowed && over_scan && !q.truncate) plan.errors[i] = ItemError::kScanBudgetExceeded;
+    else if (q.require_full_input && !whole && !covered) plan.errors[i] = ItemError::kMaxLengthExceeded;
+  }
+  return plan;
+}
+
+std::vector<std::vector<std::vector<float>>> Vela2Model::read_all(const std::vector<const Sequence*>& sequences) const {
+  // Batches as the packages make them: by length, at most 32 rows and 16,384 padded tokens.
+  constexpr size_t kMaxRows = 32, kMaxPaddedTokens = 16384;
+  std::vector<size_t> order(sequences.size());
+  for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::stable_sort(order.begin(), order.end(),
+                   [&](size_t a, size_t b) { return sequences[a]->ids.size() < sequences[b]->ids.size(); });
+  std::vector<std::vector<std::vector<float>>> out(sequences.size());
+  c10::InferenceMode guard;
+  for (size_t begin = 0; begin < order.size();) {
+    size_t end = begin + 1;
+    while (end < order.size() && end - begin < kMaxRows &&
+           sequences[order[end]]->ids.size() * (end - begin + 1) <= kMaxPaddedTokens)
+      ++end;
+    const auto rows = static_cast<int64_t>(end - begin);
+    const auto width = static_cast<int64_t>(sequences[order[end - 1]]->ids.size());
+    at::Tensor ids = at::full({rows, width}, pad_, at::kLong), mask = at::zeros({rows, width}, at::kLong);
+    for (int64_t r = 0; r < rows; ++r) {
+      const std::vector<int64_t>& row = sequences[order[begin + static_cast<size_t>(r)]]->ids;
+      const auto n = static_cast<int64_t>(row.size());
+      ids[r].narrow(0, 0, n).copy_(at::tensor(row, at::kLong));
+      mask[r].narrow(0, 0, n).fill_(1);
+    }
+    ModelInputs inputs;
+    inputs.input_ids = ids.to(encoder_->device());
+    inputs.attention_mask = mask.to(encoder_->device());
+    const at::Tensor hidden = encoder_->forward(inputs, {}).to(at::kFloat).cpu();
+    for (int64_t r = 0; r < rows; ++r) {
+      const size_t index = order[begin + static_cast<size_t>(r)];
+      for (const Placed& p : sequences[index]->placed) out[index].push_back(option_logits(hidden[r], p));
+    }
+    begin = end;
+  }
+  return out;
+}
+
+std::vector<DecisionAnswer> Vela2Model::finish_case(const CasePlan& plan, const std::vector<DecisionQuestion>& questions,
+                                                    const std::vector<std::vector<std::vector<float>>>& logits) const {
   std::vector<DecisionAnswer> answers(questions.size());
   for (size_t i = 0; i < questions.size(); ++i) {
     const DecisionQuestion& q = questions[i];
-    const bool reads_windows = scanning && !q.truncate;
-    if (windowed && over_scan && !q.truncate) {
-      answers[i] = failed({q}, ItemError::kScanBudgetExceeded)[0];
+    if (plan.errors[i] != ItemError::kNone) {
+      answers[i] = failed({q}, plan.errors[i])[0];
       continue;
     }
-    if (q.require_full_input && !whole && !covered) {
-      answers[i] = failed({q}, ItemError::kMaxLengthExceeded)[0];
-      continue;
-    }
+    const size_t reads = plan.read_windows[i] ? logits.size() : 1;
     std::vector<float> combined = logits[0][i];
-    for (size_t k = 1; reads_windows && k < logits.size(); ++k)
+    for (size_t k = 1; k < reads; ++k)
       for (size_t o = 0; o < combined.size(); ++o)
         combined[o] = q.kind == QuestionKind::kSet ? std::max(combined[o], logits[k][i][o]) : combined[o] + logits[k][i][o];
-    if (reads_windows && q.kind != QuestionKind::kSet)
-      for (float& v : combined) v /= static_cast<float>(logits.size());
+    if (q.kind != QuestionKind::kSet)
+      for (float& v : combined) v /= static_cast<float>(reads);
     answers[i] = answer(q, combined);
     answers[i].complete_input = q.require_full_input;
   }
   return answers;
+}
+
+std::vector<std::vector<DecisionAnswer>> Vela2Model::decide_all(const std::vector<DecisionCase>& cases,
+                                                                std::vector<size_t>* input_tokens,
+                                                                const DecideOptions& options) const {
+  std::vector<CasePlan> plans;
+  std::vector<const Sequence*> sequences;
+  for (const DecisionCase& c : cases) plans.push_back(plan_case(*c.parts, *c.questions, options));
+  for (const CasePlan& plan : plans)
+    for (const Sequence& s : plan.sequences) sequences.push_back(&s);
+  const auto logits = read_all(sequences);  // every case's sequences in shared forwards
+  std::vector<std::vector<DecisionAnswer>> out;
+  if (input_tokens != nullptr) input_tokens->clear();
+  size_t next = 0;
+  for (size_t k = 0; k < cases.size(); ++k) {
+    const auto first = logits.begin() + static_cast<std::ptrdiff_t>(next);
+    next += plans[k].sequences.size();
+    out.push_back(finish_case(plans[k], *cases[k].questions,
+                              {first, logits.begin() + static_cast<std::ptrdiff_t>(next)}));
+    if (input_tokens != nullptr) input_tokens->push_back(plans[k].tokens);
+  }
+  return out;
+}
+
+std::vector<DecisionAnswer> Vela2Model::decide(const std::vector<StatePart>& parts,
+                                               const std::vector<DecisionQuestion>& questions,
+                                               size_t* input_tokens, const DecideOptions& options) const {
+  std::vector<size_t> tokens;
+  auto answers = decide_all({{&parts, &questions}}, &tokens, options);
+  if (input_tokens != nullptr) *input_tokens = tokens[0];
+  return std::move(answers[0]);
 }
 
 }  // namespace semroute

@@ -141,6 +141,12 @@ struct DecideOptions {
   size_t scan_tokens = 0;
 };
 
+// One state's questions, for decide_all.
+struct DecisionCase {
+  const std::vector<StatePart>* parts;
+  const std::vector<DecisionQuestion>* questions;
+};
+
 class Vela2Model {
  public:
   // LoadError for a config that is not a Vela 2.0 0.3B package's (format 1,
@@ -161,6 +167,12 @@ class Vela2Model {
   // receives the tokens of every sequence read.
   std::vector<DecisionAnswer> decide(const std::vector<StatePart>& parts, const std::vector<DecisionQuestion>& questions,
                                      size_t* input_tokens = nullptr, const DecideOptions& options = {}) const;
+  // Several states' questions at once (a request's `states`): every case's
+  // sequences share padded forwards (by length, at most 32 rows and 16,384
+  // padded tokens each), each case answered as decide() answers it alone.
+  std::vector<std::vector<DecisionAnswer>> decide_all(const std::vector<DecisionCase>& cases,
+                                                      std::vector<size_t>* input_tokens = nullptr,
+                                                      const DecideOptions& options = {}) const;
 
   size_t max_length() const { return max_length_; }
   // The scan budget (the card's limits.max_scan_tokens) and what a truncate
@@ -173,12 +185,18 @@ class Vela2Model {
   struct Head;
   struct Placed;
   struct Compiled;
+  struct Sequence;
+  struct CasePlan;
   Vela2Model() = default;
   std::vector<int64_t> text_tokens(const std::string& text, size_t cap) const;
-  // One sequence's option logits per question; `length` receives its tokens.
-  std::vector<std::vector<float>> read_sequence(const std::vector<Compiled>& compiled, const std::vector<PartRole>& roles,
-                                                const std::vector<std::vector<int64_t>>& parts,
-                                                const std::vector<size_t>& kept, size_t* length) const;
+  CasePlan plan_case(const std::vector<StatePart>& parts, const std::vector<DecisionQuestion>& questions,
+                     const DecideOptions& options) const;
+  Sequence assemble(const std::vector<Compiled>& compiled, const std::vector<PartRole>& roles,
+                    const std::vector<std::vector<int64_t>>& parts, const std::vector<size_t>& kept) const;
+  // Each sequence's option logits per question, from batched forwards.
+  std::vector<std::vector<std::vector<float>>> read_all(const std::vector<const Sequence*>& sequences) const;
+  std::vector<DecisionAnswer> finish_case(const CasePlan& plan, const std::vector<DecisionQuestion>& questions,
+                                          const std::vector<std::vector<std::vector<float>>>& logits) const;
   std::vector<float> option_logits(const at::Tensor& hidden, const Placed& placed) const;
   DecisionAnswer answer(const DecisionQuestion& question, const std::vector<float>& logits) const;
 
@@ -186,7 +204,7 @@ class Vela2Model {
   std::shared_ptr<const Tokenizer> tokenizer_;
   std::unique_ptr<const Head> head_;
   std::vector<int64_t> markers_;  // [Q] [O] [ABS] [SEP_SCHEMA] [SEG_user] [SEG_answer] [E] [SEG_context]
-  int64_t bos_ = 0, eos_ = 0;
+  int64_t bos_ = 0, eos_ = 0, pad_ = 0;
   size_t max_length_ = 0, window_overlap_ = 64;
   std::string readout_;
   nlohmann::json calibration_;
