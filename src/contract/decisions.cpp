@@ -85,7 +85,12 @@ Json decisions_surface(const Json& body, const SurfaceCall& call) {
   try {  // every state's sequences in shared forwards
     std::vector<DecisionCase> cases;
     for (const PlannedState& s : states) cases.push_back({&s.plan.parts, &s.plan.questions});
-    answers = control.on_lane([&] { return model.decision->decide_all(cases, &input_tokens, decide_options); });
+    answers = model.decision->decide_all(cases, &input_tokens, decide_options, [&](const std::function<void()>& forwards) {
+      control.on_lane([&] {
+        forwards();
+        return 0;
+      });
+    });
   } catch (const DeadlinePassed&) {  // not started by the deadline: every question deadline_exceeded
     for (size_t i = 0; i < states.size(); ++i) answers[i] = failed_answers(states[i].plan, ItemError::kDeadlineExceeded);
   }

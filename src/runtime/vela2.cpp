@@ -761,15 +761,18 @@ std::vector<DecisionAnswer> Vela2Model::finish_case(const CasePlan& plan, const 
   return answers;
 }
 
-std::vector<std::vector<DecisionAnswer>> Vela2Model::decide_all(const std::vector<DecisionCase>& cases,
-                                                                std::vector<size_t>* input_tokens,
-                                                                const DecideOptions& options) const {
+std::vector<std::vector<DecisionAnswer>> Vela2Model::decide_all(
+    const std::vector<DecisionCase>& cases, std::vector<size_t>* input_tokens, const DecideOptions& options,
+    const std::function<void(const std::function<void()>&)>& on_lane) const {
   std::vector<CasePlan> plans;
   std::vector<const Sequence*> sequences;
   for (const DecisionCase& c : cases) plans.push_back(plan_case(*c.parts, *c.questions, options));
   for (const CasePlan& plan : plans)
     for (const Sequence& s : plan.sequences) sequences.push_back(&s);
-  const auto logits = read_all(sequences);  // every case's sequences in shared forwards
+  std::vector<std::vector<std::vector<float>>> logits;  // every case's sequences in shared forwards
+  const auto forwards = [&] { logits = read_all(sequences); };
+  if (on_lane) on_lane(forwards);
+  else forwards();
   std::vector<std::vector<DecisionAnswer>> out;
   if (input_tokens != nullptr) input_tokens->clear();
   size_t next = 0;

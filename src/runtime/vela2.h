@@ -21,6 +21,7 @@
 #include <nlohmann/json.hpp>
 
 #include <filesystem>
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -170,9 +171,12 @@ class Vela2Model {
   // Several states' questions at once (a request's `states`): every case's
   // sequences share padded forwards (by length, at most 32 rows and 16,384
   // padded tokens each), each case answered as decide() answers it alone.
-  std::vector<std::vector<DecisionAnswer>> decide_all(const std::vector<DecisionCase>& cases,
-                                                      std::vector<size_t>* input_tokens = nullptr,
-                                                      const DecideOptions& options = {}) const;
+  // `on_lane`, when given, runs the forwards (the caller's compute lane and
+  // deadline); tokenizing and reading the answers stay on the calling thread.
+  std::vector<std::vector<DecisionAnswer>> decide_all(
+      const std::vector<DecisionCase>& cases, std::vector<size_t>* input_tokens = nullptr,
+      const DecideOptions& options = {},
+      const std::function<void(const std::function<void()>&)>& on_lane = nullptr) const;
 
   size_t max_length() const { return max_length_; }
   // The scan budget (the card's limits.max_scan_tokens) and what a truncate
