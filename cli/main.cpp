@@ -97,7 +97,7 @@ commands:
   serve --models FILE.json --uds PATH [--max-request-bytes N] [--max-bundle-tasks N] …
       The vLLM Semantic Router's model runtime, as the router starts one
       (its models file; docs/runtime.md).
-  decide MODEL_DIR (REQUEST.json | - | --input REQUESTS.jsonl)
+  decide MODEL_DIR (REQUEST.json | - | --input REQUESTS.jsonl | --questions Q.json (--state TEXT | --input STATES))
       A Vela 2.0 decision model's answers to typed questions about a state
       (docs/decisions.md).
   runtime (MODEL_DIR | --models FILE.json) PATH [REQUEST.json | -]

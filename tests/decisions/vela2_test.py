@@ -143,6 +143,21 @@ def main():
         check([mixed["answers"][k].get("error") for k in ("bad", "worse", "extra")] == ["invalid_question"] * 3 and
               "noul" in mixed["answers"]["guard"], f"invalid questions answered alone: {mixed['answers']}")
         check("error" in broken and "answers" not in broken, f"a line that is no request: {broken}")
+        questions_file = os.path.join(work, f"{readout}-questions.json")  # the same questions from a file
+        with open(questions_file, "w") as f:
+            json.dump(cases[1][3], f)
+        flags = subprocess.run([CLI, "decide", package, "--questions", questions_file, "--state", cases[1][1]],
+                               capture_output=True, text=True)
+        check(flags.returncode == 0 and json.loads(flags.stdout or "{}") == {k: v for k, v in got[1].items()
+                                                                           if k != "line"},
+              f"decide --questions --state: {flags.stdout[:300]} {flags.stderr[-300:]}")
+        lines = subprocess.run([CLI, "decide", package, "--questions", questions_file, "--input", "-", "--max-tokens",
+                                "100"], input=cases[1][1] + "\n" + json.dumps(cases[4][1]) + "\n",
+                               capture_output=True, text=True)
+        answers = [json.loads(line) for line in lines.stdout.splitlines()]
+        check(lines.returncode == 0 and len(answers) == 2 and answers[0]["answers"] == got[1]["answers"] and
+              answers[1]["answers"]["urgency"].get("error") == "scan_budget_exceeded",
+              f"decide --questions --input --max-tokens: {lines.stdout[:300]} {lines.stderr[-300:]}")
         served[readout] = (package, cases, wants, over_length, invalid)
     serve(work, served)
     if failures:
