@@ -82,15 +82,20 @@ Json decisions_surface(const Json& body, const SurfaceCall& call) {
   const RequestControl control = control_for(call, common);
   std::vector<std::vector<DecisionAnswer>> answers(states.size());
   std::vector<size_t> input_tokens(states.size(), 0);
+  const auto start = RequestControl::Clock::now();
+  auto on_lane = RequestControl::Clock::duration::zero();  // queued for and on the compute lane
   try {  // every state's sequences in shared forwards
     std::vector<DecisionCase> cases;
     for (const PlannedState& s : states) cases.push_back({&s.plan.parts, &s.plan.questions});
     answers = model.decision->decide_all(cases, &input_tokens, decide_options, [&](const std::function<void()>& forwards) {
+      const auto queued = RequestControl::Clock::now();
       control.on_lane([&] {
         forwards();
         return 0;
       });
+      on_lane = RequestControl::Clock::now() - queued;
     });
+    control.add_time(&WorkTimes::tokenize, RequestControl::Clock::now() - start - on_lane);  // and the readout
   } catch (const DeadlinePassed&) {  // not started by the deadline: every question deadline_exceeded
     for (size_t i = 0; i < states.size(); ++i) answers[i] = failed_answers(states[i].plan, ItemError::kDeadlineExceeded);
   }
