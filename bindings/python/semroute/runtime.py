@@ -1,7 +1,7 @@
 """The vLLM Semantic Router's model runtime contract in process
 (semroute_runtime_*, docs/runtime.md): the JSON requests and answers of
 `semroute serve`'s /v1/classify, /v1/embeddings, /v1/rerank, /v1/bundle,
-/v1/models and /health, without a server.
+/v1/decisions, /v1/models and /health, without a server.
 
     with semroute.Runtime() as runtime:
         runtime.add_model("domain", "models/domain")
@@ -71,6 +71,21 @@ class Runtime(Handle):
             finally:
                 lib.semroute_runtime_reply_free(out)
         return self._call(run)
+
+    def decide(self, model: str, state: Any, questions: Mapping[str, Any], **options) -> Dict[str, Any]:
+        """A decision model's answers (POST /v1/decisions, docs/decisions.md): `questions` {id: question} about
+        `state` (text, an object of typed parts, or an array); `options` as the request's (deadline_ms,
+        max_tokens, return_meta). The response; a refused request raises (400 InvalidArgument, 404 NotFound,
+        else Unsupported or Internal, with the contract's code and message)."""
+        body: Dict[str, Any] = {"model": model, "state": state, "questions": dict(questions)}
+        if options:
+            body["options"] = options
+        status, answer = self.call("/v1/decisions", body)
+        if status != 200:
+            error = answer.get("error", {})
+            kind = {400: errors.InvalidArgument, 404: errors.NotFound, 422: errors.Unsupported}.get(status, errors.Internal)
+            raise kind(f"{error.get('code', status)}: {error.get('message', '')}")
+        return answer
 
     def models(self) -> Dict[str, Any]:
         return self.call("/v1/models")[1]

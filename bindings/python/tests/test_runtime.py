@@ -1,6 +1,8 @@
 """The runtime contract in process (semroute.Runtime) answers what the CLI
 answers for the same model, with the contract's shapes and errors."""
 
+import pytest
+
 import semroute
 from conftest import TOLERANCE, cli_json
 
@@ -86,3 +88,8 @@ def test_decisions(tiny):
         assert got["states"]["other"]["usage"] == alone["usage"]
         status, error = runtime.call("/v1/systemone", {"model": "vela", "state": "x", "questions": {"q": {"type": "guess"}}})
         assert status == 400 and "no question is valid" in error["error"]["message"]
+        assert runtime.decide("vela", "Solve 2x = 4", questions)["answers"] == alone["answers"]
+        with pytest.raises(semroute.InvalidArgument, match="no question is valid"):
+            runtime.decide("vela", "x", {"q": {"type": "guess"}})
+        with pytest.raises(semroute.NotFound):
+            runtime.decide("nobody", "x", questions)
