@@ -126,6 +126,9 @@ size_t Utf8Pieces::feed(std::string_view piece) {
 
 namespace {
 utf8proc_category_t category(char32_t cp) { return utf8proc_category(static_cast<utf8proc_int32_t>(cp)); }
+bool is_mark(utf8proc_category_t c) {
+  return c == UTF8PROC_CATEGORY_MN || c == UTF8PROC_CATEGORY_MC || c == UTF8PROC_CATEGORY_ME;
+}
 }  // namespace
 
 bool is_whitespace(char32_t cp) {
@@ -185,6 +188,8 @@ bool is_word_character(char32_t cp) {
     default: return false;
   }
 }
+
+bool is_letter_or_number(char32_t cp) { return is_word_character(cp) && !is_mark(category(cp)); }
 
 char32_t to_lower(char32_t cp) { return static_cast<char32_t>(utf8proc_tolower(static_cast<utf8proc_int32_t>(cp))); }
 

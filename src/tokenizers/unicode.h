@@ -42,6 +42,7 @@ bool is_punctuation(char32_t cp);  // ASCII symbol ranges or any P* category
 bool is_cjk(char32_t cp);          // CJK Unified Ideographs blocks (BERT's list)
 bool is_mark_nonspacing(char32_t cp);
 bool is_word_character(char32_t cp);  // letters, marks and numbers (L*, M*, N*)
+bool is_letter_or_number(char32_t cp);  // L*, N* (Python's str.isalnum, as a regex's \w less '_')
 char32_t to_lower(char32_t cp);
 
 // True if NFC composition may join this code point with the one before it.
