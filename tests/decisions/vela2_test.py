@@ -10,10 +10,8 @@ no request answered with its error) and the reference's through one
 tokenize and one forward: a process costs seconds under the sanitizers.
 
     vela2_test.py SEMROUTE_CLI REPO_DIR"""
-import http.client
 import json
 import os
-import socket
 import subprocess
 import sys
 import tempfile
@@ -273,16 +271,8 @@ def hostile(server, contract):
     check(got["answers"]["most"].get("error") == "max_length_exceeded", f"255 options: {got['answers']}")
     body = b'{"model": "cosine", "state": "\\ud800 alone", "questions": {"g": {"type": "noul", "instructions": "x"}}}'
     contract.post(server, "/v1/decisions", body, 400, "invalid_request")
-    c = http.client.HTTPConnection("localhost", timeout=60)  # a 10 MB state: refused unread
-    c.sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-    c.sock.connect(server.unix)
-    c.putrequest("POST", "/v1/decisions")
-    c.putheader("Content-Length", str(10 << 20))
-    c.endheaders()
-    r = c.getresponse()
-    answer = json.loads(r.read())
-    c.close()
-    check(r.status == 413 and answer["error"]["code"] == "request_too_large", f"a 10 MB state: {r.status} {answer}")
+    status, answer = server.announce("/v1/decisions", 10 << 20)  # a 10 MB state: refused unread
+    check(status == 413 and answer["error"]["code"] == "request_too_large", f"a 10 MB state: {status} {answer}")
 
 
 def reference_questions(questions):

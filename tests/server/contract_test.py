@@ -95,6 +95,20 @@ class Server:
         finally:
             c.close()
 
+    def announce(self, path, length):
+        """POSTs only the headers of a `length`-byte body: (status, answer) of a server that refuses it unread."""
+        c = http.client.HTTPConnection("localhost", timeout=60)
+        c.sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        c.sock.connect(self.unix)
+        try:
+            c.putrequest("POST", path)
+            c.putheader("Content-Length", str(length))
+            c.endheaders()
+            r = c.getresponse()
+            return r.status, json.loads(r.read())
+        finally:
+            c.close()
+
     def stop(self):
         self.proc.terminate()
         self.proc.wait(timeout=60)
@@ -302,16 +316,8 @@ def errors(server):
              422, "unsupported_surface")
     got = post(server, "/v1/classify", {"model": "domain", "input": ["a", "b"], "options": {"deadline_ms": 0.001}})
     check(all(r.get("error") == "deadline_exceeded" for r in got["results"]), f"deadline_ms 0.001: {got['results']}")
-    c = http.client.HTTPConnection("localhost", timeout=60)  # a body over max_request_bytes: refused unread
-    c.sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-    c.sock.connect(server.unix)
-    c.putrequest("POST", "/v1/classify")
-    c.putheader("Content-Length", str(2 << 20))
-    c.endheaders()
-    r = c.getresponse()
-    answer = json.loads(r.read())
-    c.close()
-    check(r.status == 413 and answer["error"]["code"] == "request_too_large", f"a 2 MiB body: {r.status} {answer}")
+    status, answer = server.announce("/v1/classify", 2 << 20)  # a body over max_request_bytes: refused unread
+    check(status == 413 and answer["error"]["code"] == "request_too_large", f"a 2 MiB body: {status} {answer}")
     validate(answer, "ErrorResponse", "a 2 MiB body")
 
 
