@@ -17,8 +17,9 @@ constexpr const char* kDecideUsage =
     "usage: semroute decide MODEL_DIR (REQUEST.json | - | --input REQUESTS.jsonl) [--max-tokens N]\n"
     "       semroute decide MODEL_DIR --questions QUESTIONS.json (--state TEXT | --input STATES) [--max-tokens N]\n"
     "A Vela 2.0 package's answers (docs/decisions.md) to REQUEST's {\"state\": ..., \"questions\": {ID: {type,\n"
-    "instructions, criteria | choices | levels | labels, over, threshold}}}: choice, noul, score and set questions.\n"
-    "Prints {\"answers\", \"sets\", \"thresholds\"}; a question that does not validate answers invalid_question.\n"
+    "instructions, criteria | choices | levels | labels, over, threshold} | {preset, over}}}: choice, noul, score, set\n"
+    "and span questions. Prints {\"answers\", \"usage\", \"spans\", \"sets\", \"thresholds\"}; a question that does not\n"
+    "validate answers invalid_question.\n"
     "--input: one request per line, the model loaded once; a JSON line per request, with its \"line\" (or an\n"
     "\"error\": the others are still answered; exit 1). With --questions, the same questions about each state:\n"
     "--state's text, or each line of --input (a JSON string, object or array, else the line's text).\n"
@@ -27,10 +28,13 @@ constexpr const char* kDecideUsage =
 constexpr size_t kMaxRequestBytes = size_t{64} << 20;
 
 DecisionJson decide_request(const Vela2Model& model, const DecisionJson& request, const DecideOptions& options) {
-  const DecisionPlan plan = plan_decision(request.value("state", DecisionJson()), request.value("questions", DecisionJson()));
+  const DecisionPlan plan =
+      plan_decision(request.value("state", DecisionJson()), request.value("questions", DecisionJson()), model.presets());
   size_t input_tokens = 0;
-  DecisionJson out = decision_answers(plan, model.decide(plan.parts, plan.questions, &input_tokens, options));
-  out["usage"] = {{"input_tokens", input_tokens}, {"output_tokens", 0}};
+  DecisionJson answered = decision_answers(plan, model.decide(plan.parts, plan.questions, &input_tokens, options));
+  DecisionJson out = {{"answers", std::move(answered["answers"])}, {"usage", {{"input_tokens", input_tokens}, {"output_tokens", 0}}}};
+  answered.erase("answers");
+  out.update(answered);  // spans, sets, thresholds
   return out;
 }
 

@@ -13,9 +13,9 @@ struct PlannedState {
   DecisionPlan plan;
 };
 
-DecisionPlan plan_state(const Json& entry, const std::string& where) {
+DecisionPlan plan_state(const Json& entry, const std::string& where, const Json& presets) {
   try {
-    return plan_decision(entry.at("state"), entry.at("questions"));
+    return plan_decision(entry.at("state"), entry.at("questions"), presets);
   } catch (const InvalidInput& e) {
     throw invalid_request(where + e.what());
   }
@@ -28,12 +28,12 @@ void refuse_images(const Json& entry, const std::string& where) {
   if (!images->empty()) throw invalid_request(where + "images: this model reads text only (its card's modalities)");
 }
 
-std::vector<PlannedState> plan_states(const Json& body) {
+std::vector<PlannedState> plan_states(const Json& body, const Json& presets) {
   if (!body.contains("state")) throw invalid_request("\"state\": required");
   if (!body.contains("questions")) throw invalid_request("\"questions\": required");
   refuse_images(body, "");
   std::vector<PlannedState> out;
-  out.push_back({"", plan_state(body, "")});
+  out.push_back({"", plan_state(body, "", presets)});
   const auto states = body.find("states");
   if (states == body.end() || states->is_null()) return out;
   if (!states->is_object()) throw invalid_request("states: an object of named states");
@@ -45,7 +45,7 @@ std::vector<PlannedState> plan_states(const Json& body) {
     if (!entry.contains("state") || !entry.contains("questions"))
       throw invalid_request(where + "state and questions are required");
     refuse_images(entry, where);
-    out.push_back({name, plan_state(entry, where)});
+    out.push_back({name, plan_state(entry, where, presets)});
   }
   return out;
 }
@@ -76,7 +76,7 @@ Json decisions_surface(const Json& body, const SurfaceCall& call) {
     throw ContractError(422, "unsupported_surface", "model \"" + model.name + "\" answers no decisions");
   DecideOptions decide_options;  // options.max_tokens: the scan budget, instead of the card's max_scan_tokens
   decide_options.scan_tokens = static_cast<size_t>(integer_field(options, "max_tokens", 1, "options").value_or(0));
-  const std::vector<PlannedState> states = plan_states(body);
+  const std::vector<PlannedState> states = plan_states(body, model.decision->presets());
   refuse_unanswerable(states);
   const ModelSlot slot(model, call.limits);
   const RequestControl control = control_for(call, common);
@@ -102,8 +102,11 @@ Json decisions_surface(const Json& body, const SurfaceCall& call) {
   Json response;
   for (size_t i = 0; i < states.size(); ++i) {
     Json state = {{"model", model.name}};
-    state.update(decision_answers(states[i].plan, answers[i]));
+    Json answered = decision_answers(states[i].plan, answers[i]);
+    state["answers"] = std::move(answered["answers"]);
     state["usage"] = {{"input_tokens", input_tokens[i]}, {"output_tokens", 0}};
+    answered.erase("answers");
+    state.update(answered);  // spans, sets, thresholds
     if (common.return_meta) state["meta"] = response_meta(model, *call.times);
     if (i == 0) response = std::move(state);
     else response["states"][states[i].name] = std::move(state);

@@ -78,14 +78,16 @@ Json model_card(const ServedModel& m) {
   } else if (m.decision) {
     card["family"] = "vela2";
     card["surfaces"] = {"decisions"};
-    card["question_types"] = {"choice", "noul", "score", "set"};
+    card["question_types"] = {"choice", "noul", "score", "set", "span"};
     card["presets"] = Json::array();
+    for (const auto& [name, question] : m.decision->presets().items()) card["presets"].push_back(name);
     card["modalities"] = {"text"};
     card["limits"] = {{"max_input_tokens", m.decision->max_length()},
                       {"max_scan_tokens", m.decision->max_scan_tokens()},
                       {"truncate_tokens", m.decision->truncate_tokens()},
                       {"min_options", kMinOptions},
                       {"max_options", kMaxOptions},
+                      {"max_labels", kMaxOptions},
                       {"min_levels", kMinLevels},
                       {"max_levels", kMaxLevels}};
   } else {

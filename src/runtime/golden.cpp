@@ -107,7 +107,7 @@ GoldenValues golden_values(const EmbeddingModel& model) {
 
 GoldenValues golden_values(const Vela2Model& model) {
   const DecisionJson request = DecisionJson::parse(kGoldenDecision);
-  const DecisionPlan plan = plan_decision(request["state"], request["questions"]);
+  const DecisionPlan plan = plan_decision(request["state"], request["questions"], model.presets());
   GoldenValues out;
   for (const DecisionAnswer& a : model.decide(plan.parts, plan.questions)) {
     if (a.error != ItemError::kNone) out[a.id + ".error"] = NAN;

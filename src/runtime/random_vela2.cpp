@@ -18,7 +18,7 @@ namespace {
 constexpr int64_t kProjection = 16;
 constexpr int64_t kMarkersBelowVocabEnd = 68;  // 50300 in ModernBERT's 50368: its unused added-token slots
 
-void write_json(const fs::path& path, const nlohmann::json& j) { std::ofstream(path) << j.dump(2) << "\n"; }
+void write_json(const fs::path& path, const nlohmann::ordered_json& j) { std::ofstream(path) << j.dump(2) << "\n"; }
 
 // The marker head (docs/decisions.md), of order-1 logits.
 std::vector<std::pair<std::string, at::Tensor>> random_head(int64_t hidden, const std::string& readout, uint64_t seed) {
@@ -64,6 +64,40 @@ void write_tokenizer(const fs::path& source, const std::vector<int64_t>& ids, co
   write_json(out, tokenizer);
 }
 
+// The calibration of the packages' own tests: per-type temperatures,
+// thresholds, the PII rule (the 17 types, the length rule, the sparse gate)
+// and the three presets.
+nlohmann::ordered_json random_calibration() {
+  static const char* kPiiTypes[] = {"AGE", "CREDIT_CARD", "DATE_TIME", "DOMAIN_NAME", "EMAIL_ADDRESS", "GPE",
+                                    "IBAN_CODE", "IP_ADDRESS", "NRP", "ORGANIZATION", "PERSON", "PHONE_NUMBER",
+                                    "STREET_ADDRESS", "TITLE", "US_DRIVER_LICENSE", "US_SSN", "ZIP_CODE"};
+  nlohmann::ordered_json labels = nlohmann::ordered_json::object();
+  nlohmann::ordered_json types = nlohmann::ordered_json::array();
+  for (const std::string type : kPiiTypes) {
+    std::string description = type;
+    for (char& c : description) c = c == '_' ? ' ' : static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    labels[type] = description;
+    types.push_back(type);
+  }
+  nlohmann::ordered_json relevance = {{"not_relevant", "The candidate does not help with the query."},
+                                      {"partially_relevant", "The candidate partly helps."},
+                                      {"highly_relevant", "The candidate directly helps with the query."}};
+  return nlohmann::ordered_json{{"temperature", {{"choice", 1.3}, {"score", 1.1}, {"set", 1.05}, {"span", 0.4}}},
+          {"thresholds", {{"set:*", 0.3}, {"span:toxic", 0.1}, {"span:halu", 0.55}, {"span:*", 0.5}}},
+          {"pii_types", types},
+          {"pii_length_rule", {{"anchors", {{{"n_tokens", 21}, {"threshold", 0.75}},
+                                            {{"n_tokens", 126}, {"threshold", 0.05}},
+                                            {{"n_tokens", 1022}, {"threshold", 0.005919}}}}}},
+          {"pii_sparse_gate", {{"K", 3}, {"t_sparse", 0.1}, {"probe_threshold", 0.5}}},
+          {"pii_schema", nlohmann::ordered_json{{"text", "Which spans are personal information?"}, {"labels", labels}}},
+          {"halu_schema", nlohmann::ordered_json{{"text", "Which spans of the answer are not supported by the context?"},
+                                                 {"labels", {{"unsupported", "a claim not supported by the context"}}}}},
+          {"relevance_schema", nlohmann::ordered_json{{"text", "How relevant is this candidate to the query?"},
+                                                      {"levels", relevance},
+                                                      {"values", {{"not_relevant", 0}, {"partially_relevant", 1},
+                                                                  {"highly_relevant", 2}}}}}};
+}
+
 }  // namespace
 
 void write_random_vela2(const RandomModelSpec& spec, const std::string& readout, size_t max_length,
@@ -105,8 +139,7 @@ void write_random_vela2(const RandomModelSpec& spec, const std::string& readout,
                                    {"encoder_config", encoder},
                                    {"proj_dim", kProjection},
                                    {"readout", readout}});
-  write_json(dir / "calibration.json", {{"temperature", {{"choice", 1.3}, {"score", 0.8}, {"set", 1.1}, {"span", 1.0}}},
-                                        {"thresholds", {{"set:*", 0.5}, {"span:*", 0.5}}}});
+  write_json(dir / "calibration.json", random_calibration());
   write_tokenizer(spec.tokenizer, marker_ids, dir / "tokenizer.json");
 }
 

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cmath>
 #include <map>
+#include <utility>
 
 #include "core/checkpoint.h"
 #include "core/config_reader.h"
@@ -95,6 +96,34 @@ std::vector<DecisionAnswer> failed(const std::vector<DecisionQuestion>& question
   return answers;
 }
 
+// The questions a calibration defines: {pii, halu: span; relevance: score},
+// those it has, as questions (a Score's level descriptions beside its levels).
+DecisionJson presets_of(const DecisionJson& calibration) {
+  DecisionJson out = DecisionJson::object();
+  for (const std::string name : {"pii", "halu", "relevance"}) {
+    const auto schema = calibration.find(name + "_schema");
+    if (schema == calibration.end() || !schema->is_object() || schema->empty()) continue;
+    const DecisionJson text = schema->value("text", DecisionJson());
+    const bool score = name == "relevance";
+    const DecisionJson options = schema->value(score ? "levels" : "labels", DecisionJson());
+    if (!text.is_string() || !options.is_object() || options.empty())
+      throw InvalidInput(name + "_schema: {text, " + (score ? "levels" : "labels") + ": {name: description}}");
+    DecisionJson question = {{"type", score ? "score" : "span"}, {"instructions", text}};
+    if (score) {
+      DecisionJson levels = DecisionJson::array(), descriptions = DecisionJson::array();
+      for (const auto& [level, description] : options.items()) {
+        levels.push_back(level);
+        descriptions.push_back(description.is_string() ? description : DecisionJson(content_text(description)));
+      }
+      question.update({{"levels", levels}, {"level_descriptions", descriptions}});
+    } else {
+      question["criteria"] = options;
+    }
+    out[name] = question;
+  }
+  return out;
+}
+
 }  // namespace
 
 const char* question_kind_name(QuestionKind kind) {
@@ -103,6 +132,7 @@ const char* question_kind_name(QuestionKind kind) {
     case QuestionKind::kNoul: return "noul";
     case QuestionKind::kScore: return "score";
     case QuestionKind::kSet: return "set";
+    case QuestionKind::kSpan: return "span";
   }
   return "choice";
 }
@@ -126,9 +156,13 @@ std::vector<StatePart> decision_state(const DecisionJson& given) {
   if (state.is_string()) {
     if (state.get_ref<const std::string&>().find_first_not_of(" \t\r\n") == std::string::npos)
       throw InvalidInput("state must not be empty or whitespace");
-    return {{PartRole::kUser, state.get<std::string>(), {"request"}}};
+    const std::string& text = state.get_ref<const std::string&>();
+    return {{PartRole::kUser, text, {"request"}, {{0, code_points(text).size()}}}};
   }
-  if (state.is_array()) return {{PartRole::kUser, content_text(state), {"request"}}};
+  if (state.is_array()) {
+    const std::string text = content_text(state);
+    return {{PartRole::kUser, text, {"request"}, {{0, code_points(text).size()}}}};
+  }
   if (!state.is_object() || state.empty()) throw InvalidInput("state must be a non-empty string, JSON object or JSON array");
   struct Entry {
     std::string key, text;
@@ -143,27 +177,99 @@ std::vector<StatePart> decision_state(const DecisionJson& given) {
   for (const PartRole role : {PartRole::kUser, PartRole::kContext, PartRole::kAnswer}) {
     const auto it = by_role.find(role);
     if (it == by_role.end()) continue;
-    std::string text;
-    std::vector<std::string> keys;
-    for (const Entry& e : it->second) keys.push_back(e.key);
-    if (it->second.size() == 1 && it->second[0].known) {
-      text = it->second[0].text;
-    } else {
-      for (const Entry& e : it->second) text += (text.empty() ? "" : "\n\n") + e.key + ":\n" + e.text;
+    StatePart part{role, "", {}, {}};
+    size_t length = 0;  // of part.text, in code points
+    const bool bare = it->second.size() == 1 && it->second[0].known;
+    for (const Entry& e : it->second) {
+      const std::string head = bare ? "" : (part.text.empty() ? "" : "\n\n") + e.key + ":\n";
+      length += code_points(head).size();
+      part.text += head + e.text;
+      part.keys.push_back(e.key);
+      part.ranges.emplace_back(length, length + code_points(e.text).size());
+      length = part.ranges.back().second;
     }
-    if (text.find_first_not_of(" \t\r\n") == std::string::npos)
+    if (part.text.find_first_not_of(" \t\r\n") == std::string::npos)
       throw InvalidInput(std::string("the ") + part_role_name(role) + " part of the state is empty");
-    parts.push_back({role, std::move(text), std::move(keys)});
+    parts.push_back(std::move(part));
   }
   return parts;
 }
 
-DecisionQuestion decision_question(const std::string& id, const DecisionJson& j, const std::vector<StatePart>& state) {
+namespace {
+
+// The parts `over` names (a state key, a part, or a key's usual part), and
+// the range of its one state key when it names one key alone.
+std::vector<PartRole> parts_over(const std::string& id, const DecisionJson& over, const std::vector<StatePart>& state,
+                                 std::optional<CodePointRange>* key_range) {
+  std::vector<PartRole> roles;
+  const DecisionJson items = over.is_array() ? over : DecisionJson::array({over});
+  for (const auto& item : items) {
+    if (!item.is_string()) invalid_question(id, "over: a part name, a state key or a list of them");
+    const std::string name = item.get<std::string>();
+    std::optional<PartRole> role;
+    for (const StatePart& p : state)
+      for (size_t k = 0; k < p.keys.size(); ++k)
+        if (p.keys[k] == name) {
+          role = p.role;
+          if (!over.is_array()) *key_range = p.ranges[k];
+        }
+    if (!role) role = name == "user" ? PartRole::kUser
+                      : name == "context" ? PartRole::kContext
+                      : name == "answer" ? PartRole::kAnswer
+                                         : role_of_key(name);
+    const bool present = role && std::any_of(state.begin(), state.end(), [&](const StatePart& p) { return p.role == *role; });
+    if (!present) invalid_question(id, "\"" + name + "\" is not a field of the state");
+    if (std::find(roles.begin(), roles.end(), *role) == roles.end()) roles.push_back(*role);
+  }
+  if (roles.empty()) invalid_question(id, "over must not be empty");
+  return roles;
+}
+
+// A span's part when `over` names none: the answer, else the request, else the first part.
+PartRole default_span_part(const std::vector<StatePart>& state) {
+  for (const PartRole role : {PartRole::kAnswer, PartRole::kUser})
+    if (std::any_of(state.begin(), state.end(), [&](const StatePart& p) { return p.role == role; })) return role;
+  return state.front().role;
+}
+
+// A preset question ({preset, type, over, threshold, overflow,
+// require_full_input}) as the question the model defines.
+DecisionQuestion preset_question(const std::string& id, const DecisionJson& j, const std::vector<StatePart>& state,
+                                 const DecisionJson& presets) {
+  const DecisionJson& name = j["preset"];
+  std::string names;
+  for (const auto& [key, value] : presets.items()) names += (names.empty() ? "" : ", ") + key;
+  if (!name.is_string() || !presets.is_object() || !presets.contains(name.get<std::string>()))
+    invalid_question(id, "preset must be one of [" + names + "]");
+  DecisionJson expanded = presets[name.get<std::string>()];
+  const DecisionJson descriptions = expanded.value("level_descriptions", DecisionJson());
+  expanded.erase("level_descriptions");
+  for (const auto& [key, value] : j.items()) {
+    static const std::vector<std::string> kFields = {"preset", "type", "over", "threshold", "overflow", "require_full_input"};
+    if (std::find(kFields.begin(), kFields.end(), key) == kFields.end())
+      invalid_question(id, "a preset question takes only preset, type, over, threshold, overflow and require_full_input");
+    if (key == "type" && !value.is_null() && value != expanded["type"])
+      invalid_question(id, "preset " + name.get<std::string>() + " is a " + expanded["type"].get<std::string>() + " question");
+    if (key != "preset" && key != "type") expanded[key] = value;
+  }
+  DecisionQuestion q = decision_question(id, expanded, state);
+  q.calibration_key = name.get<std::string>();
+  for (size_t k = 0; k < descriptions.size() && k < q.options.size(); ++k)  // a Score preset's level descriptions
+    q.options[k].description = descriptions[k].get<std::string>();
+  return q;
+}
+
+}  // namespace
+
+DecisionQuestion decision_question(const std::string& id, const DecisionJson& j, const std::vector<StatePart>& state,
+                                   const DecisionJson& presets) {
   if (id.find_first_not_of(" \t\r\n") == std::string::npos) invalid_question(id, "a question ID must not be blank");
   if (!j.is_object()) invalid_question(id, "expected an object");
+  if (j.contains("preset") && !j["preset"].is_null()) return preset_question(id, j, state, presets);
   for (const auto& [key, value] : j.items()) {
-    static const std::vector<std::string> kFields = {"type",   "instructions", "criteria",  "choices",  "levels",
-                                                     "labels", "over",         "threshold", "overflow", "require_full_input"};
+    static const std::vector<std::string> kFields = {"type",     "instructions",       "criteria", "choices", "levels", "labels",
+                                                     "over",     "threshold",          "overflow", "head",    "preset",
+                                                     "require_full_input"};
     if (std::find(kFields.begin(), kFields.end(), key) == kFields.end())
       invalid_question(id, "\"" + key + "\" is not a field this model reads");
   }
@@ -174,7 +280,8 @@ DecisionQuestion decision_question(const std::string& id, const DecisionJson& j,
   else if (type == "noul") q.kind = QuestionKind::kNoul;
   else if (type == "score") q.kind = QuestionKind::kScore;
   else if (type == "set") q.kind = QuestionKind::kSet;
-  else invalid_question(id, "type: choice, noul, score or set");
+  else if (type == "span") q.kind = QuestionKind::kSpan;
+  else invalid_question(id, "type: choice, noul, score, set or span");
   const DecisionJson instructions = j.value("instructions", DecisionJson());
   if (instructions.is_null() || content_text(instructions).find_first_not_of(" \t\r\n") == std::string::npos)
     invalid_question(id, "instructions: required");
@@ -208,15 +315,22 @@ DecisionQuestion decision_question(const std::string& id, const DecisionJson& j,
       break;
     }
     case QuestionKind::kSet:
+    case QuestionKind::kSpan:
       if (has("criteria") == has("labels")) invalid_question(id, "one of criteria or labels");
       q.options = named_options(id, has("criteria") ? j["criteria"] : j["labels"], 1);
       break;
   }
   if (has("threshold")) {
     const DecisionJson& t = j["threshold"];
-    if (q.kind != QuestionKind::kSet) invalid_question(id, "threshold: only for set questions");
+    if (q.kind != QuestionKind::kSet && q.kind != QuestionKind::kSpan)
+      invalid_question(id, "threshold: only for set and span questions");
     if (!t.is_number() || t.get<double>() < 0 || t.get<double>() > 1) invalid_question(id, "threshold: a number in [0, 1]");
     q.threshold = t.get<double>();
+  }
+  if (has("head")) {
+    if (q.kind != QuestionKind::kSpan) invalid_question(id, "head: only for span questions");
+    if (j["head"] == "broad") invalid_question(id, "this model has no broad span head");
+    if (j["head"] != "router") invalid_question(id, "head: router or broad");
   }
   if (has("overflow")) {
     const DecisionJson& overflow = j["overflow"];
@@ -229,29 +343,17 @@ DecisionQuestion decision_question(const std::string& id, const DecisionJson& j,
     if (q.require_full_input && q.truncate)
       invalid_question(id, "require_full_input cannot be combined with overflow truncate");
   }
-  if (has("over")) {
-    const DecisionJson& over = j["over"];
-    const DecisionJson items = over.is_array() ? over : DecisionJson::array({over});
-    for (const auto& item : items) {
-      if (!item.is_string()) invalid_question(id, "over: a part name, a state key or a list of them");
-      const std::string name = item.get<std::string>();
-      std::optional<PartRole> role;  // a state key, a part, or a key's usual part
-      for (const StatePart& p : state)
-        if (std::find(p.keys.begin(), p.keys.end(), name) != p.keys.end()) role = p.role;
-      if (!role) role = name == "user" ? PartRole::kUser
-                        : name == "context" ? PartRole::kContext
-                        : name == "answer" ? PartRole::kAnswer
-                                           : role_of_key(name);
-      const bool present = role && std::any_of(state.begin(), state.end(), [&](const StatePart& p) { return p.role == *role; });
-      if (!present) invalid_question(id, "\"" + name + "\" is not a field of the state");
-      if (std::find(q.over.begin(), q.over.end(), *role) == q.over.end()) q.over.push_back(*role);
-    }
-    if (q.over.empty()) invalid_question(id, "over must not be empty");
+  std::optional<CodePointRange> key_range;
+  if (has("over")) q.over = parts_over(id, j["over"], state, &key_range);
+  if (q.kind == QuestionKind::kSpan) {
+    if (q.over.size() > 1) invalid_question(id, "a span question reads one part");
+    if (q.over.empty()) q.over = {default_span_part(state)};
+    q.span_range = key_range;
   }
   return q;
 }
 
-DecisionPlan plan_decision(const DecisionJson& state, const DecisionJson& questions) {
+DecisionPlan plan_decision(const DecisionJson& state, const DecisionJson& questions, const DecisionJson& presets) {
   if (!questions.is_object() || questions.empty()) throw InvalidInput("questions: an object of at least one question");
   DecisionPlan plan;
   plan.parts = decision_state(state);
@@ -259,7 +361,7 @@ DecisionPlan plan_decision(const DecisionJson& state, const DecisionJson& questi
     if (id.find_first_not_of(" \t\r\n") == std::string::npos) throw InvalidInput("questions: an ID must not be blank");
     plan.ids.push_back(id);
     try {
-      plan.questions.push_back(decision_question(id, question, plan.parts));
+      plan.questions.push_back(decision_question(id, question, plan.parts, presets));
     } catch (const InvalidInput& e) {
       plan.invalid[id] = {{"type", question.is_object() ? question.value("type", DecisionJson()) : DecisionJson()},
                           {"error", "invalid_question"},
@@ -276,9 +378,10 @@ std::vector<DecisionAnswer> failed_answers(const DecisionPlan& plan, ItemError e
 DecisionJson decision_answers(const DecisionPlan& plan, const std::vector<DecisionAnswer>& answers) {
   std::map<std::string, const DecisionAnswer*> by_id;
   for (const DecisionAnswer& a : answers) by_id[a.id] = &a;
-  // Three objects assembled at the end: a reference into an ordered_json
-  // object does not survive an insertion into it.
-  DecisionJson all = DecisionJson::object(), sets = DecisionJson::object(), thresholds = DecisionJson::object();
+  // Objects assembled at the end: a reference into an ordered_json object
+  // does not survive an insertion into it.
+  DecisionJson all = DecisionJson::object(), spans = DecisionJson::object(), sets = DecisionJson::object(),
+               thresholds = DecisionJson::object();
   const auto probabilities = [](const DecisionAnswer& a) {
     DecisionJson p = DecisionJson::object();
     for (const auto& [name, value] : a.probabilities) p[name] = value;
@@ -291,12 +394,12 @@ DecisionJson decision_answers(const DecisionPlan& plan, const std::vector<Decisi
     }
     const DecisionAnswer& a = *by_id.at(id);
     DecisionJson j = {{"type", question_kind_name(a.kind)}};
-    if (a.complete_input && a.error == ItemError::kNone) j["input_coverage"] = "complete";
     if (a.error != ItemError::kNone) {
       j["error"] = item_error_name(a.error);
       all[id] = j;
       continue;
     }
+    if (a.complete_input) j["input_coverage"] = "complete";
     switch (a.kind) {
       case QuestionKind::kChoice:
         j.update({{"choice", a.choice}, {"confidence", a.confidence}, {"probabilities", probabilities(a)}});
@@ -315,25 +418,43 @@ DecisionJson decision_answers(const DecisionPlan& plan, const std::vector<Decisi
         if (a.complete_input) sets[id]["input_coverage"] = "complete";
         thresholds[id] = a.threshold;
         continue;
+      case QuestionKind::kSpan: {  // a Noul answer (the top word probability) and the spans
+        j["type"] = "noul";
+        j["noul"] = a.noul;
+        DecisionJson list = DecisionJson::array();
+        for (const DecisionSpan& s : a.spans)
+          list.push_back({{"label", s.label}, {"start", s.start}, {"end", s.end}, {"text", s.text}, {"probability", s.probability}});
+        spans[id] = std::move(list);
+        thresholds[id] = a.threshold;
+        break;
+      }
     }
     all[id] = j;
   }
   DecisionJson out = {{"answers", std::move(all)}};
-  if (!sets.empty()) out.update({{"sets", std::move(sets)}, {"thresholds", std::move(thresholds)}});
+  if (!spans.empty()) out["spans"] = std::move(spans);
+  if (!sets.empty()) out["sets"] = std::move(sets);
+  if (!thresholds.empty()) out["thresholds"] = std::move(thresholds);
   return out;
 }
 
 struct Vela2Model::Head {
   at::Tensor norm_weight, norm_bias, w_o, b_o, w_q, b_q, w_p, b_p;
   double tau = 1;
+  at::Tensor w_t, b_t, w_e, b_e;  // the span readout (words against labels)
+  float tau_span = 1;
   at::Tensor mlp0_weight, mlp0_bias, mlp3_weight, mlp3_bias;  // mlp and both readouts
 };
 
 // Where one question sits in the sequence.
 struct Vela2Model::Placed {
+  bool span = false;
   size_t query = 0;
-  std::vector<size_t> options;  // [O] markers, then [ABS]
+  std::vector<size_t> options;  // [O] markers, then [ABS]; a span's [E] markers
   size_t pool_begin = 0, pool_end = 0;
+  size_t part = 0;                 // a span: the part it reads,
+  std::vector<size_t> words;       // the positions of the words this sequence holds
+  std::vector<size_t> word_index;  // and their indices among the part's words
 };
 
 Vela2Model::~Vela2Model() = default;
@@ -404,6 +525,12 @@ std::shared_ptr<const Vela2Model> Vela2Model::load(const std::filesystem::path& 
   const at::Tensor log_tau = tensor("log_tau", {});
   head->tau = std::exp(log_tau.item<double>());
   if (!std::isfinite(head->tau) || head->tau <= 0) fail("log_tau must be finite");
+  head->w_t = tensor("w_t.weight", {projection, hidden});
+  head->b_t = tensor("w_t.bias", {projection});
+  head->w_e = tensor("w_e.weight", {projection, hidden});
+  head->b_e = tensor("w_e.bias", {projection});
+  head->tau_span = std::exp(tensor("log_tau_span", {}).item<float>());
+  if (!std::isfinite(head->tau_span) || head->tau_span <= 0) fail("log_tau_span must be finite");
   if (m->readout_ != "cosine") {
     head->mlp0_weight = tensor("cls_mlp.0.weight", {2 * hidden, hidden});
     head->mlp0_bias = tensor("cls_mlp.0.bias", {2 * hidden});
@@ -412,12 +539,23 @@ std::shared_ptr<const Vela2Model> Vela2Model::load(const std::filesystem::path& 
   }
   m->head_ = std::move(head);
   const std::filesystem::path calibration_file = file_in_dir(dir, "calibration.json");
-  m->calibration_ = read_json_file(calibration_file);
-  if (!m->calibration_.is_object() || !m->calibration_.value("temperature", nlohmann::json()).is_object())
-    throw LoadError(calibration_file.string() + ": temperature: an object of per-type temperatures", ErrorCode::kInvalidModel);
+  const auto bad_calibration = [&](const std::string& why) -> void {
+    throw LoadError(calibration_file.string() + ": " + why, ErrorCode::kInvalidModel);
+  };
+  const std::string calibration_text = read_file(calibration_file);
+  check_json_nesting(calibration_text, calibration_file.string());
+  m->calibration_ = DecisionJson::parse(calibration_text, nullptr, false);  // ordered: a preset's labels keep their order
+  if (m->calibration_.is_discarded() || !m->calibration_.is_object() ||
+      !m->calibration_.value("temperature", DecisionJson()).is_object())
+    bad_calibration("temperature: an object of per-type temperatures");
   for (const auto& [type, t] : m->calibration_["temperature"].items())
     if (!t.is_number() || !(t.get<double>() > 0) || !std::isfinite(t.get<double>()))
-      throw LoadError(calibration_file.string() + ": temperature." + type + ": a positive number", ErrorCode::kInvalidModel);
+      bad_calibration("temperature." + type + ": a positive number");
+  try {
+    m->presets_ = presets_of(m->calibration_);
+  } catch (const InvalidInput& e) {
+    bad_calibration(e.what());
+  }
   m->tokenizer_ = load_hf_tokenizer(file_in_dir(dir, "tokenizer.json"), kMarkers);
   return m;
 }
@@ -461,10 +599,10 @@ DecisionAnswer Vela2Model::answer(const DecisionQuestion& q, const std::vector<f
     a.error = ItemError::kInvalidModelOutput;
     return a;
   }
-  const nlohmann::json& temperatures = calibration_["temperature"];
+  const DecisionJson& temperatures = calibration_["temperature"];
   const auto temperature = [&](const char* type) { return temperatures.value(type, 1.0); };
   if (q.kind == QuestionKind::kSet) {
-    const nlohmann::json thresholds = calibration_.value("thresholds", nlohmann::json::object());
+    const DecisionJson thresholds = calibration_.value("thresholds", DecisionJson::object());
     a.threshold = q.threshold.value_or(thresholds.value("set:" + q.id, thresholds.value("set:*", 0.5)));
     for (size_t k = 0; k < n; ++k) {
       const double p = 1 / (1 + std::exp(-values[k] / temperature("set")));
@@ -553,58 +691,100 @@ std::vector<std::pair<size_t, size_t>> windows_over(size_t total, size_t kept, s
 
 }  // namespace
 
-// A question compiled: its tokens and its options', and the parts it reads.
+// A question compiled: its tokens and its options' (a span: its labels'),
+// and the parts it reads.
 struct Vela2Model::Compiled {
+  bool span = false;
   std::vector<int64_t> text;
   std::vector<std::vector<int64_t>> options;
   bool abstain = false;
   std::vector<size_t> parts;  // indices into the state's parts, in state order
   size_t length() const {
-    size_t n = 1 + text.size() + abstain;
+    size_t n = span ? 0 : 1 + text.size() + abstain;  // a span places its labels only
     for (const auto& o : options) n += 1 + o.size();
     return n;
   }
 };
 
+// A part of the state as tokens (at most the scan budget and one more) and,
+// when a span reads it, its text in code points, its words with their first
+// tokens and where each token starts.
+struct Vela2Model::EncodedPart {
+  std::vector<int64_t> ids;
+  std::u32string text;
+  TokenWords words;
+  std::vector<size_t> token_starts;
+};
+
 // One marker sequence to read: its tokens and where each question sits.
 struct Vela2Model::Sequence {
   std::vector<int64_t> ids;
-  std::vector<Placed> placed;
+  std::vector<Placed> placed;  // in the order of the row's questions
 };
 
-// A state's questions planned: the sequences to read (one, or the windows
-// over its long part), which questions average them, and each question's
+// The questions read together (the non-span ones and the first span; each
+// further span alone) and their sequences: one, or the windows over a long part.
+struct Vela2Model::Row {
+  std::vector<size_t> questions;  // indices into the case's questions
+  std::vector<Sequence> sequences;
+};
+
+// A state's questions planned: its parts, its rows, and each question's
 // error or coverage.
 struct Vela2Model::CasePlan {
-  std::vector<Sequence> sequences;
-  bool windows = false;
-  std::vector<ItemError> errors;     // per question (kNone: answered)
-  std::vector<bool> read_windows;    // per question: every sequence (else the first)
+  std::vector<EncodedPart> parts;
+  std::vector<Row> rows;
+  std::vector<ItemError> errors;   // per question (kNone: answered)
+  std::vector<bool> read_windows;  // per question: every sequence of its row (else the first)
   size_t tokens = 0;
 };
 
-Vela2Model::Sequence Vela2Model::assemble(const std::vector<Compiled>& compiled, const std::vector<PartRole>& roles,
-                                          const std::vector<std::vector<int64_t>>& parts,
-                                          const std::vector<size_t>& kept) const {
+Vela2Model::EncodedPart Vela2Model::encode_part(const std::string& text, size_t cap, bool with_words) const {
+  EncodeOptions options;
+  options.add_special_tokens = false;
+  options.max_length = cap;  // enough to know a part does not fit
+  const Encoding e = tokenizer_->encode(text, options);
+  EncodedPart part;
+  part.ids.assign(e.ids.begin(), e.ids.end());
+  if (!with_words) return part;
+  part.text = code_points(text);
+  std::vector<std::pair<size_t, size_t>> bytes;
+  for (const Span& s : e.offsets) bytes.emplace_back(s.begin, s.end);
+  const std::vector<CodePointRange> tokens = token_code_points(code_point_starts(text), bytes);
+  for (const CodePointRange& t : tokens) part.token_starts.push_back(t.first);
+  std::u32string read = part.text;  // a part read in part: its words end where its last token does
+  if (e.truncated && !tokens.empty()) read.resize(tokens.back().second);
+  part.words = words_of(read, tokens);
+  return part;
+}
+
+Vela2Model::Sequence Vela2Model::assemble(const std::vector<const Compiled*>& compiled, const std::vector<PartRole>& roles,
+                                          const std::vector<std::vector<int64_t>>& parts, const std::vector<size_t>& kept,
+                                          const std::vector<size_t>& begins,
+                                          const std::vector<EncodedPart>& encoded) const {
   Sequence out;
   std::vector<int64_t>& ids = out.ids;
   ids.push_back(bos_);
   out.placed.resize(compiled.size());
-  for (size_t i = 0; i < compiled.size(); ++i) {
-    Placed& placed = out.placed[i];
-    placed.query = ids.size();
-    ids.push_back(markers_[kQ]);
-    ids.insert(ids.end(), compiled[i].text.begin(), compiled[i].text.end());
-    for (const auto& option : compiled[i].options) {
-      placed.options.push_back(ids.size());
-      ids.push_back(markers_[kO]);
-      ids.insert(ids.end(), option.begin(), option.end());
+  for (const bool spans : {false, true})  // the questions, then the span's labels
+    for (size_t i = 0; i < compiled.size(); ++i) {
+      if (compiled[i]->span != spans) continue;
+      Placed& placed = out.placed[i];
+      if (!spans) {
+        placed.query = ids.size();
+        ids.push_back(markers_[kQ]);
+        ids.insert(ids.end(), compiled[i]->text.begin(), compiled[i]->text.end());
+      }
+      for (const auto& option : compiled[i]->options) {
+        placed.options.push_back(ids.size());
+        ids.push_back(markers_[spans ? kE : kO]);
+        ids.insert(ids.end(), option.begin(), option.end());
+      }
+      if (compiled[i]->abstain) {
+        placed.options.push_back(ids.size());
+        ids.push_back(markers_[kAbs]);
+      }
     }
-    if (compiled[i].abstain) {
-      placed.options.push_back(ids.size());
-      ids.push_back(markers_[kAbs]);
-    }
-  }
   ids.push_back(markers_[kSepSchema]);
   std::vector<std::pair<size_t, size_t>> ranges;
   for (size_t k = 0; k < parts.size(); ++k) {
@@ -615,11 +795,42 @@ Vela2Model::Sequence Vela2Model::assemble(const std::vector<Compiled>& compiled,
   }
   ids.push_back(eos_);
   for (size_t i = 0; i < compiled.size(); ++i) {
-    out.placed[i].pool_begin = ranges[compiled[i].parts.front()].first;
-    out.placed[i].pool_end = ranges[compiled[i].parts.back()].second;
+    Placed& placed = out.placed[i];
+    const size_t first = compiled[i]->parts.front();
+    placed.pool_begin = ranges[first].first;
+    placed.pool_end = ranges[compiled[i]->parts.back()].second;
+    placed.span = compiled[i]->span;
+    placed.part = first;
+    if (!placed.span) continue;
+    const TokenWords& words = encoded[first].words;  // the words whose first token this sequence holds
+    for (size_t w = 0; w < words.first_token.size(); ++w) {
+      const size_t token = words.first_token[w];
+      if (token < begins[first] || token - begins[first] >= kept[first]) continue;
+      placed.words.push_back(ranges[first].first + 1 + token - begins[first]);
+      placed.word_index.push_back(w);
+    }
   }
   return out;
 }
+
+namespace {
+
+// Whether every word of `part` lies wholly inside one of `windows`: from its
+// first token to the token before the first one at or after its end.
+bool words_within(const std::vector<size_t>& token_starts, const TokenWords& words,
+                  const std::vector<std::pair<size_t, size_t>>& windows) {
+  for (size_t w = 0; w < words.words.size(); ++w) {
+    const size_t first = words.first_token[w];
+    const size_t after = static_cast<size_t>(
+        std::lower_bound(token_starts.begin() + static_cast<std::ptrdiff_t>(first), token_starts.end(),
+                         words.words[w].second) - token_starts.begin());
+    if (!std::any_of(windows.begin(), windows.end(), [&](const auto& win) { return win.first <= first && after <= win.second; }))
+      return false;
+  }
+  return true;
+}
+
+}  // namespace
 
 Vela2Model::CasePlan Vela2Model::plan_case(const std::vector<StatePart>& parts,
                                            const std::vector<DecisionQuestion>& questions,
@@ -630,77 +841,113 @@ Vela2Model::CasePlan Vela2Model::plan_case(const std::vector<StatePart>& parts,
   plan.read_windows.assign(questions.size(), false);
   if (questions.empty()) return plan;
   const size_t scan = options.scan_tokens > 0 ? options.scan_tokens : max_scan_tokens();
-  std::vector<std::vector<int64_t>> part_tokens;
-  std::vector<size_t> lengths;
-  std::vector<PartRole> roles;
-  for (const StatePart& part : parts) {
-    roles.push_back(part.role);
-    part_tokens.push_back(text_tokens(part.text, std::max(scan, max_length_) + 1));
-    lengths.push_back(part_tokens.back().size());
-  }
   std::vector<Compiled> compiled(questions.size());
-  std::vector<bool> read(parts.size(), false);
-  size_t schema = 0;
+  std::vector<bool> spanned(parts.size(), false);  // parts a span reads
   for (size_t i = 0; i < questions.size(); ++i) {
     const DecisionQuestion& q = questions[i];
     Compiled& c = compiled[i];
-    c.text = text_tokens(q.instructions, max_length_ + 1);
+    c.span = q.kind == QuestionKind::kSpan;
+    if (!c.span) c.text = text_tokens(q.instructions, max_length_ + 1);
     for (const DecisionOption& o : q.options) c.options.push_back(text_tokens(option_text(o), max_length_ + 1));
     c.abstain = q.kind == QuestionKind::kChoice || q.kind == QuestionKind::kNoul;
     for (size_t k = 0; k < parts.size(); ++k)
       if (q.over.empty() || std::find(q.over.begin(), q.over.end(), parts[k].role) != q.over.end()) {
         c.parts.push_back(k);
-        read[k] = true;
+        if (c.span) spanned[k] = true;
       }
     if (c.parts.empty()) throw InvalidInput("question \"" + q.id + "\" reads no part of the state");
-    schema += c.length();
   }
-  const auto fail_all = [&](ItemError error) {
-    plan.sequences.clear();
-    plan.errors.assign(questions.size(), error);
-    plan.tokens = 0;
-    return plan;
-  };
+  for (size_t k = 0; k < parts.size(); ++k)
+    plan.parts.push_back(encode_part(parts[k].text, std::max(scan, max_length_) + 1, spanned[k]));
+  // Rows: the questions that are not spans with the first span; each further span alone.
+  std::vector<std::vector<size_t>> rows(1);
+  bool first_span = true;
+  for (size_t i = 0; i < questions.size(); ++i) {
+    if (compiled[i].span && !std::exchange(first_span, false)) rows.push_back({i});
+    else rows[0].push_back(i);
+  }
+  for (const std::vector<size_t>& row : rows)
+    if (!row.empty()) plan.rows.push_back(plan_row(plan, parts, questions, compiled, row, scan));
+  return plan;
+}
+
+Vela2Model::Row Vela2Model::plan_row(CasePlan& plan, const std::vector<StatePart>& parts,
+                                     const std::vector<DecisionQuestion>& questions,
+                                     const std::vector<Compiled>& all, const std::vector<size_t>& indices,
+                                     size_t scan) const {
+  Row row{indices, {}};
+  std::vector<const Compiled*> compiled;
+  std::vector<bool> read(parts.size(), false);
+  size_t schema = 0;
+  std::optional<size_t> span;  // the row's span, by its index in the row
+  for (const size_t i : indices) {
+    if (all[i].span) span = compiled.size();
+    compiled.push_back(&all[i]);
+    for (const size_t k : all[i].parts) read[k] = true;
+    schema += all[i].length();
+  }
+  std::vector<PartRole> roles;
+  std::vector<size_t> lengths;
+  std::vector<std::vector<int64_t>> part_tokens;
+  for (size_t k = 0; k < parts.size(); ++k) {
+    roles.push_back(parts[k].role);
+    part_tokens.push_back(plan.parts[k].ids);
+    lengths.push_back(part_tokens.back().size());
+  }
   const std::optional<Fitted> first = fit(schema, lengths, read, max_length_);
-  if (!first) return fail_all(ItemError::kMaxLengthExceeded);
-  // A read part that was cut is read in windows of what was kept, when every
-  // question reads that one part; truncate questions read the first window.
+  if (!first) {
+    for (const size_t i : indices) plan.errors[i] = ItemError::kMaxLengthExceeded;
+    return row;
+  }
+  // A read part that was cut is read in windows of what was kept: the span's
+  // part, or without a span the one part every question reads.
   std::optional<size_t> windowed;
-  if (first->cut_read > 0 && compiled[0].parts.size() == 1) {
-    const std::vector<size_t> one = compiled[0].parts;
-    if (std::all_of(compiled.begin(), compiled.end(), [&](const Compiled& c) { return c.parts == one; }))
+  if (first->cut_read > 0 && span) {
+    const size_t k = compiled[*span]->parts[0];
+    if (first->kept[k] < lengths[k]) windowed = k;
+  } else if (first->cut_read > 0 && compiled[0]->parts.size() == 1) {
+    const std::vector<size_t> one = compiled[0]->parts;
+    if (std::all_of(compiled.begin(), compiled.end(), [&](const Compiled* c) { return c->parts == one; }))
       windowed = one[0];
   }
   const size_t w = windowed.value_or(0);
   const bool over_scan = windowed && lengths[w] > scan;
-  plan.windows = windowed && !over_scan && std::any_of(questions.begin(), questions.end(),
-                                                       [](const DecisionQuestion& q) { return !q.truncate; });
+  const bool windows_read = windowed && !over_scan && std::any_of(indices.begin(), indices.end(), [&](size_t i) {
+    return !questions[i].truncate;
+  });
   std::vector<std::pair<size_t, size_t>> windows = {{0, windowed ? first->kept[w] : 0}};
-  if (plan.windows) windows = windows_over(lengths[w], first->kept[w], std::min(window_overlap_, first->kept[w] / 4));
+  if (windows_read) windows = windows_over(lengths[w], first->kept[w], std::min(window_overlap_, first->kept[w] / 4));
   bool others_whole = true;  // every window held the other parts whole
   for (const auto& [begin, end] : windows) {
     std::vector<std::vector<int64_t>> window_parts = part_tokens;
-    std::vector<size_t> window_lengths = lengths;
+    std::vector<size_t> window_lengths = lengths, begins(parts.size(), 0);
     if (windowed) {
       window_parts[w] = std::vector<int64_t>(part_tokens[w].begin() + static_cast<std::ptrdiff_t>(begin),
                                              part_tokens[w].begin() + static_cast<std::ptrdiff_t>(end));
       window_lengths[w] = end - begin;
+      begins[w] = begin;
     }
     const std::optional<Fitted> f = fit(schema, window_lengths, read, max_length_);
-    if (!f) return fail_all(ItemError::kMaxLengthExceeded);
+    if (!f) {
+      for (const size_t i : indices) plan.errors[i] = ItemError::kMaxLengthExceeded;
+      row.sequences.clear();
+      return row;
+    }
     others_whole = others_whole && f->cut_unread == 0 && f->cut_read == 0;
-    plan.sequences.push_back(assemble(compiled, roles, window_parts, f->kept));
-    plan.tokens += plan.sequences.back().ids.size();
+    row.sequences.push_back(assemble(compiled, roles, window_parts, f->kept, begins, plan.parts));
   }
+  for (const Sequence& s : row.sequences) plan.tokens += s.ids.size();
   const bool whole = first->cut_unread == 0 && first->cut_read == 0;  // one input held every part
-  const bool covered = plan.windows && others_whole && windows.back().second == lengths[w];
-  for (size_t i = 0; i < questions.size(); ++i) {
+  const bool covered = windows_read && others_whole && windows.back().second == lengths[w] &&
+                       (!span || words_within(plan.parts[w].token_starts, plan.parts[w].words, windows));
+  for (const size_t i : indices) {
     const DecisionQuestion& q = questions[i];
-    plan.read_windows[i] = plan.windows && !q.truncate;
-    if (windowed && over_scan && !q.truncate) plan.errors[i] = ItemError::kScanBudgetExceeded;
+    const bool reads_windowed = std::find(all[i].parts.begin(), all[i].parts.end(), w) != all[i].parts.end();
+    plan.read_windows[i] = windows_read && !q.truncate;
+    if (windowed && over_scan && !q.truncate && reads_windowed) plan.errors[i] = ItemError::kScanBudgetExceeded;
     else if (q.require_full_input && !whole && !covered) plan.errors[i] = ItemError::kMaxLengthExceeded;
   }
-  return plan;
+  return row;
 }
 
 std::vector<std::vector<std::vector<float>>> Vela2Model::read_all(const std::vector<const Sequence*>& sequences) const {
@@ -732,33 +979,112 @@ std::vector<std::vector<std::vector<float>>> Vela2Model::read_all(const std::vec
     const at::Tensor hidden = encoder_->forward(inputs, {}).to(at::kFloat).cpu();
     for (int64_t r = 0; r < rows; ++r) {
       const size_t index = order[begin + static_cast<size_t>(r)];
-      for (const Placed& p : sequences[index]->placed) out[index].push_back(option_logits(hidden[r], p));
+      for (const Placed& p : sequences[index]->placed)
+        out[index].push_back(p.span ? word_logits(hidden[r], p) : option_logits(hidden[r], p));
     }
     begin = end;
   }
   return out;
 }
 
+std::vector<float> Vela2Model::word_logits(const at::Tensor& hidden, const Placed& placed) const {
+  if (placed.words.empty()) return {};
+  const Head& h = *head_;
+  const auto project = [&](const std::vector<size_t>& positions, const at::Tensor& weight, const at::Tensor& bias) {
+    std::vector<int64_t> index(positions.begin(), positions.end());
+    const at::Tensor x = hidden.index_select(0, at::tensor(index, at::kLong));
+    const at::Tensor y = at::linear(at::layer_norm(x, {h.norm_weight.size(0)}, h.norm_weight, h.norm_bias, 1e-5), weight, bias);
+    return y / y.norm(2, -1, true).clamp_min(1e-12);
+  };
+  const at::Tensor logits =
+      (at::matmul(project(placed.words, h.w_t, h.b_t), project(placed.options, h.w_e, h.b_e).t()) / h.tau_span).contiguous();
+  return std::vector<float>(logits.data_ptr<float>(), logits.data_ptr<float>() + logits.numel());
+}
+
 std::vector<DecisionAnswer> Vela2Model::finish_case(const CasePlan& plan, const std::vector<DecisionQuestion>& questions,
                                                     const std::vector<std::vector<std::vector<float>>>& logits) const {
   std::vector<DecisionAnswer> answers(questions.size());
-  for (size_t i = 0; i < questions.size(); ++i) {
-    const DecisionQuestion& q = questions[i];
-    if (plan.errors[i] != ItemError::kNone) {
-      answers[i] = failed({q}, plan.errors[i])[0];
-      continue;
+  size_t next = 0;  // the row's first sequence
+  for (const Row& row : plan.rows) {
+    for (size_t j = 0; j < row.questions.size(); ++j) {
+      const size_t i = row.questions[j];
+      const DecisionQuestion& q = questions[i];
+      if (plan.errors[i] != ItemError::kNone) {
+        answers[i] = failed({q}, plan.errors[i])[0];
+        continue;
+      }
+      const size_t reads = plan.read_windows[i] ? row.sequences.size() : 1;
+      if (q.kind == QuestionKind::kSpan) {
+        answers[i] = answer_span(q, plan.parts[row.sequences[0].placed[j].part], row, j, logits, next, reads);
+      } else {
+        std::vector<float> combined = logits[next][j];
+        for (size_t k = 1; k < reads; ++k)
+          for (size_t o = 0; o < combined.size(); ++o)
+            combined[o] = q.kind == QuestionKind::kSet ? std::max(combined[o], logits[next + k][j][o])
+                                                       : combined[o] + logits[next + k][j][o];
+        if (q.kind != QuestionKind::kSet)
+          for (float& v : combined) v /= static_cast<float>(reads);
+        answers[i] = answer(q, combined);
+      }
+      answers[i].complete_input = q.require_full_input;
     }
-    const size_t reads = plan.read_windows[i] ? logits.size() : 1;
-    std::vector<float> combined = logits[0][i];
-    for (size_t k = 1; k < reads; ++k)
-      for (size_t o = 0; o < combined.size(); ++o)
-        combined[o] = q.kind == QuestionKind::kSet ? std::max(combined[o], logits[k][i][o]) : combined[o] + logits[k][i][o];
-    if (q.kind != QuestionKind::kSet)
-      for (float& v : combined) v /= static_cast<float>(reads);
-    answers[i] = answer(q, combined);
-    answers[i].complete_input = q.require_full_input;
+    next += row.sequences.size();
   }
   return answers;
+}
+
+DecisionAnswer Vela2Model::answer_span(const DecisionQuestion& q, const EncodedPart& part, const Row& row, size_t j,
+                                       const std::vector<std::vector<std::vector<float>>>& logits, size_t first,
+                                       size_t reads) const {
+  DecisionAnswer a = failed({q}, ItemError::kNone)[0];
+  const size_t labels = q.options.size(), total = part.words.words.size();
+  // Each word's logits averaged over the sequences that hold it; read in
+  // windows, every word of the part is listed (one no window held at -30).
+  std::vector<double> sum(total * labels, 0.0);
+  std::vector<size_t> count(total, 0);
+  for (size_t k = 0; k < reads; ++k) {
+    const Placed& placed = row.sequences[k].placed[j];
+    const std::vector<float>& values = logits[first + k][j];
+    for (size_t w = 0; w < placed.word_index.size(); ++w) {
+      const size_t word = placed.word_index[w];
+      ++count[word];
+      for (size_t l = 0; l < labels; ++l) sum[word * labels + l] += values[w * labels + l];
+    }
+  }
+  WordProbabilities words{&part.text, {}, {}, {}};
+  for (const DecisionOption& o : q.options) words.labels.push_back(o.name);
+  const double temperature = calibration_["temperature"].value("span", 1.0);
+  for (size_t w = 0; w < total; ++w) {
+    if (count[w] == 0 && reads == 1) continue;  // one sequence: the words it held
+    words.words.push_back(part.words.words[w]);
+    for (size_t l = 0; l < labels; ++l) {
+      const double logit = count[w] > 0 ? sum[w * labels + l] / static_cast<double>(count[w]) : -30.0;
+      words.p.push_back(1 / (1 + std::exp(-logit / temperature)));
+    }
+  }
+  if (std::any_of(words.p.begin(), words.p.end(), [](double p) { return std::isnan(p); })) {
+    a.error = ItemError::kInvalidModelOutput;
+    return a;
+  }
+  SpanThreshold threshold;
+  try {
+    threshold = span_threshold(calibration_, q.calibration_key.empty() ? q.id : q.calibration_key, words,
+                               part.ids.size(), q.threshold);
+  } catch (const std::out_of_range&) {  // the calibration lacks the rule's values
+    a.error = ItemError::kInvalidModelOutput;
+    return a;
+  }
+  a.threshold = threshold.value;
+  const auto [low, high] = q.span_range.value_or(CodePointRange{0, part.text.size()});
+  for (DecisionSpan& s : decode_spans(words, threshold.value)) {
+    const auto [start, end] = trim_span(part.text, std::max(s.start, low), std::min(s.end, high));
+    if (start >= end) continue;
+    a.spans.push_back({s.label, start - low, end - low, utf8_of(part.text, start, end), s.probability});
+  }
+  for (size_t w = 0; w < words.words.size(); ++w)  // the top word probability, within the range
+    if (words.words[w].first >= low && words.words[w].second <= high)
+      for (size_t l = 0; l < labels; ++l) a.noul = std::max(a.noul, words.at(w, l));
+  return a;
 }
 
 std::vector<std::vector<DecisionAnswer>> Vela2Model::decide_all(
@@ -767,8 +1093,13 @@ std::vector<std::vector<DecisionAnswer>> Vela2Model::decide_all(
   std::vector<CasePlan> plans;
   std::vector<const Sequence*> sequences;
   for (const DecisionCase& c : cases) plans.push_back(plan_case(*c.parts, *c.questions, options));
-  for (const CasePlan& plan : plans)
-    for (const Sequence& s : plan.sequences) sequences.push_back(&s);
+  std::vector<size_t> counts;  // each case's sequences
+  for (const CasePlan& plan : plans) {
+    counts.push_back(sequences.size());
+    for (const Row& row : plan.rows)
+      for (const Sequence& s : row.sequences) sequences.push_back(&s);
+    counts.back() = sequences.size() - counts.back();
+  }
   std::vector<std::vector<std::vector<float>>> logits;  // every case's sequences in shared forwards
   const auto forwards = [&] { logits = read_all(sequences); };
   if (on_lane) on_lane(forwards);
@@ -778,7 +1109,7 @@ std::vector<std::vector<DecisionAnswer>> Vela2Model::decide_all(
   size_t next = 0;
   for (size_t k = 0; k < cases.size(); ++k) {
     const auto first = logits.begin() + static_cast<std::ptrdiff_t>(next);
-    next += plans[k].sequences.size();
+    next += counts[k];
     out.push_back(finish_case(plans[k], *cases[k].questions,
                               {first, logits.begin() + static_cast<std::ptrdiff_t>(next)}));
     if (input_tokens != nullptr) input_tokens->push_back(plans[k].tokens);

@@ -8,13 +8,19 @@
 // question reads:
 //   logit = cos(W_o LN(h[O]) + W_q LN(h[Q]), W_p LN(mean h[pool])) / tau
 //           (+ MLP(h[O]) for the mlp and both readouts).
+// A Span question adds only its labels, each as [E] label, before
+// [SEP_SCHEMA] (one span per sequence: the first shares the sequence of the
+// other questions, each further one reads a sequence of its own), and the
+// head scores each word of the part it reads (at the word's first token)
+// against each label:
+//   logit = cos(W_t LN(h[word]) + b_t, W_e LN(h[E]) + b_e) / tau_span.
 // Answers follow the package's calibration.json: Choice and Score are a
 // softmax over the options at the type's temperature, Noul is P(yes) of a
-// two-option Choice, Set labels are sigmoids against a threshold.
-//
-// This slice: Choice, Noul, Score and Set questions, long parts fitted or
-// read in windows (decide()); Span questions and presets are not here yet. Immutable after load;
-// decide() may be called from many threads at once.
+// two-option Choice, Set labels and span words are sigmoids against a
+// threshold (a span's by the PII length rule, sparse gate and presets of
+// the calibration); labelled words are joined into spans as the packages
+// join them (vela2_words.h). Immutable after load; decide() may be called
+// from many threads at once.
 #pragma once
 
 #include <ATen/core/Tensor.h>
@@ -32,6 +38,7 @@
 
 #include "models/core_model.h"
 #include "runtime/item_results.h"
+#include "runtime/vela2_spans.h"
 #include "tokenizers/tokenizer.h"
 
 namespace semroute {
@@ -40,10 +47,10 @@ namespace semroute {
 inline const std::vector<std::string> kVela2Markers = {"[Q]",        "[O]",          "[ABS]", "[SEP_SCHEMA]",
                                                        "[SEG_user]", "[SEG_answer]", "[E]",   "[SEG_context]"};
 
-// What a question may list: Choice 2..255 options (Set 1..255 labels), Score 2..10 levels.
+// What a question may list: Choice 2..255 options (Set and Span 1..255 labels), Score 2..10 levels.
 inline constexpr size_t kMinOptions = 2, kMaxOptions = 255, kMinLevels = 2, kMaxLevels = 10;
 
-enum class QuestionKind { kChoice, kNoul, kScore, kSet };
+enum class QuestionKind { kChoice, kNoul, kScore, kSet, kSpan };
 const char* question_kind_name(QuestionKind kind);
 
 enum class PartRole { kUser, kContext, kAnswer };
@@ -54,6 +61,7 @@ struct StatePart {
   PartRole role = PartRole::kUser;
   std::string text;
   std::vector<std::string> keys;  // the state's keys that fed it (a question's `over` may name one)
+  std::vector<CodePointRange> ranges;  // each key's value in `text`
 };
 
 struct DecisionOption {
@@ -69,7 +77,11 @@ struct DecisionQuestion {
   // empty for the defaults, else its no and yes descriptions.
   std::vector<DecisionOption> options;
   std::vector<PartRole> over;       // the parts it reads; empty: every part
-  std::optional<double> threshold;  // Set
+  std::optional<double> threshold;  // Set, Span
+  // Span: the calibration's name for it (its preset, else its ID), and the
+  // range of the one state key `over` names when the part holds several.
+  std::string calibration_key;
+  std::optional<CodePointRange> span_range;
   // overflow: truncate (a part longer than one input: its first tokens) or
   // window (the default); require_full_input: every part read whole.
   bool truncate = false;
@@ -85,10 +97,11 @@ struct DecisionAnswer {
   std::optional<double> abstain_probability;               // Choice
   std::vector<std::pair<std::string, double>> probabilities;  // Choice, Set: by name; Score: "0".."n-1"
   std::vector<std::string> legend;                         // Score: each level's text, "0".."n-1"
-  double noul = 0;                                         // Noul: P(yes)
+  double noul = 0;                                         // Noul: P(yes); Span: the top word probability
   double score = 0;                                        // Score: the expected level index
   std::vector<std::string> selected;                       // Set: the labels over the threshold
-  double threshold = 0;                                    // Set
+  double threshold = 0;                                    // Set, Span
+  std::vector<DecisionSpan> spans;                         // Span
   bool complete_input = false;  // a require_full_input question that read every part whole
 };
 
@@ -107,10 +120,12 @@ DecisionJson parse_decision_request(std::string_view text);
 std::vector<StatePart> decision_state(const DecisionJson& state);
 
 // One question of a request ({type, instructions, criteria | choices |
-// levels | labels, over, threshold}); InvalidInput (the question's
+// levels | labels, over, threshold, overflow, require_full_input, head} or
+// {preset, type, over, threshold, overflow} with `presets` the model's, as
+// Vela2Model::presets() gives them); InvalidInput (the question's
 // invalid_question) naming what is wrong.
 DecisionQuestion decision_question(const std::string& id, const DecisionJson& question,
-                                   const std::vector<StatePart>& state);
+                                   const std::vector<StatePart>& state, const DecisionJson& presets = {});
 
 // One state's questions, validated: the state's parts, every question ID as
 // asked, the questions that validate (in that order) and each other one's
@@ -123,12 +138,13 @@ struct DecisionPlan {
 };
 // InvalidInput (the request's error) for a state that gives no part, or
 // questions that are not a non-empty object of non-blank IDs.
-DecisionPlan plan_decision(const DecisionJson& state, const DecisionJson& questions);
+DecisionPlan plan_decision(const DecisionJson& state, const DecisionJson& questions, const DecisionJson& presets = {});
 // Every question of `plan` answered `error` (deadline_exceeded, unavailable).
 std::vector<DecisionAnswer> failed_answers(const DecisionPlan& plan, ItemError error);
-// {"answers", "sets", "thresholds"} (the last two only with Set questions):
-// every question's answer in the order asked, a Set's as <id>.<label> Noul
-// answers; `answers` are plan.questions' in order.
+// {"answers", "spans", "sets", "thresholds"} (the last three only with Span
+// or Set questions): every question's answer in the order asked, a Set's as
+// <id>.<label> Noul answers, a Span's as a Noul answer (its top word
+// probability) and its spans; `answers` are plan.questions' in order.
 DecisionJson decision_answers(const DecisionPlan& plan, const std::vector<DecisionAnswer>& answers);
 
 // Whether `dir` holds a Vela 2.0 package (config.json's model_type is
@@ -178,6 +194,9 @@ class Vela2Model {
       const DecideOptions& options = {},
       const std::function<void(const std::function<void()>&)>& on_lane = nullptr) const;
 
+  // The questions the package defines (calibration.json's pii, halu and
+  // relevance schemas, those it has), by name, as questions.
+  const DecisionJson& presets() const { return presets_; }
   size_t max_length() const { return max_length_; }
   // The scan budget (the card's limits.max_scan_tokens) and what a truncate
   // question reads (limits.truncate_tokens): four inputs and one on a CPU.
@@ -189,20 +208,30 @@ class Vela2Model {
   struct Head;
   struct Placed;
   struct Compiled;
+  struct EncodedPart;
   struct Sequence;
+  struct Row;
   struct CasePlan;
   Vela2Model() = default;
   std::vector<int64_t> text_tokens(const std::string& text, size_t cap) const;
+  EncodedPart encode_part(const std::string& text, size_t cap, bool with_words) const;
   CasePlan plan_case(const std::vector<StatePart>& parts, const std::vector<DecisionQuestion>& questions,
                      const DecideOptions& options) const;
-  Sequence assemble(const std::vector<Compiled>& compiled, const std::vector<PartRole>& roles,
-                    const std::vector<std::vector<int64_t>>& parts, const std::vector<size_t>& kept) const;
-  // Each sequence's option logits per question, from batched forwards.
+  Row plan_row(CasePlan& plan, const std::vector<StatePart>& parts, const std::vector<DecisionQuestion>& questions,
+               const std::vector<Compiled>& all, const std::vector<size_t>& indices, size_t scan) const;
+  Sequence assemble(const std::vector<const Compiled*>& compiled, const std::vector<PartRole>& roles,
+                    const std::vector<std::vector<int64_t>>& parts, const std::vector<size_t>& kept,
+                    const std::vector<size_t>& begins, const std::vector<EncodedPart>& encoded) const;
+  // Each sequence's logits per question (a span's: its words by its labels), from batched forwards.
   std::vector<std::vector<std::vector<float>>> read_all(const std::vector<const Sequence*>& sequences) const;
   std::vector<DecisionAnswer> finish_case(const CasePlan& plan, const std::vector<DecisionQuestion>& questions,
                                           const std::vector<std::vector<std::vector<float>>>& logits) const;
   std::vector<float> option_logits(const at::Tensor& hidden, const Placed& placed) const;
+  std::vector<float> word_logits(const at::Tensor& hidden, const Placed& placed) const;
   DecisionAnswer answer(const DecisionQuestion& question, const std::vector<float>& logits) const;
+  DecisionAnswer answer_span(const DecisionQuestion& question, const EncodedPart& part, const Row& row, size_t j,
+                             const std::vector<std::vector<std::vector<float>>>& logits, size_t first,
+                             size_t reads) const;
 
   std::shared_ptr<const CoreModel> encoder_;
   std::shared_ptr<const Tokenizer> tokenizer_;
@@ -211,7 +240,8 @@ class Vela2Model {
   int64_t bos_ = 0, eos_ = 0, pad_ = 0;
   size_t max_length_ = 0, window_overlap_ = 64;
   std::string readout_;
-  nlohmann::json calibration_;
+  DecisionJson calibration_;
+  DecisionJson presets_;
 };
 
 }  // namespace semroute

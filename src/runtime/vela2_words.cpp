@@ -125,6 +125,39 @@ std::u32string code_points(const std::string& text) {
   return out;
 }
 
+std::vector<size_t> code_point_starts(const std::string& text) {
+  std::vector<size_t> starts;
+  for (size_t pos = 0; pos < text.size();) {
+    starts.push_back(pos);
+    size_t length = 0;
+    unicode::decode(text, pos, &length);
+    pos += std::max<size_t>(length, 1);
+  }
+  starts.push_back(text.size());
+  return starts;
+}
+
+std::vector<CodePointRange> token_code_points(const std::vector<size_t>& starts,
+                                              const std::vector<std::pair<size_t, size_t>>& byte_ranges) {
+  // The code point holding byte b: the last start at or before it.
+  const auto holding = [&](size_t b) {
+    return static_cast<size_t>(std::upper_bound(starts.begin(), starts.end() - 1, b) - starts.begin()) - 1;
+  };
+  std::vector<CodePointRange> out;
+  out.reserve(byte_ranges.size());
+  for (const auto& [begin, end] : byte_ranges) {
+    const size_t first = begin < starts.back() ? holding(begin) : starts.size() - 1;
+    out.emplace_back(first, end > begin ? holding(end - 1) + 1 : first);
+  }
+  return out;
+}
+
+std::string utf8_of(const std::u32string& text, size_t begin, size_t end) {
+  std::string out;
+  for (size_t i = begin; i < end && i < text.size(); ++i) unicode::append_utf8(out, text[i]);
+  return out;
+}
+
 std::vector<CodePointRange> split_words(const std::u32string& text) {
   static constexpr char32_t kTrail[] = {'.', ',', ';', ':', '!', '?', ')', ']', '}', '>', '"', '\'', 0x201D, 0x2019, 0xBB};
   const auto trail = [](char32_t c) { return std::find(std::begin(kTrail), std::end(kTrail), c) != std::end(kTrail); };

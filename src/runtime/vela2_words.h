@@ -23,6 +23,18 @@ using CodePointRange = std::pair<size_t, size_t>;
 // `text` decoded to code points (invalid UTF-8 bytes as U+FFFD).
 std::u32string code_points(const std::string& text);
 
+// Each code point's first byte in `text` (as code_points() decodes it), and
+// text.size() at the end: code point i is bytes [starts[i], starts[i + 1]).
+std::vector<size_t> code_point_starts(const std::string& text);
+
+// Tokens' byte ranges as code point ranges: a token that covers part of a
+// character covers all of it.
+std::vector<CodePointRange> token_code_points(const std::vector<size_t>& starts,
+                                              const std::vector<std::pair<size_t, size_t>>& byte_ranges);
+
+// Code points [begin, end) of `text` as UTF-8.
+std::string utf8_of(const std::u32string& text, size_t begin, size_t end);
+
 // The words of `text`, in order.
 std::vector<CodePointRange> split_words(const std::u32string& text);
 

@@ -24,6 +24,7 @@ import numpy as np
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "../server"))
 import runtime_packages  # noqa: E402
+import vela2_span_reference as spans  # noqa: E402
 
 NOUL_OPTIONS = [("no", "No. The statement or question is not satisfied."),
                 ("yes", "Yes. The statement or question is satisfied.")]
@@ -51,7 +52,8 @@ _TOKENS = {}  # (tokenizer.json digest, text) -> ids: the twins share one tokeni
 
 
 def tokenize_all(cli, twin, texts):
-    """Token IDs of every text, by one `semroute tokenize --input` (JSONL in and out)."""
+    """Token IDs of every text, by one `semroute tokenize --input` (JSONL in and out); tokens(text, True): their
+    code point offsets too."""
     with open(os.path.join(twin, "tokenizer.json"), "rb") as f:
         digest = hashlib.sha256(f.read()).hexdigest()
     missing = sorted({t for t in texts if (digest, t) not in _TOKENS})
@@ -60,8 +62,9 @@ def tokenize_all(cli, twin, texts):
         got = subprocess.run([cli, "tokenize", twin, "-", "--no-special"], input=lines, check=True,
                              capture_output=True, text=True)
         for text, line in zip(missing, got.stdout.splitlines()):
-            _TOKENS[(digest, text)] = json.loads(line)["ids"]
-    return lambda text: _TOKENS[(digest, text)]
+            got_line = json.loads(line)
+            _TOKENS[(digest, text)] = (got_line["ids"], spans.code_point_offsets(text, got_line["offsets"]))
+    return lambda text, offsets=False: _TOKENS[(digest, text)] if offsets else _TOKENS[(digest, text)][0]
 
 
 def options_of(question):
@@ -70,7 +73,8 @@ def options_of(question):
         given = question.get("criteria") or {}
         return [(name, given.get(key) or default) for (name, default), key in zip(NOUL_OPTIONS, ("false", "true"))]
     if kind == "score":
-        return [(str(level), "") for level in question["levels"]]
+        return [(str(level), description) for level, description in
+                zip(question["levels"], question.get("level_descriptions", [""] * len(question["levels"])))]
     return [(name, description or "") for name, description in question["criteria"].items()]
 
 
@@ -93,22 +97,44 @@ def softmax(x):
     return e / e.sum()
 
 
+def expand(questions, calibration, roles):
+    """Questions with their presets filled in from the calibration, and each span's part (default: the answer, else
+    the user part, else the first)."""
+    out = {}
+    for qid, q in questions.items():
+        q = dict(q, id=qid)
+        if q.get("preset"):
+            schema = calibration[q["preset"] + "_schema"]
+            extra = {k: v for k, v in q.items() if k in ("over", "threshold", "overflow", "require_full_input", "id")}
+            if q["preset"] == "relevance":
+                q = dict(type="score", instructions=schema["text"], levels=list(schema["levels"]),
+                         level_descriptions=list(schema["levels"].values()), **extra)
+            else:
+                q = dict(type="span", instructions=schema["text"], criteria=schema["labels"], preset=q["preset"], **extra)
+        if q["type"] == "span" and "over" not in q:
+            q["over"] = "answer" if "answer" in roles else "user" if "user" in roles else roles[0]
+        out[qid] = q
+    return out
+
+
 def reference(cli, package, twin, cases, scan=None):
     """cases: [(parts, questions)], parts [(role, text)] in user, context, answer order, questions {id: {type,
-    instructions, criteria|levels, over?, overflow?, require_full_input?}} of types choice, noul, score, set.
-    Every case's answers and the tokens it read, from one tokenize and one forward of the twin over every
-    case's sequences (a case is fitted to max_length, a cut part that every question reads is read in
-    windows). `scan`: the scan budget (default four inputs)."""
+    instructions, criteria|levels, over?, overflow?, require_full_input?, threshold?, preset?, range?}} of every type
+    (a span's `range`: the code points of the one state key its `over` names). Every case's answers and the tokens
+    it read, from one tokenize and one forward of the twin over every case's sequences (a case's questions are read
+    in rows, each fitted to max_length; a cut part is read in windows). `scan`: the scan budget (default four
+    inputs)."""
     with open(os.path.join(package, "config.json")) as f:
         config = json.load(f)
     with open(os.path.join(package, "calibration.json")) as f:
         calibration = json.load(f)
+    cases = [(parts, expand(questions, calibration, [role for role, _ in parts])) for parts, questions in cases]
     texts = [t for parts, questions in cases for t in [text for _, text in parts] +
              [q["instructions"] for q in questions.values()] +
              [option_text(*o) for q in questions.values() for o in options_of(q)]]
     tokens = tokenize_all(cli, twin, texts)
     plans = [plan(config, tokens, parts, questions, scan or 4 * config["max_length"]) for parts, questions in cases]
-    sequences = [sequence for p in plans for sequence in p["sequences"]]
+    sequences = [sequence for p in plans for row in p["rows"] for sequence in row["sequences"]]
     with tempfile.TemporaryDirectory() as work:
         path = os.path.join(work, "cases.json")
         with open(path, "w") as f:
@@ -124,21 +150,47 @@ def reference(cli, package, twin, cases, scan=None):
             if not name.startswith("encoder.")}
     answers, used = [], 0
     for p, (_, questions) in zip(plans, cases):
-        windows = [read_logits(config, head, hidden_states[used + k], placed)
-                   for k, (_, placed) in enumerate(p["sequences"])]
-        used += len(p["sequences"])
         out = {}
-        for qid, q in questions.items():
-            if qid in p["errors"]:
-                out[qid] = {"error": p["errors"][qid]}
-                continue
-            reads = windows if p["windowed"] and q.get("overflow") != "truncate" else windows[:1]
-            stacked = np.stack([w[qid] for w in reads])
-            out[qid] = answer(q, stacked.max(0) if q["type"] == "set" else stacked.mean(0), calibration)
-            if q.get("require_full_input"):
-                out[qid]["input_coverage"] = "complete"
-        answers.append((out, sum(len(ids) for ids, _ in p["sequences"])))
+        for row in p["rows"]:
+            windows = [read_logits(config, head, hidden_states[used + k], placed)
+                       for k, (_, placed) in enumerate(row["sequences"])]
+            used += len(row["sequences"])
+            for qid in row["questions"]:
+                q = questions[qid]
+                if qid in p["errors"]:
+                    out[qid] = {"error": p["errors"][qid]}
+                    continue
+                whole = row["windowed"] and q.get("overflow") != "truncate"
+                reads = windows if whole else windows[:1]
+                if q["type"] == "span":
+                    out[qid] = span_answer(q, p["parts"][q["over"]], reads, whole, calibration)
+                else:
+                    stacked = np.stack([w[qid] for w in reads])
+                    out[qid] = answer(q, stacked.max(0) if q["type"] == "set" else stacked.mean(0), calibration)
+                if q.get("require_full_input"):
+                    out[qid]["input_coverage"] = "complete"
+        answers.append(({qid: out[qid] for qid in questions},
+                        sum(len(ids) for row in p["rows"] for ids, _ in row["sequences"])))
     return answers
+
+
+def span_answer(q, part, reads, whole, calibration):
+    """A span's word logits: averaged over the windows that hold each word (every word listed, -30 where none
+    did), or the words of its one sequence."""
+    labels = len(q["criteria"])
+    if whole:
+        sums, counts = np.zeros((len(part["words"]), labels)), np.zeros(len(part["words"]))
+        for r in reads:
+            index, logits = r[q["id"]]
+            for k, w in enumerate(index):
+                sums[w] += logits[k]
+                counts[w] += 1
+        logits = np.where(counts[:, None] > 0, sums / np.maximum(counts, 1)[:, None], -30.0)
+        words = part["words"]
+    else:
+        index, logits = reads[0][q["id"]]
+        words = [part["words"][w] for w in index]
+    return spans.answer(q, words, logits, part["text"], calibration, part["n"], q.get("range"))
 
 
 def fit(schema, lengths, read, max_length):
@@ -166,32 +218,81 @@ def fit(schema, lengths, read, max_length):
     return None if over() > 0 else (kept, cuts[0], cuts[1])
 
 
+def cost(tokens, q):
+    """The tokens a question adds before [SEP_SCHEMA]: a span only its [E] labels."""
+    options = sum(1 + len(tokens(option_text(*o))) for o in options_of(q))
+    if q["type"] == "span":
+        return options
+    return 1 + len(tokens(q["instructions"])) + options + (q["type"] in ("choice", "noul"))
+
+
 def plan(config, tokens, parts, questions, scan):
-    """A case's sequences ([(ids, placed)]), whether its cut part is read in windows, and per-question errors."""
+    """A case's rows (the non-span questions with the first span; each further span alone), each with its
+    sequences ([(ids, placed)]) and whether it was read in windows; per-question errors; each span part's words."""
     roles = [role for role, _ in parts]
-    part_ids = [tokens(text) for _, text in parts]
+    cap = max(scan, config["max_length"]) + 1  # a part is read up to the scan budget and one token more
+    part_ids = [tokens(text)[:cap] for _, text in parts]
     reads = {}
     for qid, q in questions.items():
         over = q.get("over", roles)
         reads[qid] = [over] if isinstance(over, str) else [r for r in roles if r in over]
-    read = [any(role in r for r in reads.values()) for role in roles]
-    schema = sum(1 + len(tokens(q["instructions"])) + sum(1 + len(tokens(option_text(*o))) for o in options_of(q)) +
-                 (q["type"] in ("choice", "noul")) for q in questions.values())
+    info = {}
+    for role, text in parts:
+        if any(q["type"] == "span" and reads[qid][0] == role for qid, q in questions.items()):
+            ids, offsets = tokens(text, True)
+            ids, offsets = ids[:cap], offsets[:cap]
+            words, firsts = spans.words_of(text[:offsets[-1][1]] if len(offsets) == cap else text, offsets)
+            info[role] = {"text": text, "words": words, "firsts": firsts, "starts": [s for s, _ in offsets],
+                          "n": len(ids)}
+    rows, first_span = [[]], True
+    for qid, q in questions.items():
+        if q["type"] == "span" and not first_span:
+            rows.append([qid])
+        else:
+            first_span = first_span and q["type"] != "span"
+            rows[0].append(qid)
+    errors = {}
+    planned = [plan_row(config, tokens, roles, part_ids, info, questions, row, reads, scan, errors)
+               for row in rows if row]
+    return {"rows": planned, "errors": errors, "parts": info}
+
+
+def words_within(part, windows):
+    """Whether every word lies wholly inside one window (its first token to the token before the first one starting
+    at or after its end)."""
+    starts = part["starts"]
+    for (_, end), first in zip(part["words"], part["firsts"]):
+        after = next((t for t in range(first, len(starts)) if starts[t] >= end), len(starts))
+        if not any(b <= first and after <= e for b, e in windows):
+            return False
+    return True
+
+
+def plan_row(config, tokens, roles, part_ids, info, questions, row, reads, scan, errors):
+    qs = {qid: questions[qid] for qid in row}
+    read = [any(role in reads[qid] for qid in row) for role in roles]
+    schema = sum(cost(tokens, q) for q in qs.values())
     first = fit(schema, [len(ids) for ids in part_ids], read, config["max_length"])
     if first is None:
-        return {"sequences": [], "windowed": False, "errors": {qid: "max_length_exceeded" for qid in questions}}
-    kept, _, read_cut = first
-    single = {tuple(r) for r in reads.values()}
-    role = next(iter(single))[0] if read_cut and len(single) == 1 and len(next(iter(single))) == 1 else None
-    errors = {}
+        errors.update({qid: "max_length_exceeded" for qid in row})
+        return {"questions": row, "sequences": [], "windowed": False}
+    kept, unread_cut, read_cut = first
+    span = next((qid for qid in row if qs[qid]["type"] == "span"), None)
+    role = None
+    if read_cut and span is not None:
+        r = reads[span][0]
+        role = r if kept[roles.index(r)] < len(part_ids[roles.index(r)]) else None
+    elif read_cut:
+        single = {tuple(reads[qid]) for qid in row}
+        role = next(iter(single))[0] if len(single) == 1 and len(next(iter(single))) == 1 else None
     windows = [None]
     if role is not None:
         w = roles.index(role)
         total, length = len(part_ids[w]), kept[w]
         if total > scan:
-            errors = {qid: "scan_budget_exceeded" for qid, q in questions.items() if q.get("overflow") != "truncate"}
-        if len(errors) < len(questions) and any(q.get("overflow") != "truncate" for q in questions.values()) \
-                and total <= scan:
+            errors.update({qid: "scan_budget_exceeded" for qid in row
+                           if qs[qid].get("overflow") != "truncate" and role in reads[qid]})
+        if total <= scan and any(q.get("overflow") != "truncate" for q in qs.values()):
             overlap = min(config["window_overlap"], length // 4)
             stride = max(1, length - overlap)
             windows = []
@@ -203,24 +304,35 @@ def plan(config, tokens, parts, questions, scan):
             windows = [(0, length)]
     sequences, others_whole = [], True
     for window in windows:
-        ids_of = list(part_ids)
+        ids_of, begins = list(part_ids), {}
         if window is not None:
             ids_of[roles.index(role)] = part_ids[roles.index(role)][window[0]:window[1]]
-        kept_w, unread_cut, read_cut_w = fit(schema, [len(ids) for ids in ids_of], read, config["max_length"])
-        others_whole = others_whole and unread_cut == 0 and read_cut_w == 0
-        sequences.append(layout(config, tokens, roles, [ids[:k] for ids, k in zip(ids_of, kept_w)], questions, reads))
-    whole = (first[1] == 0 and read_cut == 0) or (len(windows) > 1 and others_whole)  # every part read whole
-    for qid, q in questions.items():
-        if q.get("require_full_input") and not whole and qid not in errors:
+            begins[role] = window[0]
+        fitted = fit(schema, [len(ids) for ids in ids_of], read, config["max_length"])
+        if fitted is None:
+            errors.update({qid: "max_length_exceeded" for qid in row})
+            return {"questions": row, "sequences": [], "windowed": False}
+        kept_w, unread_cut_w, read_cut_w = fitted
+        others_whole = others_whole and unread_cut_w == 0 and read_cut_w == 0
+        sequences.append(layout(config, tokens, roles, [ids[:k] for ids, k in zip(ids_of, kept_w)], begins, qs, reads,
+                                info))
+    whole = unread_cut == 0 and read_cut == 0  # one input held every part
+    covered = len(windows) > 1 and others_whole and (span is None or words_within(info[role], windows))
+    for qid, q in qs.items():
+        if q.get("require_full_input") and not whole and not covered and qid not in errors:
             errors[qid] = "max_length_exceeded"
-    return {"sequences": sequences, "windowed": len(windows) > 1, "errors": errors}
+    return {"questions": row, "sequences": sequences, "windowed": len(windows) > 1}
 
 
-def layout(config, tokens, roles, part_ids, questions, reads):
-    """One sequence (markers inserted by ID) and each question's (id, query, option positions, pool)."""
+def layout(config, tokens, roles, part_ids, begins, questions, reads, info):
+    """One sequence (markers inserted by ID): the questions, then the span's labels, [SEP_SCHEMA], the parts; each
+    question's placement ([id, query, option positions, pool] or, for a span, [id, label positions, word positions,
+    word indices])."""
     markers = config["marker_ids"]
     ids, placed = [config["bos_token_id"]], []
     for qid, q in questions.items():
+        if q["type"] == "span":
+            continue
         query = len(ids)
         ids += [markers["[Q]"]] + tokens(q["instructions"])
         positions = []
@@ -231,6 +343,13 @@ def layout(config, tokens, roles, part_ids, questions, reads):
             positions.append(len(ids))
             ids.append(markers["[ABS]"])
         placed.append([qid, query, positions])
+    for qid, q in questions.items():
+        if q["type"] == "span":
+            labels = []
+            for name, description in options_of(q):
+                labels.append(len(ids))
+                ids += [markers["[E]"]] + tokens(option_text(name, description))
+            placed.append([qid, labels])
     ids.append(markers["[SEP_SCHEMA]"])
     ranges = {}
     for role, part in zip(roles, part_ids):
@@ -240,12 +359,19 @@ def layout(config, tokens, roles, part_ids, questions, reads):
     ids.append(config["eos_token_id"])
     for entry in placed:
         over = reads[entry[0]]
-        entry.append((ranges[over[0]][0], ranges[over[-1]][1]))
+        if len(entry) == 2:  # a span: the words whose first token this sequence holds
+            role, begin = over[0], begins.get(over[0], 0)
+            kept = len(part_ids[roles.index(role)])
+            kept_words = [(ranges[role][0] + 1 + f - begin, w) for w, f in enumerate(info[role]["firsts"])
+                          if begin <= f < begin + kept]
+            entry += [[p for p, _ in kept_words], [w for _, w in kept_words]]
+        else:
+            entry.append((ranges[over[0]][0], ranges[over[-1]][1]))
     return ids, placed
 
 
 def read_logits(config, head, hidden, placed):
-    """Each question's option logits in one sequence (float64)."""
+    """Each question's option logits in one sequence (float64); a span's (word indices, words x labels)."""
     def linear(name, x):
         return head[f"{name}.weight"] @ x + head[f"{name}.bias"]
 
@@ -253,7 +379,15 @@ def read_logits(config, head, hidden, placed):
         return layer_norm(x, head["norm.weight"], head["norm.bias"])
 
     out = {}
-    for qid, query, positions, (start, end) in placed:
+    for entry in placed:
+        if len(entry) == 4 and isinstance(entry[1], list):  # a span
+            qid, labels, words, index = entry
+            u = [normalize(linear("w_t", norm(hidden[p]))) for p in words]
+            v = [normalize(linear("w_e", norm(hidden[p]))) for p in labels]
+            logits = np.asarray([[a @ b for b in v] for a in u]).reshape(len(words), len(labels))
+            out[qid] = (index, logits / math.exp(head["log_tau_span"]))
+            continue
+        qid, query, positions, (start, end) = entry
         pooled = hidden[start:end].mean(0)
         part = normalize(linear("w_p", norm(pooled)))
         question = linear("w_q", norm(hidden[query]))

@@ -58,6 +58,17 @@ def close(a, b, tolerance=1e-5):
 def compare(got, want, what):
     """The CLI's answers against the reference's: single answers as they are, a Set's as sets + Noul answers."""
     for qid, w in want.items():
+        if w.get("span"):  # a Span question: a Noul answer, its spans and its threshold
+            g = got["answers"].get(qid, {})
+            check(close(g, {"type": "noul", "noul": w["noul"], **({"input_coverage": "complete"}
+                                                                 if "input_coverage" in w else {})}),
+                  f"{what} span {qid}: {g} (reference noul {w['noul']})")
+            got_spans = got.get("spans", {}).get(qid)
+            check(isinstance(got_spans, list) and len(got_spans) == len(w["spans"]) and
+                  all(close(a, b) for a, b in zip(got_spans, w["spans"])),
+                  f"{what} spans {qid}: {got_spans} (reference {w['spans']})")
+            check(close(got.get("thresholds", {}).get(qid), w["threshold"]), f"{what} threshold {qid}")
+            continue
         if "threshold" in w:  # a Set question
             s = got["sets"].get(qid, {})
             check(close(s.get("probabilities"), w["probabilities"]) and got["thresholds"].get(qid) == w["threshold"],
@@ -69,7 +80,7 @@ def compare(got, want, what):
             continue
         g = {k: v for k, v in got["answers"].get(qid, {}).items() if k != "type"}
         check(close(g, w), f"{what} {qid}: {g} (reference {w})")
-    check(list(got["answers"]) == [a for q in want for a in ([q] if "threshold" not in want[q] else
+    check(list(got["answers"]) == [a for q in want for a in ([q] if "threshold" not in want[q] or want[q].get("span") else
                                                              [f"{q}.{k}" for k in want[q]["probabilities"]])],
           f"{what}: answers in the order asked {list(got['answers'])}")
 
@@ -120,6 +131,7 @@ def main():
             ("windows read whole", {"request": long_text}, [("user", long_text)],
              {"whole": dict(QUESTIONS["guard"], require_full_input=True)}),
         ]
+        cases += span_cases()
         over_length = {"state": "hi", "questions": {"guard": QUESTIONS["guard"], "huge": {
             "type": "choice", "instructions": "Pick one", "criteria": {f"option {i}": "a long description " * 3
                                                                        for i in range(60)}}}}
@@ -128,7 +140,7 @@ def main():
             "worse": {"type": "guess", "instructions": "x"},
             "extra": {"type": "noul", "instructions": "x", "colour": 1},
             "guard": QUESTIONS["guard"]}}
-        *got, too_long, mixed, broken = decide(package, [{"state": state, "questions": questions}
+        *got, too_long, mixed, broken = decide(package, [{"state": state, "questions": request_questions(questions)}
                                                          for _, state, _, questions in cases] +
                                                [over_length, invalid, "not a request"])
         wants = reference.reference(CLI, package, twin, [(parts, reference_questions(questions))
@@ -178,11 +190,13 @@ def serve(work, served):
         cards = {card["id"]: card for card in models["data"]}
         for card in cards.values():
             check(card["family"] == "vela2" and card["surfaces"] == ["decisions"] and card["ready"] and
-                  card["question_types"] == ["choice", "noul", "score", "set"] and card["modalities"] == ["text"] and
+                  card["question_types"] == ["choice", "noul", "score", "set", "span"] and
+                  card["presets"] == ["pii", "halu", "relevance"] and card["modalities"] == ["text"] and
                   card["limits"]["max_input_tokens"] == 512 and card["limits"]["max_options"] == 255 and
                   card["golden"]["status"] in ("matched", "unverified"), f"card {card}")
         for readout, (package, cases, wants, over_length, invalid) in served.items():
-            requests = [{"model": readout, "state": state, "questions": questions} for _, state, _, questions in cases]
+            requests = [{"model": readout, "state": state, "questions": request_questions(questions)}
+                        for _, state, _, questions in cases]
             for path in ("/v1/decisions", "/v1/systemone"):
                 for request, (what, *_), (want, length) in zip(requests, cases, wants):
                     got = contract.post(server, path, request)
@@ -275,12 +289,54 @@ def hostile(server, contract):
     check(status == 413 and answer["error"]["code"] == "request_too_large", f"a 10 MB state: {status} {answer}")
 
 
+SPAN_TEXT = ("Hi, I'm Tom Baker (tom.baker@example.com). Call +1-555-0100 or see https://example.org/a?b=1. 你好 Zoë, "
+             "from the U.S.A., e.g. x@y.z or 3.14 C++ a--b.")
+
+
+def span_cases():
+    """States and questions with spans: presets, rows of their own, one key of a shared part, windows, truncation."""
+    names = {"type": "span", "instructions": "ignored", "criteria": {"PERSON": "a name", "EMAIL_ADDRESS": None}}
+    state = {"request": SPAN_TEXT, "source": "Tom Baker works at Example Ltd.", "answer": "Sure, Tom: call me at noon."}
+    parts = [("user", SPAN_TEXT), ("context", state["source"]), ("answer", state["answer"])]
+    doc = "doc:\nAna Ruiz wrote it.\n\nnotes:\nnothing"
+    long_text = " ".join(f"Name{i} mail{i}@example.com ({i})" for i in range(140))
+    return [
+        ("spans: presets, a set, a score, rows of their own", state, parts, {
+            "domain": QUESTIONS["domain"],
+            "pii": {"preset": "pii", "over": "request"},
+            "topics": QUESTIONS["topics"],
+            "halu": {"preset": "halu"},
+            "names": dict(names, over="request", threshold=0.3),
+            "sure": dict(names, over="request", threshold=0.97),
+            "relevance": {"preset": "relevance", "over": ["request", "source"]},
+            "quoted": {"type": "span", "instructions": "x", "labels": [{"key": "QUOTE"}, {"key": "PERSON",
+                                                                                          "description": "who"}],
+                       "over": "source"}}),
+        ("a span over one key of a shared part", {"request": "Who wrote it?", "doc": "Ana Ruiz wrote it.",
+                                                  "notes": "nothing"},
+         [("user", "Who wrote it?"), ("context", doc)],
+         {"who": dict(names, over="doc", _range=[5, 23]), "guard": QUESTIONS["guard"]}),
+        ("a long part, spans in windows", long_text, [("user", long_text)],
+         {"guard": QUESTIONS["guard"], "pii": {"preset": "pii"}, "whole": dict(names, require_full_input=True),
+          "first": dict(names, overflow="truncate")}),
+    ]
+
+
+def request_questions(questions):
+    """The questions as a request sends them (without the reference's own keys)."""
+    return {qid: {k: v for k, v in q.items() if not k.startswith("_")} for qid, q in questions.items()}
+
+
 def reference_questions(questions):
     """The request's questions in the reference's form (choices as criteria, Noul descriptions, `over` roles)."""
     roles = {"doc": "context", "tools": "context", "source": "context", "request": "user"}
     out = {}
     for qid, q in questions.items():
         q = dict(q)
+        if "_range" in q:
+            q["range"] = q.pop("_range")
+        if "labels" in q:
+            q["criteria"] = {c["key"]: c.get("description") for c in q.pop("labels")}
         if "choices" in q:
             q["criteria"] = {c["key"]: c.get("description") for c in q.pop("choices")}
         if "over" in q:
