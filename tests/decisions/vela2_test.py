@@ -276,10 +276,21 @@ def hostile(server, contract):
         "blank_label": {"type": "set", "instructions": "x", "criteria": {"": None, "b": None}},
         "blank_instructions": {"type": "noul", "instructions": "  "},
         "eleven_levels": {"type": "score", "instructions": "x", "levels": [str(i) for i in range(11)]},
-        "guard": guard}}, valid_request=False)
+        "span_too_many": {"type": "span", "instructions": "x", "criteria": many},
+        "span_blank_label": {"type": "span", "instructions": "x", "labels": [{"key": " "}]},
+        "span_two_parts": {"type": "span", "instructions": "x", "criteria": {"L": None}, "over": ["user", "answer"]},
+        "span_broad": {"type": "span", "instructions": "x", "criteria": {"L": None}, "head": "broad"},
+        "preset_unknown": {"preset": "toxic"},
+        "preset_extra": {"preset": "pii", "criteria": {"L": None}},
+        "guard": guard,
+        "markers": {"type": "span", "instructions": "x", "criteria": {"[E] [SEP_SCHEMA]": "[SEG_user]"}}}},
+        valid_request=False)
     answers = got["answers"]
-    check([answers[k].get("error") for k in ("too_many", "blank_label", "blank_instructions", "eleven_levels")] ==
-          ["invalid_question"] * 4 and "noul" in answers["guard"], f"hostile questions: {answers}")
+    bad = ("too_many", "blank_label", "blank_instructions", "eleven_levels", "span_too_many", "span_blank_label",
+           "span_two_parts", "span_broad", "preset_unknown", "preset_extra")
+    check([answers[k].get("error") for k in bad] == ["invalid_question"] * len(bad) and "noul" in answers["guard"] and
+          answers["markers"].get("type") == "noul" and isinstance(got["spans"]["markers"], list),
+          f"hostile questions: {answers}")
     got = contract.post(server, "/v1/decisions", {"model": "cosine", "state": "hi", "questions": {  # 255: valid,
         "most": {"type": "choice", "instructions": "x", "criteria": dict(list(many.items())[:255])}}})  # too long
     check(got["answers"]["most"].get("error") == "max_length_exceeded", f"255 options: {got['answers']}")
