@@ -7,6 +7,7 @@
 
 #include "cli.h"
 #include "core/file_input.h"
+#include "runtime/decision2.h"
 #include "runtime/vela2.h"
 #include "semroute/error.h"
 
@@ -16,7 +17,7 @@ namespace {
 constexpr const char* kDecideUsage =
     "usage: semroute decide MODEL_DIR (REQUEST.json | - | --input REQUESTS.jsonl) [--max-tokens N]\n"
     "       semroute decide MODEL_DIR --questions QUESTIONS.json (--state TEXT | --input STATES) [--max-tokens N]\n"
-    "A Vela 2.0 package's answers (docs/decisions.md) to REQUEST's {\"state\": ..., \"questions\": {ID: {type,\n"
+    "A Vela 2.0 or Decision 2.0 package's answers (docs/decisions.md) to REQUEST's {\"state\": ..., \"questions\": {ID: {type,\n"
     "instructions, criteria | choices | levels | labels, over, threshold} | {preset, over}}}: choice, noul, score, set\n"
     "and span questions. Prints {\"answers\", \"usage\", \"spans\", \"sets\", \"thresholds\"}; a question that does not\n"
     "validate answers invalid_question.\n"
@@ -27,11 +28,11 @@ constexpr const char* kDecideUsage =
 
 constexpr size_t kMaxRequestBytes = size_t{64} << 20;
 
-DecisionJson decide_request(const Vela2Model& model, const DecisionJson& request, const DecideOptions& options) {
+DecisionJson decide_request(const DecisionModel& model, const DecisionJson& request, const DecideOptions& options) {
   const DecisionPlan plan =
-      plan_decision(request.value("state", DecisionJson()), request.value("questions", DecisionJson()), model.presets());
+      plan_decision(request.value("state", DecisionJson()), request.value("questions", DecisionJson()), &model);
   size_t input_tokens = 0;
-  DecisionJson answered = decision_answers(plan, model.decide(plan.parts, plan.questions, &input_tokens, options));
+  DecisionJson answered = decision_answers(plan, decide_plan(model, plan, &input_tokens, options));
   DecisionJson out = {{"answers", std::move(answered["answers"])}, {"usage", {{"input_tokens", input_tokens}, {"output_tokens", 0}}}};
   answered.erase("answers");
   out.update(answered);  // spans, sets, thresholds
@@ -49,7 +50,7 @@ DecisionJson state_of_line(std::string_view line) {
 
 // Every line of `source` a request (or, with `questions`, a state): one JSON
 // line each, in order.
-int decide_lines(const Vela2Model& model, const std::string& source, const DecisionJson* questions,
+int decide_lines(const DecisionModel& model, const std::string& source, const DecisionJson* questions,
                  const DecideOptions& options) {
   const std::string all = read_input(source, kMaxRequestBytes);
   size_t failures = 0, number = 0;
@@ -88,7 +89,8 @@ int run_decide(const std::vector<std::string>& argv) {
   options.scan_tokens = static_cast<size_t>(args.integer("max-tokens", 0));
   std::optional<DecisionJson> questions;
   if (args.has("questions")) questions = parse_decision_request(read_input(args.get("questions"), kMaxRequestBytes));
-  const auto model = Vela2Model::load(args.positional[0]);
+  const auto model = load_decision_model(args.positional[0]);
+  if (!model) throw InvalidInput(args.positional[0] + ": not a Vela 2.0 or Decision 2.0 package");
   if (args.has("input")) return decide_lines(*model, args.get("input"), questions ? &*questions : nullptr, options);
   const DecisionJson request = questions ? DecisionJson{{"state", args.get("state")}, {"questions", *questions}}
                                          : parse_decision_request(read_input(args.positional[1], kMaxRequestBytes));

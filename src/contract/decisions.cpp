@@ -13,9 +13,9 @@ struct PlannedState {
   DecisionPlan plan;
 };
 
-DecisionPlan plan_state(const Json& entry, const std::string& where, const Json& presets) {
+DecisionPlan plan_state(const Json& entry, const std::string& where, const DecisionModel& model) {
   try {
-    return plan_decision(entry.at("state"), entry.at("questions"), presets);
+    return plan_decision(entry.at("state"), entry.at("questions"), &model);
   } catch (const InvalidInput& e) {
     throw invalid_request(where + e.what());
   }
@@ -28,12 +28,12 @@ void refuse_images(const Json& entry, const std::string& where) {
   if (!images->empty()) throw invalid_request(where + "images: this model reads text only (its card's modalities)");
 }
 
-std::vector<PlannedState> plan_states(const Json& body, const Json& presets) {
+std::vector<PlannedState> plan_states(const Json& body, const DecisionModel& model) {
   if (!body.contains("state")) throw invalid_request("\"state\": required");
   if (!body.contains("questions")) throw invalid_request("\"questions\": required");
   refuse_images(body, "");
   std::vector<PlannedState> out;
-  out.push_back({"", plan_state(body, "", presets)});
+  out.push_back({"", plan_state(body, "", model)});
   const auto states = body.find("states");
   if (states == body.end() || states->is_null()) return out;
   if (!states->is_object()) throw invalid_request("states: an object of named states");
@@ -45,7 +45,7 @@ std::vector<PlannedState> plan_states(const Json& body, const Json& presets) {
     if (!entry.contains("state") || !entry.contains("questions"))
       throw invalid_request(where + "state and questions are required");
     refuse_images(entry, where);
-    out.push_back({name, plan_state(entry, where, presets)});
+    out.push_back({name, plan_state(entry, where, model)});
   }
   return out;
 }
@@ -76,7 +76,9 @@ Json decisions_surface(const Json& body, const SurfaceCall& call) {
     throw ContractError(422, "unsupported_surface", "model \"" + model.name + "\" answers no decisions");
   DecideOptions decide_options;  // options.max_tokens: the scan budget, instead of the card's max_scan_tokens
   decide_options.scan_tokens = static_cast<size_t>(integer_field(options, "max_tokens", 1, "options").value_or(0));
-  const std::vector<PlannedState> states = plan_states(body, model.decision->presets());
+  if (decide_options.scan_tokens > 0 && !model.decision->has_scan_budget())
+    throw invalid_request("options.max_tokens: model \"" + model.name + "\" reads every question whole (no scan budget)");
+  const std::vector<PlannedState> states = plan_states(body, *model.decision);
   refuse_unanswerable(states);
   const ModelSlot slot(model, call.limits);
   const RequestControl control = control_for(call, common);
@@ -86,7 +88,7 @@ Json decisions_surface(const Json& body, const SurfaceCall& call) {
   auto on_lane = RequestControl::Clock::duration::zero();  // queued for and on the compute lane
   try {  // every state's sequences in shared forwards
     std::vector<DecisionCase> cases;
-    for (const PlannedState& s : states) cases.push_back({&s.plan.parts, &s.plan.questions});
+    for (const PlannedState& s : states) cases.push_back({&s.plan.state, &s.plan.parts, &s.plan.questions});
     answers = model.decision->decide_all(cases, &input_tokens, decide_options, [&](const std::function<void()>& forwards) {
       const auto queued = RequestControl::Clock::now();
       control.on_lane([&] {

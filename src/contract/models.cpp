@@ -76,20 +76,13 @@ Json model_card(const ServedModel& m) {
     card["rerank"] = {{"exits", exits}, {"default", exit_json(scorer.default_exit())}};
     card["limits"] = {{"max_input_tokens", m.rerank->max_input_tokens()}, {"max_inputs", kMaxRerankDocuments}};
   } else if (m.decision) {
-    card["family"] = "vela2";
+    card["family"] = m.decision->family();
     card["surfaces"] = {"decisions"};
-    card["question_types"] = {"choice", "noul", "score", "set", "span"};
+    card["question_types"] = m.decision->question_types();
     card["presets"] = Json::array();
     for (const auto& [name, question] : m.decision->presets().items()) card["presets"].push_back(name);
     card["modalities"] = {"text"};
-    card["limits"] = {{"max_input_tokens", m.decision->max_length()},
-                      {"max_scan_tokens", m.decision->max_scan_tokens()},
-                      {"truncate_tokens", m.decision->truncate_tokens()},
-                      {"min_options", kMinOptions},
-                      {"max_options", kMaxOptions},
-                      {"max_labels", kMaxOptions},
-                      {"min_levels", kMinLevels},
-                      {"max_levels", kMaxLevels}};
+    card["limits"] = m.decision->limits();
   } else {
     const EmbeddingInfo& e = m.embedding->info();
     card["surfaces"] = {"embeddings"};

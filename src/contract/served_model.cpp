@@ -39,7 +39,13 @@ std::unique_ptr<ServedModel> load_served_model(const std::string& name, const Se
   if (!c.unavailable.empty()) return failed_model(std::move(m), c.unavailable);
   try {
     try {
-      m->identity = c.heads.empty() ? identify_package(c.path) : identify_bound_heads(c.path, head_dirs(c.heads));
+      if (c.heads.empty() && is_decision2_package(c.path)) {  // verified against its own manifest as it loads
+        const auto model = Decision2Model::load(c.path, c.options.load);
+        m->identity = model->identity();
+        m->decision = model;
+      } else {
+        m->identity = c.heads.empty() ? identify_package(c.path) : identify_bound_heads(c.path, head_dirs(c.heads));
+      }
     } catch (const Error& e) {
       if (e.code() != ErrorCode::kInvalidModel) throw;
       return failed_model(std::move(m), e.what());  // its files are not what its manifest says: never read
@@ -49,7 +55,8 @@ std::unique_ptr<ServedModel> load_served_model(const std::string& name, const Se
                                           std::filesystem::exists(c.path / "classification_heads.safetensors"));
     const bool pooled = !c.kind && !pair_scorer && std::filesystem::exists(c.path / "1_Pooling/config.json") &&
                         std::filesystem::exists(c.path / "modules.json");  // a sentence-transformers package
-    if (c.heads.empty() && is_vela2_package(c.path)) {
+    if (m->decision) {
+    } else if (c.heads.empty() && is_vela2_package(c.path)) {
       m->decision = Vela2Model::load(c.path, c.options.load);
     } else if (!c.heads.empty()) {  // the config refuses bound heads beside task embedding or rerank
       m->heads = TaskHeads::load_bound(c.path, c.heads, TaskHeadsOptions{c.options, c.batching});

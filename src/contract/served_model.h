@@ -14,6 +14,7 @@
 
 #include "runtime/embeddings.h"
 #include "runtime/golden.h"
+#include "runtime/decision2.h"
 #include "runtime/package.h"
 #include "runtime/rerank.h"
 #include "runtime/task_heads.h"
@@ -51,7 +52,7 @@ struct ServedModel {
   std::shared_ptr<const TaskHeads> heads;
   std::shared_ptr<const EmbeddingModel> embedding;
   std::shared_ptr<const RerankModel> rerank;
-  std::shared_ptr<const Vela2Model> decision;
+  std::shared_ptr<const DecisionModel> decision;
   PackageIdentity identity;
   std::string dtype;  // "fp32", "bf16", "int8"
   std::string device;

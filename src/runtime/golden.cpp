@@ -34,6 +34,16 @@ constexpr std::string_view kGoldenDecision = R"({
     "topics": {"type": "set", "instructions": "Which topics does it touch?", "over": "request",
                "criteria": {"medication": null, "billing": "money and payments"}}}})";
 
+// Decision 2.0's golden request, as its packages' readiness check asks it.
+constexpr std::string_view kGoldenDecision2 = R"({
+  "state": "Write a Python function that merges two sorted lists and explain its running time.",
+  "questions": {
+    "domain": {"type": "choice", "instructions": "Which domain does this request belong to?",
+               "criteria": {"code": "Programming", "math": "Mathematics", "other": "Anything else"}},
+    "reasoning": {"type": "noul", "instructions": "Does answering this request need multi-step reasoning?"},
+    "difficulty": {"type": "score", "instructions": "How difficult is this request?",
+                   "levels": ["Trivial", "Moderate", "Hard"]}}})";
+
 void add_list(GoldenValues& out, const std::string& prefix, const std::vector<float>& values) {
   for (size_t k = 0; k < values.size(); ++k) out[prefix + std::to_string(k)] = values[k];
 }
@@ -105,11 +115,12 @@ GoldenValues golden_values(const EmbeddingModel& model) {
   return out;
 }
 
-GoldenValues golden_values(const Vela2Model& model) {
-  const DecisionJson request = DecisionJson::parse(kGoldenDecision);
-  const DecisionPlan plan = plan_decision(request["state"], request["questions"], model.presets());
+GoldenValues golden_values(const DecisionModel& model) {
+  const DecisionJson request =
+      DecisionJson::parse(std::string(model.family()) == "decision2" ? kGoldenDecision2 : kGoldenDecision);
+  const DecisionPlan plan = plan_decision(request["state"], request["questions"], &model);
   GoldenValues out;
-  for (const DecisionAnswer& a : model.decide(plan.parts, plan.questions)) {
+  for (const DecisionAnswer& a : decide_plan(model, plan)) {
     if (a.error != ItemError::kNone) out[a.id + ".error"] = NAN;
     if (a.kind == QuestionKind::kNoul) out[a.id + ".noul"] = a.noul;
     for (const auto& [name, p] : a.probabilities) out[a.id + ".probabilities." + name] = p;

@@ -41,7 +41,7 @@ GoldenValues golden_values(const RerankModel& model);
 // A decision model: the contract's golden state (a request, its source and
 // an answer) asked a Choice, a Noul, a Score and a Set question; keys
 // "<question>.probabilities.<option>", "<question>.noul".
-GoldenValues golden_values(const Vela2Model& model);
+GoldenValues golden_values(const DecisionModel& model);
 
 // run() twice, then compared with `reference` (CPU tolerance 1e-3, GPU 0.02).
 GoldenResult golden_check(const std::function<GoldenValues()>& run, const std::optional<GoldenValues>& reference,

@@ -21,8 +21,8 @@ namespace {
 const std::vector<std::string>& kMarkers = kVela2Markers;
 enum Marker { kQ, kO, kAbs, kSepSchema, kSegUser, kSegAnswer, kE, kSegContext };
 
-const DecisionOption kNoulNo{"no", "No. The statement or question is not satisfied."};
-const DecisionOption kNoulYes{"yes", "Yes. The statement or question is satisfied."};
+const DecisionOption kNoulNo{"no", "No. The statement or question is not satisfied.", nullptr};
+const DecisionOption kNoulYes{"yes", "Yes. The statement or question is satisfied.", nullptr};
 
 
 Marker segment_of(PartRole role) {
@@ -67,13 +67,16 @@ std::vector<DecisionOption> named_options(const std::string& id, const DecisionJ
   std::vector<DecisionOption> out;
   if (j.is_object()) {
     for (const auto& [name, description] : j.items())
-      out.push_back({name, description.is_null() ? "" : content_text(description)});
+      out.push_back({name, description.is_null() ? "" : content_text(description), description});
   } else if (j.is_array()) {
     for (const auto& item : j) {
       if (!item.is_object() || !item.contains("key") || !item["key"].is_string())
         invalid_question(id, "each choice is {key, description?}");
       const DecisionJson description = item.value("description", DecisionJson());
-      out.push_back({item["key"].get<std::string>(), description.is_null() ? "" : content_text(description)});
+      const std::string key = item["key"].get<std::string>();
+      if (std::any_of(out.begin(), out.end(), [&](const DecisionOption& o) { return o.name == key; }))
+        invalid_question(id, "the keys must be unique");
+      out.push_back({key, description.is_null() ? "" : content_text(description), description});
     }
   } else {
     invalid_question(id, "criteria: an object of named options");
@@ -286,6 +289,7 @@ DecisionQuestion decision_question(const std::string& id, const DecisionJson& j,
   if (instructions.is_null() || content_text(instructions).find_first_not_of(" \t\r\n") == std::string::npos)
     invalid_question(id, "instructions: required");
   q.instructions = content_text(instructions);
+  q.instructions_value = instructions;
   const auto has = [&](const char* key) { return j.contains(key) && !j[key].is_null(); };
   switch (q.kind) {
     case QuestionKind::kChoice:
@@ -299,7 +303,9 @@ DecisionQuestion decision_question(const std::string& id, const DecisionJson& j,
         for (const auto& [key, value] : c.items())
           if (key != "false" && key != "true") invalid_question(id, "criteria: {false, true}");
         const auto described = [&](const char* key, const DecisionOption& fallback) {
-          return DecisionOption{fallback.name, c.contains(key) && !c[key].is_null() ? content_text(c[key]) : fallback.description};
+          const bool given = c.contains(key) && !c[key].is_null();
+          return DecisionOption{fallback.name, given ? content_text(c[key]) : fallback.description,
+                                given ? c[key] : DecisionJson()};
         };
         q.options = {described("false", kNoulNo), described("true", kNoulYes)};
       } else {
@@ -311,7 +317,10 @@ DecisionQuestion decision_question(const std::string& id, const DecisionJson& j,
       const DecisionJson& levels = has("levels") ? j["levels"] : j["criteria"];
       if (!levels.is_array() || levels.size() < kMinLevels || levels.size() > kMaxLevels)
         invalid_question(id, "levels: a list of 2 to 10");
-      for (const auto& level : levels) q.options.push_back({content_text(level), ""});
+      for (const auto& level : levels) {
+        if (level.is_null()) invalid_question(id, "a level must not be null");
+        q.options.push_back({content_text(level), "", level});
+      }
       break;
     }
     case QuestionKind::kSet:
@@ -353,14 +362,18 @@ DecisionQuestion decision_question(const std::string& id, const DecisionJson& j,
   return q;
 }
 
-DecisionPlan plan_decision(const DecisionJson& state, const DecisionJson& questions, const DecisionJson& presets) {
+DecisionPlan plan_decision(const DecisionJson& state, const DecisionJson& questions, const DecisionModel* model) {
   if (!questions.is_object() || questions.empty()) throw InvalidInput("questions: an object of at least one question");
   DecisionPlan plan;
+  plan.state = state;
   plan.parts = decision_state(state);
+  const DecisionJson none = DecisionJson::object();
+  const DecisionJson& presets = model != nullptr ? model->presets() : none;
   for (const auto& [id, question] : questions.items()) {
     if (id.find_first_not_of(" \t\r\n") == std::string::npos) throw InvalidInput("questions: an ID must not be blank");
     plan.ids.push_back(id);
     try {
+      if (model != nullptr) model->check_question(id, question);
       plan.questions.push_back(decision_question(id, question, plan.parts, presets));
     } catch (const InvalidInput& e) {
       plan.invalid[id] = {{"type", question.is_object() ? question.value("type", DecisionJson()) : DecisionJson()},
@@ -369,6 +382,14 @@ DecisionPlan plan_decision(const DecisionJson& state, const DecisionJson& questi
     }
   }
   return plan;
+}
+
+std::vector<DecisionAnswer> decide_plan(const DecisionModel& model, const DecisionPlan& plan, size_t* input_tokens,
+                                        const DecideOptions& options) {
+  std::vector<size_t> tokens;
+  auto answers = model.decide_all({{&plan.state, &plan.parts, &plan.questions}}, &tokens, options);
+  if (input_tokens != nullptr) *input_tokens = tokens[0];
+  return std::move(answers[0]);
 }
 
 std::vector<DecisionAnswer> failed_answers(const DecisionPlan& plan, ItemError error) {
@@ -558,6 +579,12 @@ std::shared_ptr<const Vela2Model> Vela2Model::load(const std::filesystem::path& 
   }
   m->tokenizer_ = load_hf_tokenizer(file_in_dir(dir, "tokenizer.json"), kMarkers);
   return m;
+}
+
+nlohmann::json Vela2Model::limits() const {
+  return {{"max_input_tokens", max_length()}, {"max_scan_tokens", max_scan_tokens()}, {"truncate_tokens", truncate_tokens()},
+          {"min_options", kMinOptions},      {"max_options", kMaxOptions},          {"max_labels", kMaxOptions},
+          {"min_levels", kMinLevels},        {"max_levels", kMaxLevels}};
 }
 
 std::vector<int64_t> Vela2Model::text_tokens(const std::string& text, size_t cap) const {
@@ -1121,7 +1148,7 @@ std::vector<DecisionAnswer> Vela2Model::decide(const std::vector<StatePart>& par
                                                const std::vector<DecisionQuestion>& questions,
                                                size_t* input_tokens, const DecideOptions& options) const {
   std::vector<size_t> tokens;
-  auto answers = decide_all({{&parts, &questions}}, &tokens, options);
+  auto answers = decide_all({{nullptr, &parts, &questions}}, &tokens, options);
   if (input_tokens != nullptr) *input_tokens = tokens[0];
   return std::move(answers[0]);
 }

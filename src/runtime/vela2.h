@@ -37,8 +37,7 @@
 #include <vector>
 
 #include "models/core_model.h"
-#include "runtime/item_results.h"
-#include "runtime/vela2_spans.h"
+#include "runtime/decision_model.h"
 #include "tokenizers/tokenizer.h"
 
 namespace semroute {
@@ -50,64 +49,6 @@ inline const std::vector<std::string> kVela2Markers = {"[Q]",        "[O]",     
 // What a question may list: Choice 2..255 options (Set and Span 1..255 labels), Score 2..10 levels.
 inline constexpr size_t kMinOptions = 2, kMaxOptions = 255, kMinLevels = 2, kMaxLevels = 10;
 
-enum class QuestionKind { kChoice, kNoul, kScore, kSet, kSpan };
-const char* question_kind_name(QuestionKind kind);
-
-enum class PartRole { kUser, kContext, kAnswer };
-const char* part_role_name(PartRole role);
-
-// A state part: what a question reads (user request, context, answer).
-struct StatePart {
-  PartRole role = PartRole::kUser;
-  std::string text;
-  std::vector<std::string> keys;  // the state's keys that fed it (a question's `over` may name one)
-  std::vector<CodePointRange> ranges;  // each key's value in `text`
-};
-
-struct DecisionOption {
-  std::string name;
-  std::string description;  // "" when none
-};
-
-struct DecisionQuestion {
-  std::string id;
-  QuestionKind kind = QuestionKind::kChoice;
-  std::string instructions;
-  // Choice and Set: the criteria in order; Score: the levels (names); Noul:
-  // empty for the defaults, else its no and yes descriptions.
-  std::vector<DecisionOption> options;
-  std::vector<PartRole> over;       // the parts it reads; empty: every part
-  std::optional<double> threshold;  // Set, Span
-  // Span: the calibration's name for it (its preset, else its ID), and the
-  // range of the one state key `over` names when the part holds several.
-  std::string calibration_key;
-  std::optional<CodePointRange> span_range;
-  // overflow: truncate (a part longer than one input: its first tokens) or
-  // window (the default); require_full_input: every part read whole.
-  bool truncate = false;
-  bool require_full_input = false;
-};
-
-struct DecisionAnswer {
-  std::string id;
-  QuestionKind kind = QuestionKind::kChoice;
-  ItemError error = ItemError::kNone;
-  std::string choice;                                      // Choice
-  double confidence = 0;                                   // Choice: top-two margin; Score: 1 - normalised variance
-  std::optional<double> abstain_probability;               // Choice
-  std::vector<std::pair<std::string, double>> probabilities;  // Choice, Set: by name; Score: "0".."n-1"
-  std::vector<std::string> legend;                         // Score: each level's text, "0".."n-1"
-  double noul = 0;                                         // Noul: P(yes); Span: the top word probability
-  double score = 0;                                        // Score: the expected level index
-  std::vector<std::string> selected;                       // Set: the labels over the threshold
-  double threshold = 0;                                    // Set, Span
-  std::vector<DecisionSpan> spans;                         // Span
-  bool complete_input = false;  // a require_full_input question that read every part whole
-};
-
-// Requests keep the order of their keys: questions are read in the order
-// they are asked, options in the order they are listed.
-using DecisionJson = nlohmann::ordered_json;
 // DecisionJson of a request's text, nesting bounded; InvalidInput when it is
 // not a JSON object.
 DecisionJson parse_decision_request(std::string_view text);
@@ -121,9 +62,8 @@ std::vector<StatePart> decision_state(const DecisionJson& state);
 
 // One question of a request ({type, instructions, criteria | choices |
 // levels | labels, over, threshold, overflow, require_full_input, head} or
-// {preset, type, over, threshold, overflow} with `presets` the model's, as
-// Vela2Model::presets() gives them); InvalidInput (the question's
-// invalid_question) naming what is wrong.
+// {preset, type, over, threshold, overflow} naming one of `presets`);
+// InvalidInput (the question's invalid_question) naming what is wrong.
 DecisionQuestion decision_question(const std::string& id, const DecisionJson& question,
                                    const std::vector<StatePart>& state, const DecisionJson& presets = {});
 
@@ -131,14 +71,19 @@ DecisionQuestion decision_question(const std::string& id, const DecisionJson& qu
 // asked, the questions that validate (in that order) and each other one's
 // answer ({"type", "error": "invalid_question", "message"}).
 struct DecisionPlan {
+  DecisionJson state;  // as given
   std::vector<StatePart> parts;
   std::vector<std::string> ids;
   std::vector<DecisionQuestion> questions;
   std::map<std::string, DecisionJson> invalid;
 };
-// InvalidInput (the request's error) for a state that gives no part, or
-// questions that are not a non-empty object of non-blank IDs.
-DecisionPlan plan_decision(const DecisionJson& state, const DecisionJson& questions, const DecisionJson& presets = {});
+// `model` (when given) checks each question by its family's rules first and
+// lends its presets. InvalidInput (the request's error) for a state that
+// gives no part, or questions that are not a non-empty object of non-blank IDs.
+DecisionPlan plan_decision(const DecisionJson& state, const DecisionJson& questions, const DecisionModel* model = nullptr);
+// The answers of `plan`'s questions, in order (decide_all of one case).
+std::vector<DecisionAnswer> decide_plan(const DecisionModel& model, const DecisionPlan& plan,
+                                        size_t* input_tokens = nullptr, const DecideOptions& options = {});
 // Every question of `plan` answered `error` (deadline_exceeded, unavailable).
 std::vector<DecisionAnswer> failed_answers(const DecisionPlan& plan, ItemError error);
 // {"answers", "spans", "sets", "thresholds"} (the last three only with Span
@@ -151,26 +96,22 @@ DecisionJson decision_answers(const DecisionPlan& plan, const std::vector<Decisi
 // vela2-unified).
 bool is_vela2_package(const std::filesystem::path& dir);
 
-struct DecideOptions {
-  // The most tokens of one part a question reads in windows (0: the
-  // model's max_scan_tokens()); a longer part fails the questions that read
-  // it whole with scan_budget_exceeded.
-  size_t scan_tokens = 0;
-};
-
-// One state's questions, for decide_all.
-struct DecisionCase {
-  const std::vector<StatePart>* parts;
-  const std::vector<DecisionQuestion>* questions;
-};
-
-class Vela2Model {
+class Vela2Model final : public DecisionModel {
  public:
   // LoadError for a config that is not a Vela 2.0 0.3B package's (format 1,
   // model_type vela2-unified, the eight marker_ids), a head tensor missing
   // or mis-shaped, or a calibration without temperatures.
   static std::shared_ptr<const Vela2Model> load(const std::filesystem::path& dir, const LoadOptions& options = {});
-  ~Vela2Model();
+  ~Vela2Model() override;
+
+  const char* family() const override { return "vela2"; }
+  std::vector<std::string> question_types() const override { return {"choice", "noul", "score", "set", "span"}; }
+  // The questions the package defines (calibration.json's pii, halu and
+  // relevance schemas, those it has), by name, as questions.
+  const DecisionJson& presets() const override { return presets_; }
+  nlohmann::json limits() const override;
+  bool has_scan_budget() const override { return true; }
+  void check_question(const std::string&, const DecisionJson&) const override {}
 
   // The answers of `questions` about `parts`, in order: one sequence of
   // every question and the state, fitted to max_length (the part no
@@ -192,11 +133,8 @@ class Vela2Model {
   std::vector<std::vector<DecisionAnswer>> decide_all(
       const std::vector<DecisionCase>& cases, std::vector<size_t>* input_tokens = nullptr,
       const DecideOptions& options = {},
-      const std::function<void(const std::function<void()>&)>& on_lane = nullptr) const;
+      const std::function<void(const std::function<void()>&)>& on_lane = nullptr) const override;
 
-  // The questions the package defines (calibration.json's pii, halu and
-  // relevance schemas, those it has), by name, as questions.
-  const DecisionJson& presets() const { return presets_; }
   size_t max_length() const { return max_length_; }
   // The scan budget (the card's limits.max_scan_tokens) and what a truncate
   // question reads (limits.truncate_tokens): four inputs and one on a CPU.

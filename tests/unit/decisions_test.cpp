@@ -103,7 +103,7 @@ TEST(Vela2Decisions, SpanAndPresetQuestionsValidateOneByOne) {
       "wrong_type": {"preset": "halu", "type": "choice"},
       "score_threshold": {"preset": "relevance", "threshold": 0.5},
       "head_on_choice": {"type": "choice", "instructions": "x", "criteria": {"a": null, "b": null}, "head": "router"}}})");
-  const DecisionPlan plan = plan_decision(request["state"], request["questions"], model->presets());
+  const DecisionPlan plan = plan_decision(request["state"], request["questions"], model.get());
   const auto got = outcomes(plan, model->decide(plan.parts, plan.questions));
   const std::map<std::string, std::string> want = {
       {"ok", "span"}, {"two_parts", "invalid_question"}, {"colour", "invalid_question"}, {"broad", "invalid_question"},
@@ -134,7 +134,7 @@ TEST(Vela2Decisions, ASpanReadsItsWholePartOrSaysWhyNot) {
     const DecisionJson request = {{"state", state},
                                   {"questions", {{"s", DecisionJson::parse(R"({"type": "span", "instructions": "x",
                                                   "criteria": {"PERSON": null})" + fields + "}")}}}};
-    const DecisionPlan plan = plan_decision(request["state"], request["questions"], model->presets());
+    const DecisionPlan plan = plan_decision(request["state"], request["questions"], model.get());
     return model->decide(plan.parts, plan.questions, nullptr, DecideOptions{scan})[0];
   };
   std::string words;
