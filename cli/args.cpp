@@ -151,6 +151,8 @@ Args parse_args(int argc, char** argv, int first) {
       args.unmerged = true;
     } else if (arg == "--pair-scorer") {
       args.pair_scorer = true;
+    } else if (arg == "--decision2") {
+      args.decision2 = true;
     } else if (arg == "--vela2") {
       if (i + 1 >= argc) throw InvalidInput("--vela2 needs a readout (cosine, mlp or both)");
       args.vela2 = argv[++i];

@@ -23,6 +23,7 @@ struct Args {
   bool unmerged = false;  // --unmerged: keep the adapter beside the weights
   bool pair_scorer = false;  // make-model --pair-scorer
   std::string vela2;         // make-model --vela2 READOUT (cosine, mlp, both)
+  bool decision2 = false;    // make-model --decision2
   std::string tasks;      // --tasks a,b
   bool accuracy = false;  // --accuracy
   std::string pair;     // --pair TEXT

@@ -75,7 +75,8 @@ commands:
              [--tokenizer FILE] [--seed N]
       Write a ModernBERT checkpoint with random weights (presets:
       modernbert-base, mmbert-base, mmbert-small, medium, small, tiny) for tests and benchmarks;
-      --vela2 cosine|mlp|both: a Vela 2.0 package on it (--max-length N, --tokenizer needed).
+      --vela2 cosine|mlp|both: a Vela 2.0 package on it (--max-length N, --tokenizer needed);
+      --decision2: a Decision 2.0 package (a tiny Qwen3 backbone; PRESET is ignored).
   train --task sequence|token|mlm --data FILE.jsonl --out DIR (--base DIR | --preset P --tokenizer FILE) …
       Fine-tune a model (or train one from scratch, or a PEFT LoRA adapter
       with --lora R) on JSONL rows of text + label, or text + spans (byte

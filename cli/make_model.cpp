@@ -14,7 +14,8 @@ namespace semroute::cli {
 int run_make_model(const Args& args) {
   if (args.positional.size() != 2)
     throw InvalidInput("usage: semroute make-model PRESET OUT_DIR [--labels a,b,c] [--token-labels O,B-X,I-X] "
-                       "[--pair-scorer | --vela2 cosine|mlp|both [--max-length N]] [--tokenizer FILE] [--seed N]");
+                       "[--pair-scorer | --vela2 cosine|mlp|both [--max-length N] | --decision2 [--max-length N]] "
+                       "[--tokenizer FILE] [--seed N]");
   RandomModelSpec spec;
   spec.preset = args.positional[0];
   spec.token_task = !args.token_labels.empty();
@@ -22,6 +23,11 @@ int run_make_model(const Args& args) {
   if (!labels.empty()) spec.labels = labels;
   spec.tokenizer = args.tokenizer;
   spec.seed = args.seed;
+  if (args.decision2) {
+    write_random_decision2(args.seed, args.max_length > 0 ? args.max_length : 2048, args.positional[1]);
+    std::printf("wrote %s (Decision 2.0 package, tiny Qwen3 backbone)\n", args.positional[1].c_str());
+    return 0;
+  }
   if (!args.vela2.empty()) {
     write_random_vela2(spec, args.vela2, args.max_length, args.positional[1]);
     std::printf("wrote %s (Vela 2.0 package on %s, %s readout)\n", args.positional[1].c_str(), spec.preset.c_str(),

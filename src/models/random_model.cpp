@@ -171,22 +171,26 @@ void gated_projections(RandomWeights& w, const std::string& p, int64_t h, int64_
   w.linear(p + "mlp.down_proj", h, inter);
 }
 
-void qwen3_embedding(RandomWeights& w, const fs::path& out) {
-  const int64_t h = 1024, layers = 28, heads = 16, kv = 8, hd = 128, inter = 3072;
+struct Qwen3Size {
+  int64_t hidden, layers, heads, kv, head_dim, inter, vocab, positions;
+  const char* architecture;
+};
+
+void qwen3(RandomWeights& w, const Qwen3Size& s, const fs::path& out) {
   write_json(out / "config.json",
-             {{"architectures", {"Qwen3ForCausalLM"}}, {"model_type", "qwen3"}, {"vocab_size", kVocab},
-              {"hidden_size", h}, {"num_hidden_layers", layers}, {"num_attention_heads", heads},
-              {"num_key_value_heads", kv}, {"head_dim", hd}, {"intermediate_size", inter},
-              {"max_position_embeddings", 32768}, {"rope_theta", 1000000.0}, {"rms_norm_eps", 1e-6},
-              {"hidden_act", "silu"}, {"tie_word_embeddings", true}});
-  w.table("embed_tokens.weight", kVocab, h);
-  for (int64_t i = 0; i < layers; ++i) {
+             {{"architectures", {s.architecture}}, {"model_type", "qwen3"}, {"vocab_size", s.vocab},
+              {"hidden_size", s.hidden}, {"num_hidden_layers", s.layers}, {"num_attention_heads", s.heads},
+              {"num_key_value_heads", s.kv}, {"head_dim", s.head_dim}, {"intermediate_size", s.inter},
+              {"max_position_embeddings", s.positions}, {"rope_theta", 1000000.0}, {"rms_norm_eps", 1e-6},
+              {"hidden_act", "silu"}, {"attention_bias", false}, {"tie_word_embeddings", true}});
+  w.table("embed_tokens.weight", s.vocab, s.hidden);
+  for (int64_t i = 0; i < s.layers; ++i) {
     const std::string p = "layers." + std::to_string(i) + ".";
-    w.norm(p + "input_layernorm", h, 1.0f);
-    w.norm(p + "post_attention_layernorm", h, 1.0f);
-    gated_projections(w, p, h, heads, kv, hd, inter, 1.0f);
+    w.norm(p + "input_layernorm", s.hidden, 1.0f);
+    w.norm(p + "post_attention_layernorm", s.hidden, 1.0f);
+    gated_projections(w, p, s.hidden, s.heads, s.kv, s.head_dim, s.inter, 1.0f);
   }
-  w.norm("norm", h, 1.0f);
+  w.norm("norm", s.hidden, 1.0f);
 }
 
 void embeddinggemma(RandomWeights& w, const fs::path& out, uint64_t seed) {
@@ -253,11 +257,18 @@ void minilm(RandomWeights& w, const fs::path& out) {
 
 }  // namespace
 
+void write_random_qwen3_backbone(int64_t vocab, uint64_t seed, const fs::path& out) {
+  fs::create_directories(out);
+  RandomWeights weights(seed);
+  qwen3(weights, {64, 2, 4, 2, 16, 128, vocab, 4096, "Qwen3Model"}, out);
+  weights.save(out / "model.safetensors");
+}
+
 void write_random_embedding_model(const RandomModelSpec& spec, const fs::path& out) {
   fs::create_directories(out);
   RandomWeights weights(spec.seed);
   if (spec.preset == "qwen3-embedding-0.6b") {
-    qwen3_embedding(weights, out);
+    qwen3(weights, {1024, 28, 16, 8, 128, 3072, kVocab, 32768, "Qwen3ForCausalLM"}, out);
   } else if (spec.preset == "embeddinggemma-300m") {
     embeddinggemma(weights, out, spec.seed);
   } else if (spec.preset == "minilm-l6") {

@@ -40,4 +40,8 @@ void write_random_pair_scorer(const RandomModelSpec& spec, const std::filesystem
 // the files stay small.
 void write_random_embedding_model(const RandomModelSpec& spec, const std::filesystem::path& dir);
 
+// A tiny Qwen3 backbone (Qwen3Model's bare names: hidden 64, 2 layers, 4
+// query and 2 key-value heads of 16, 4,096 positions) over `vocab` tokens.
+void write_random_qwen3_backbone(int64_t vocab, uint64_t seed, const std::filesystem::path& dir);
+
 }  // namespace semroute

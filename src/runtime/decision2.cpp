@@ -55,9 +55,15 @@ std::map<std::string, fs::path> package_files(const fs::path& dir) {
   return out;
 }
 
-// The checkpoint identity: the SHA-256 of the canonical JSON of the
-// decision, head and tokenizer files and the backbone's.
-std::string checkpoint_identity(const fs::path& dir, const std::map<std::string, std::string>& sha) {
+}  // namespace
+
+std::map<std::string, std::string> decision2_inventory(const fs::path& dir) {
+  std::map<std::string, std::string> out;
+  for (const auto& [name, path] : package_files(dir)) out[name] = sha256_of_file(path);
+  return out;
+}
+
+std::string decision2_identity(const std::map<std::string, std::string>& sha) {
   static const std::set<std::string> kRootFiles = {
       "decision_config.json", "decision_head.safetensors", "tokenizer.json",   "tokenizer_config.json",
       "special_tokens_map.json", "added_tokens.json",      "vocab.json",       "merges.txt",
@@ -73,9 +79,11 @@ std::string checkpoint_identity(const fs::path& dir, const std::map<std::string,
     weights = weights || (name.rfind("backbone/", 0) == 0 &&
                           (path.extension() == ".safetensors" || path.extension() == ".bin"));
   }
-  if (!weights) refuse(dir, "checkpoint is missing backbone weight files");
+  if (!weights) throw InvalidInput("checkpoint is missing backbone weight files");
   return sha256_hex(files.dump());
 }
+
+namespace {
 
 // Values in a safetensors file, from its header.
 int64_t tensor_values(const fs::path& file) {
@@ -232,13 +240,12 @@ std::shared_ptr<const Decision2Model> Decision2Model::load(const fs::path& dir, 
     listed[name] = digest;
   }
   std::vector<std::string> missing, extra, changed;
-  std::map<std::string, std::string> sha;
-  for (const auto& [name, path] : package_files(dir)) {
-    if (name == kManifest) continue;
-    sha[name] = sha256_of_file(path);
+  std::map<std::string, std::string> sha = decision2_inventory(dir);
+  sha.erase(kManifest);
+  for (const auto& [name, digest] : sha) {
     const auto it = listed.find(name);
     if (it == listed.end()) extra.push_back(name);
-    else if (it->second != sha[name]) changed.push_back(name);
+    else if (it->second != digest) changed.push_back(name);
   }
   for (const auto& [name, digest] : listed)
     if (sha.count(name) == 0) missing.push_back(name);
@@ -257,7 +264,12 @@ std::shared_ptr<const Decision2Model> Decision2Model::load(const fs::path& dir, 
   const nlohmann::json max_length = manifest.value("max_input_tokens", nlohmann::json());
   if (!max_length.is_number_integer() || max_length.get<int64_t>() < 16) refuse(dir, "max_input_tokens: an integer of at least 16");
   m->max_length_ = max_length.get<size_t>();
-  const std::string identity = checkpoint_identity(dir, sha);
+  std::string identity;
+  try {
+    identity = decision2_identity(sha);
+  } catch (const InvalidInput& e) {
+    refuse(dir, e.what());
+  }
   if (manifest.value("identity", nlohmann::json::object()).value("model_sha256", "") != identity)
     refuse(dir, "model identity differs from the scored checkpoint in MODEL_MANIFEST.json");
   m->identity_.files = sha;

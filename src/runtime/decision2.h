@@ -49,6 +49,14 @@ Decision2Prompt decision2_prompt(const DecisionJson& state, const DecisionQuesti
 DecisionAnswer decision2_answer(const DecisionQuestion& question, std::vector<double> logits, double temperature,
                                 const std::vector<double>* score_bias = nullptr);
 
+// Every file of a Decision 2.0 package by its relative POSIX path, with its
+// SHA-256, as the packages inventory themselves (the manifest included; a
+// link refused); and the checkpoint identity over them: the SHA-256 of the
+// canonical JSON of the decision, head and tokenizer files' digests and the
+// backbone's (InvalidInput without backbone weights).
+std::map<std::string, std::string> decision2_inventory(const std::filesystem::path& dir);
+std::string decision2_identity(const std::map<std::string, std::string>& files);
+
 // A Vela 2.0 or Decision 2.0 package (nullptr when `dir` is neither).
 std::shared_ptr<const DecisionModel> load_decision_model(const std::filesystem::path& dir, const LoadOptions& options = {});
 

@@ -19,4 +19,11 @@ namespace semroute {
 void write_random_vela2(const RandomModelSpec& spec, const std::string& readout, size_t max_length,
                         const std::filesystem::path& dir);
 
+// A Decision 2.0 package with random weights in the published layout
+// (`semroute make-model --decision2`): a tiny Qwen3 backbone under
+// backbone/, a random candidate head (head_dim 32), a byte-level BPE
+// tokenizer, decision_config.json, calibration.json and score_bias.json bound
+// to its identity, the config.json pointer and MODEL_MANIFEST.json.
+void write_random_decision2(uint64_t seed, size_t max_length, const std::filesystem::path& dir);
+
 }  // namespace semroute
