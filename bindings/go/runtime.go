@@ -132,6 +132,40 @@ func (r *Runtime) Call(path string, body any) (RuntimeReply, error) {
 	return reply, err
 }
 
+// Decide asks a decision model (Vela 2.0 or Decision 2.0, docs/decisions.md)
+// questions about a state: POST /v1/decisions. questions is the raw JSON
+// object {id: question} (raw, so the questions keep the order they are asked
+// in); state is text, an object or an array (any JSON-marshalable value);
+// options as the request's (deadline_ms, max_tokens, return_meta; nil for
+// none). It returns the response's raw JSON (answers in the order asked); a
+// refused request is an *Error (400 CodeInvalidArgument, 404 CodeNotFound,
+// 422 CodeUnsupported, else CodeInternal) with the contract's code and message.
+func (r *Runtime) Decide(model string, state any, questions json.RawMessage, options map[string]any) ([]byte, error) {
+	body := map[string]any{"model": model, "state": state, "questions": questions}
+	if options != nil {
+		body["options"] = options
+	}
+	reply, err := r.Call("/v1/decisions", body)
+	if err != nil {
+		return nil, err
+	}
+	if reply.Status != 200 {
+		var refused struct {
+			Error struct {
+				Code    string `json:"code"`
+				Message string `json:"message"`
+			} `json:"error"`
+		}
+		_ = json.Unmarshal(reply.Body, &refused)
+		code := map[int]Code{400: CodeInvalidArgument, 404: CodeNotFound, 422: CodeUnsupported}[reply.Status]
+		if code == 0 {
+			code = CodeInternal
+		}
+		return nil, &Error{Code: code, Message: refused.Error.Code + ": " + refused.Error.Message}
+	}
+	return reply.Body, nil
+}
+
 // Close releases the runtime after the calls in flight; idempotent.
 func (r *Runtime) Close() error {
 	r.close(func() { C.semroute_runtime_free(r.handle) })

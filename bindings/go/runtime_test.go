@@ -4,6 +4,7 @@ package semroute
 
 import (
 	"encoding/json"
+	"errors"
 	"math"
 	"path/filepath"
 	"strings"
@@ -193,5 +194,25 @@ func TestRuntimeDecisions(t *testing.T) {
 	bad, err := rt.Call("/v1/decisions", []byte(`{"model": "vela", "state": "x", "questions": {"q": {"type": "guess"}}}`))
 	if err != nil || bad.Status != 400 || !strings.Contains(string(bad.Body), "no question is valid") {
 		t.Errorf("no valid question: %v %d %s", err, bad.Status, bad.Body)
+	}
+	// Decide: the same answers, spans and presets included; a refused request an *Error.
+	spans := json.RawMessage(`{"guard": {"type": "noul", "instructions": "A jailbreak?"},
+		"pii": {"preset": "pii", "over": "request"}}`)
+	raw, err := rt.Decide("vela", map[string]any{"request": "Mail Ana at ana@example.com"}, spans, nil)
+	var decided struct {
+		Answers    map[string]answer           `json:"answers"`
+		Spans      map[string][]map[string]any `json:"spans"`
+		Thresholds map[string]float64          `json:"thresholds"`
+	}
+	if err != nil || json.Unmarshal(raw, &decided) != nil || decided.Answers["guard"].Noul == nil ||
+		decided.Answers["pii"].Type != "noul" || decided.Spans["pii"] == nil || decided.Thresholds["pii"] <= 0 ||
+		strings.Index(string(raw), `"guard"`) > strings.Index(string(raw), `"pii"`) {
+		t.Errorf("Decide: %v %s", err, raw)
+	}
+	if _, err := rt.Decide("nobody", "x", spans, nil); !errors.Is(err, ErrNotFound) {
+		t.Errorf("Decide of an unknown model: %v", err)
+	}
+	if _, err := rt.Decide("vela", "x", json.RawMessage(`{"q": {"type": "guess"}}`), map[string]any{"deadline_ms": 100}); !errors.Is(err, ErrInvalidArgument) {
+		t.Errorf("Decide with no valid question: %v", err)
 	}
 }
