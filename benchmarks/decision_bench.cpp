@@ -1,5 +1,5 @@
 // Vela 2.0 decisions at the 0.3B member's shape (mmBERT-base encoder): the
-// router's built-in signals as one request (benchmarks/decisions/run.sh puts
+// router's built-in signals as one request (and with the PII span preset) (benchmarks/decisions/run.sh puts
 // ONNX Runtime's forward at the same length beside it; docs/speed.md).
 //
 //   semroute_decision_bench --package DIR [--threads 2] [--reps 20]
@@ -137,6 +137,9 @@ int main(int argc, char** argv) {
     const nlohmann::json encoder = read_json_file(std::filesystem::path(args.package) / "config.json").at("encoder_config");
     const DecisionJson request = DecisionJson::parse(kRouterRequest);
     const DecisionPlan all = plan_decision(request["state"], request["questions"]);
+    DecisionJson with_pii = request["questions"];  // and the PII signal: a Span preset, in the same forward
+    with_pii["pii_detector:pii"] = {{"preset", "pii"}, {"over", "request"}};
+    const DecisionPlan all_pii = plan_decision(request["state"], with_pii, model.get());
     std::vector<DecisionPlan> one_each;  // the same questions, one request each
     for (const auto& [id, question] : request["questions"].items())
       one_each.push_back(plan_decision(request["state"], DecisionJson{{id, question}}));
@@ -154,6 +157,8 @@ int main(int argc, char** argv) {
       std::fflush(stdout);
     };
     report("router signals, one request", all.questions.size(), time_decisions(*model, {all}, args.reps));
+    report("router signals and the PII span, one request", all_pii.questions.size(),
+           time_decisions(*model, {all_pii}, args.reps));
     report("router signals, a request each", one_each.size(), time_decisions(*model, one_each, args.reps));
     report("domain only", 1, time_decisions(*model, {one_each.front()}, args.reps));
   } catch (const std::exception& e) {

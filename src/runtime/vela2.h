@@ -113,16 +113,18 @@ class Vela2Model final : public DecisionModel {
   bool has_scan_budget() const override { return true; }
   void check_question(const std::string&, const DecisionJson&) const override {}
 
-  // The answers of `questions` about `parts`, in order: one sequence of
-  // every question and the state, fitted to max_length (the part no
-  // question reads shrinks first, to 64 tokens then to 1, then the read
-  // parts in state order; questions that alone do not fit answer
-  // max_length_exceeded). When a read part had to be cut and every question
-  // reads that one part, it is read in windows of what was kept (overlap
-  // min(window_overlap, kept / 4)): Choice, Noul and Score logits averaged
-  // over the windows, Set logits their maximum; an overflow: truncate
-  // question reads the first window only. `input_tokens` (when given)
-  // receives the tokens of every sequence read.
+  // The answers of `questions` about `parts`, in order. The questions are
+  // read in rows (the non-span questions with the first span; each further
+  // span alone), each row one sequence with the whole state, fitted to
+  // max_length (the part no question reads shrinks first, to 64 tokens then
+  // to 1, then the read parts in state order; questions that alone do not
+  // fit answer max_length_exceeded). When a read part had to be cut — the
+  // span's part, or the one part every question of the row reads — it is
+  // read in windows of what was kept (overlap min(window_overlap, kept /
+  // 4)): Choice, Noul and Score logits averaged over the windows, Set logits
+  // their maximum, a word's logits averaged over the windows holding it; an
+  // overflow: truncate question reads the first window only. `input_tokens`
+  // (when given) receives the tokens of every sequence read.
   std::vector<DecisionAnswer> decide(const std::vector<StatePart>& parts, const std::vector<DecisionQuestion>& questions,
                                      size_t* input_tokens = nullptr, const DecideOptions& options = {}) const;
   // Several states' questions at once (a request's `states`): every case's
