@@ -115,6 +115,22 @@ GoldenValues golden_values(const EmbeddingModel& model) {
   return out;
 }
 
+std::optional<GoldenValues> published_golden_answers(const std::string& model_sha256, const std::string& device_class) {
+  // Decision-2.0-Kai-0.6B (revision cd49ea38): its publisher's CPU answers to kGoldenDecision2.
+  static const std::map<std::string, GoldenValues> kPublished = {
+      {"bb806f31a14d4532a1b5e00984442128f47f46cbbc68e57e7623327c81cfb983",
+       {{"domain.probabilities.code", 0.9068782816627992},
+        {"domain.probabilities.math", 0.029286820889263404},
+        {"domain.probabilities.other", 0.06383489744793754},
+        {"reasoning.noul", 0.4999572038651558},
+        {"difficulty.probabilities.0", 0.3576891509208403},
+        {"difficulty.probabilities.1", 0.3455610882897412},
+        {"difficulty.probabilities.2", 0.2967497607894185}}}};
+  const auto it = kPublished.find(model_sha256);
+  if (device_class != "cpu" || it == kPublished.end()) return std::nullopt;
+  return it->second;
+}
+
 GoldenValues golden_values(const DecisionModel& model) {
   const DecisionJson request =
       DecisionJson::parse(std::string(model.family()) == "decision2" ? kGoldenDecision2 : kGoldenDecision);

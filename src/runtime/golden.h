@@ -34,6 +34,10 @@ struct GoldenResult {
 // nullopt without golden_answers.json (LoadError for a malformed one).
 std::optional<GoldenValues> read_golden_answers(const std::filesystem::path& dir, const std::string& device_class);
 
+// Reference answers published for a released model, by its model_sha256, on
+// a CPU (Decision 2.0 Kai-0.6B's to its golden request); nullopt for others.
+std::optional<GoldenValues> published_golden_answers(const std::string& model_sha256, const std::string& device_class);
+
 // The golden requests of each kind of model, their answers as flat values.
 GoldenValues golden_values(const TaskHeads& heads);
 GoldenValues golden_values(const EmbeddingModel& model);

@@ -9,7 +9,10 @@
 #include <cmath>
 
 #include "runtime/decision2.h"
+#include "runtime/golden.h"
+#include "runtime/random_vela2.h"
 #include "runtime/vela2.h"
+#include "test_util.h"
 
 namespace semroute {
 namespace {
@@ -83,6 +86,25 @@ TEST(Decision2Answers, NonFiniteLogitsAreInvalidModelOutput) {
   EXPECT_EQ(decision2_answer(q, {NAN, 0}, 1.0).error, ItemError::kInvalidModelOutput);
   EXPECT_EQ(decision2_answer(q, {INFINITY, 0}, 1.0).error, ItemError::kInvalidModelOutput);
   EXPECT_EQ(decision2_answer(q, {0}, 1.0).error, ItemError::kInvalidModelOutput);
+}
+
+// Kai-0.6B's published answers are checked against the same keys the golden
+// request gives any Decision 2.0 package (a real Kai is then "matched").
+TEST(Decision2Golden, PublishedAnswersHaveTheGoldenRequestsKeys) {
+  const test::TempDir dir;
+  write_random_decision2(3, 512, dir / "kai");
+  const auto model = Decision2Model::load(dir / "kai");
+  const GoldenValues got = golden_values(*model);
+  const auto kai = published_golden_answers("bb806f31a14d4532a1b5e00984442128f47f46cbbc68e57e7623327c81cfb983", "cpu");
+  ASSERT_TRUE(kai.has_value());
+  std::vector<std::string> want_keys, got_keys;
+  for (const auto& [key, value] : *kai) want_keys.push_back(key);
+  for (const auto& [key, value] : got) got_keys.push_back(key);
+  EXPECT_EQ(got_keys, want_keys);
+  EXPECT_FALSE(published_golden_answers(model->identity().model_sha256, "cpu").has_value());
+  EXPECT_FALSE(published_golden_answers("bb806f31a14d4532a1b5e00984442128f47f46cbbc68e57e7623327c81cfb983", "cuda"));
+  // A random package's golden answers are not Kai's: compared with them, the check fails.
+  EXPECT_EQ(golden_check([&] { return golden_values(*model); }, kai, "cpu").status, "failed");
 }
 
 }  // namespace
