@@ -37,7 +37,7 @@ CASES = [
     ("the golden request", "Write a Python function that merges two sorted lists and explain its running time.",
      QUESTIONS),
     ("canonical JSON: floats, non-ASCII, control characters, objects", {
-        "request": "Ünïcödé 中文 🚀 \"quoted\" \\ back\tslash\n", "b": [1.0, 1e-05, 1e16, 0.1, -0, 12345678901234567890],
+        "request": "Ünïcödé 中文 🚀 <|endoftext|> inline \"quoted\" \\ back\tslash\n", "b": [1.0, 1e-05, 1e16, 0.1, -0, 12345678901234567890],
         "a": {"z": None, "y": True, "x": "\u0001\u007f\u2028/"}}, {
         "strict": {"type": "noul", "instructions": {"q": "Is it code?", "n": [1, 2.5]},
                    "criteria": {"true": "Definitely"}, "require_full_input": True},
