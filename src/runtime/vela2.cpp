@@ -70,7 +70,9 @@ std::vector<DecisionOption> named_options(const std::string& id, const DecisionJ
       out.push_back({name, description.is_null() ? "" : content_text(description), description});
   } else if (j.is_array()) {
     for (const auto& item : j) {
-      if (!item.is_object() || !item.contains("key") || !item["key"].is_string())
+      if (!item.is_object() || !item.contains("key") || !item["key"].is_string() ||
+          std::any_of(item.items().begin(), item.items().end(),
+                      [](const auto& field) { return field.key() != "key" && field.key() != "description"; }))
         invalid_question(id, "each choice is {key, description?}");
       const DecisionJson description = item.value("description", DecisionJson());
       const std::string key = item["key"].get<std::string>();
@@ -81,6 +83,9 @@ std::vector<DecisionOption> named_options(const std::string& id, const DecisionJ
   } else {
     invalid_question(id, "criteria: an object of named options");
   }
+  for (const DecisionOption& o : out)
+    if (o.value.is_string() && o.description.find_first_not_of(" \t\r\n") == std::string::npos)
+      invalid_question(id, "a description is non-blank text, an object, an array or null");
   if (out.size() < minimum || out.size() > kMaxOptions)
     invalid_question(id, std::to_string(minimum) + " to " + std::to_string(kMaxOptions) + " options");
   for (const DecisionOption& o : out)
@@ -297,13 +302,19 @@ DecisionQuestion decision_question(const std::string& id, const DecisionJson& j,
       q.options = named_options(id, has("criteria") ? j["criteria"] : j["choices"], 2);
       break;
     case QuestionKind::kNoul:
-      if (has("criteria")) {
-        const DecisionJson& c = j["criteria"];
+      if (has("criteria") && has("choices")) invalid_question(id, "use criteria or choices, not both");
+      if (has("criteria") || has("choices")) {
+        DecisionJson c = DecisionJson::object();  // choices [{key: false|true, description?}] as criteria
+        if (has("criteria")) c = j["criteria"];
+        else
+          for (const DecisionOption& o : named_options(id, j["choices"], 1)) c[o.name] = o.value;
         if (!c.is_object()) invalid_question(id, "criteria: {false, true}");
         for (const auto& [key, value] : c.items())
           if (key != "false" && key != "true") invalid_question(id, "criteria: {false, true}");
         const auto described = [&](const char* key, const DecisionOption& fallback) {
           const bool given = c.contains(key) && !c[key].is_null();
+          if (given && content_text(c[key]).find_first_not_of(" \t\r\n") == std::string::npos)
+            invalid_question(id, "a description is non-blank text, an object, an array or null");
           return DecisionOption{fallback.name, given ? content_text(c[key]) : fallback.description,
                                 given ? c[key] : DecisionJson()};
         };

@@ -39,7 +39,7 @@ def payload(value):
 def options_of(q):
     """[(key, description)] as the prompt lists them."""
     if q["type"] == "noul":
-        given = q.get("criteria") or {}
+        given = q.get("criteria") or {c["key"]: c.get("description") for c in q.get("choices", [])}
         return [("false", given.get("false") if given.get("false") is not None else "No"),
                 ("true", given.get("true") if given.get("true") is not None else "Yes")]
     if q["type"] == "score":

@@ -45,7 +45,8 @@ CASES = [
                  "choices": [{"key": "b", "description": "B"}, {"key": "a"}, {"key": "c", "description": {"k": [1]}}]},
         "five": {"type": "score", "instructions": "Rate it", "levels": ["1", "2", "3", "4", {"top": 5}]},
         "four": {"type": "score", "instructions": "Rate it", "criteria": ["a", "b", "c", "d"]},
-        "bare": {"type": "noul", "instructions": "Yes?", "criteria": {"false": None}}}),
+        "bare": {"type": "noul", "instructions": "Yes?", "criteria": {"false": None}},
+        "listed": {"type": "noul", "instructions": "Sure?", "choices": [{"key": "true", "description": "Certainly"}]}}),
     ("an array state", [3, {"b": 1, "a": "x"}, "é"], {"reasoning": QUESTIONS["reasoning"]}),
     ("a state over max_input_tokens", "word " * 3000, {"domain": QUESTIONS["domain"],
                                                        "difficulty": QUESTIONS["difficulty"]}),
@@ -57,6 +58,9 @@ INVALID = {
     "one": {"type": "choice", "instructions": "x", "criteria": {"a": None}},
     "duplicate": {"type": "choice", "instructions": "x", "choices": [{"key": "a"}, {"key": "a"}]},
     "levels_on_choice": {"type": "choice", "instructions": "x", "levels": ["a", "b"]},
+    "blank_description": {"type": "choice", "instructions": "x", "criteria": {"a": "", "b": None}},
+    "extra_choice_key": {"type": "choice", "instructions": "x", "choices": [{"key": "a", "colour": 1}, {"key": "b"}]},
+    "noul_maybe": {"type": "noul", "instructions": "x", "choices": [{"key": "maybe"}]},
     "reasoning": QUESTIONS["reasoning"],
 }
 
