@@ -1,7 +1,6 @@
 #include "runtime/decision2.h"
 
 #include <ATen/ATen.h>
-#include <c10/core/InferenceMode.h>
 
 #include <algorithm>
 #include <cmath>
@@ -13,6 +12,7 @@
 #include "core/file_input.h"
 #include "core/sha256.h"
 #include "models/model_factory.h"
+#include "runtime/forwards.h"
 #include "semroute/error.h"
 #include "runtime/vela2.h"
 #include "tokenizers/hf_tokenizer.h"
@@ -456,34 +456,9 @@ std::vector<std::vector<DecisionAnswer>> Decision2Model::decide_all(
   }
   std::vector<std::vector<float>> logits(rows.size());
   const auto forwards = [&] {
-    // Batches by length: at most 32 rows and 16,384 padded tokens, right-padded (the backbone is causal).
-    constexpr size_t kMaxRows = 32, kMaxPaddedTokens = 16384;
-    std::vector<size_t> order(rows.size());
-    for (size_t i = 0; i < order.size(); ++i) order[i] = i;
-    std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return rows[a].ids.size() < rows[b].ids.size(); });
-    c10::InferenceMode guard;
-    for (size_t begin = 0; begin < order.size();) {
-      size_t end = begin + 1;
-      while (end < order.size() && end - begin < kMaxRows && rows[order[end]].ids.size() * (end - begin + 1) <= kMaxPaddedTokens)
-        ++end;
-      const auto count = static_cast<int64_t>(end - begin);
-      const auto width = static_cast<int64_t>(rows[order[end - 1]].ids.size());
-      at::Tensor ids = at::full({count, width}, pad_, at::kLong), mask = at::zeros({count, width}, at::kLong);
-      for (int64_t r = 0; r < count; ++r) {
-        const std::vector<int64_t>& row = rows[order[begin + static_cast<size_t>(r)]].ids;
-        ids[r].narrow(0, 0, static_cast<int64_t>(row.size())).copy_(at::tensor(row, at::kLong));
-        mask[r].narrow(0, 0, static_cast<int64_t>(row.size())).fill_(1);
-      }
-      ModelInputs inputs;
-      inputs.input_ids = ids.to(backbone_->device());
-      inputs.attention_mask = mask.to(backbone_->device());
-      const at::Tensor hidden = backbone_->forward(inputs, {}).to(at::kFloat).cpu();
-      for (int64_t r = 0; r < count; ++r) {
-        const size_t index = order[begin + static_cast<size_t>(r)];
-        logits[index] = option_logits(hidden[r], rows[index]);
-      }
-      begin = end;
-    }
+    std::vector<const std::vector<int64_t>*> ids;
+    for (const Row& row : rows) ids.push_back(&row.ids);
+    forward_padded(*backbone_, ids, pad_, [&](size_t i, const at::Tensor& hidden) { logits[i] = option_logits(hidden, rows[i]); });
   };
   if (on_lane) on_lane(forwards);
   else forwards();

@@ -1,6 +1,7 @@
 #include "runtime/forwards.h"
 
 #include <ATen/ATen.h>
+#include <c10/core/InferenceMode.h>
 
 #include <algorithm>
 #include <map>
@@ -83,6 +84,34 @@ std::vector<at::Tensor> forward_pieces(const std::vector<const Encoding*>& encod
     for (auto& r : rows) out.push_back(std::move(r));
   }
   return out;
+}
+
+void forward_padded(const CoreModel& model, const std::vector<const std::vector<int64_t>*>& rows, int64_t pad,
+                    const std::function<void(size_t, const at::Tensor&)>& read) {
+  constexpr size_t kMaxRows = 32, kMaxPaddedTokens = 16384;
+  std::vector<size_t> order(rows.size());
+  for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return rows[a]->size() < rows[b]->size(); });
+  c10::InferenceMode guard;
+  for (size_t begin = 0; begin < order.size();) {
+    size_t end = begin + 1;
+    while (end < order.size() && end - begin < kMaxRows && rows[order[end]]->size() * (end - begin + 1) <= kMaxPaddedTokens)
+      ++end;
+    const auto count = static_cast<int64_t>(end - begin);
+    const auto width = static_cast<int64_t>(rows[order[end - 1]]->size());
+    at::Tensor ids = at::full({count, width}, pad, at::kLong), mask = at::zeros({count, width}, at::kLong);
+    for (int64_t r = 0; r < count; ++r) {
+      const std::vector<int64_t>& row = *rows[order[begin + static_cast<size_t>(r)]];
+      ids[r].narrow(0, 0, static_cast<int64_t>(row.size())).copy_(at::tensor(row, at::kLong));
+      mask[r].narrow(0, 0, static_cast<int64_t>(row.size())).fill_(1);
+    }
+    ModelInputs inputs;
+    inputs.input_ids = ids.to(model.device());
+    inputs.attention_mask = mask.to(model.device());
+    const at::Tensor hidden = model.forward(inputs, {}).to(at::kFloat).cpu();
+    for (int64_t r = 0; r < count; ++r) read(order[begin + static_cast<size_t>(r)], hidden[r]);
+    begin = end;
+  }
 }
 
 }  // namespace semroute

@@ -9,6 +9,7 @@
 #include <functional>
 #include <vector>
 
+#include "models/core_model.h"
 #include "runtime/request_control.h"
 #include "tasks/batcher.h"
 #include "tasks/text_batch.h"
@@ -39,5 +40,13 @@ std::vector<at::Tensor> forward_rows(const std::vector<const Encoding*>& encodin
 // than `encodings` (the rest: deadline_exceeded). RequestCancelled passes.
 std::vector<at::Tensor> forward_pieces(const std::vector<const Encoding*>& encodings, const RequestControl& control,
                                        const EncodingBatcher* batcher, const Forward& forward);
+
+// Rows of token ids (decision sequences) through `model` in right-padded
+// batches by length, as the decision packages batch them: at most 32 rows
+// and 16,384 padded tokens a batch. `read(i, hidden)` gets row i's last
+// hidden states ([width, hidden], float32 on the CPU; past the row's length,
+// padding).
+void forward_padded(const CoreModel& model, const std::vector<const std::vector<int64_t>*>& rows, int64_t pad,
+                    const std::function<void(size_t, const at::Tensor&)>& read);
 
 }  // namespace semroute

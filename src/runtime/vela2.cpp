@@ -1,7 +1,6 @@
 #include "runtime/vela2.h"
 
 #include <ATen/ATen.h>
-#include <c10/core/InferenceMode.h>
 
 #include <algorithm>
 #include <cmath>
@@ -12,6 +11,7 @@
 #include "core/config_reader.h"
 #include "core/file_input.h"
 #include "models/model_factory.h"
+#include "runtime/forwards.h"
 #include "semroute/error.h"
 #include "tokenizers/hf_tokenizer.h"
 
@@ -989,39 +989,13 @@ Vela2Model::Row Vela2Model::plan_row(CasePlan& plan, const std::vector<StatePart
 }
 
 std::vector<std::vector<std::vector<float>>> Vela2Model::read_all(const std::vector<const Sequence*>& sequences) const {
-  // Batches as the packages make them: by length, at most 32 rows and 16,384 padded tokens.
-  constexpr size_t kMaxRows = 32, kMaxPaddedTokens = 16384;
-  std::vector<size_t> order(sequences.size());
-  for (size_t i = 0; i < order.size(); ++i) order[i] = i;
-  std::stable_sort(order.begin(), order.end(),
-                   [&](size_t a, size_t b) { return sequences[a]->ids.size() < sequences[b]->ids.size(); });
+  std::vector<const std::vector<int64_t>*> rows;
+  for (const Sequence* s : sequences) rows.push_back(&s->ids);
   std::vector<std::vector<std::vector<float>>> out(sequences.size());
-  c10::InferenceMode guard;
-  for (size_t begin = 0; begin < order.size();) {
-    size_t end = begin + 1;
-    while (end < order.size() && end - begin < kMaxRows &&
-           sequences[order[end]]->ids.size() * (end - begin + 1) <= kMaxPaddedTokens)
-      ++end;
-    const auto rows = static_cast<int64_t>(end - begin);
-    const auto width = static_cast<int64_t>(sequences[order[end - 1]]->ids.size());
-    at::Tensor ids = at::full({rows, width}, pad_, at::kLong), mask = at::zeros({rows, width}, at::kLong);
-    for (int64_t r = 0; r < rows; ++r) {
-      const std::vector<int64_t>& row = sequences[order[begin + static_cast<size_t>(r)]]->ids;
-      const auto n = static_cast<int64_t>(row.size());
-      ids[r].narrow(0, 0, n).copy_(at::tensor(row, at::kLong));
-      mask[r].narrow(0, 0, n).fill_(1);
-    }
-    ModelInputs inputs;
-    inputs.input_ids = ids.to(encoder_->device());
-    inputs.attention_mask = mask.to(encoder_->device());
-    const at::Tensor hidden = encoder_->forward(inputs, {}).to(at::kFloat).cpu();
-    for (int64_t r = 0; r < rows; ++r) {
-      const size_t index = order[begin + static_cast<size_t>(r)];
-      for (const Placed& p : sequences[index]->placed)
-        out[index].push_back(p.span ? word_logits(hidden[r], p) : option_logits(hidden[r], p));
-    }
-    begin = end;
-  }
+  forward_padded(*encoder_, rows, pad_, [&](size_t index, const at::Tensor& hidden) {
+    for (const Placed& p : sequences[index]->placed)
+      out[index].push_back(p.span ? word_logits(hidden, p) : option_logits(hidden, p));
+  });
   return out;
 }
 
