@@ -55,7 +55,7 @@ std::unique_ptr<ServedModel> load_served_model(const std::string& name, const Se
                                           std::filesystem::exists(c.path / "classification_heads.safetensors"));
     const bool pooled = !c.kind && !pair_scorer && std::filesystem::exists(c.path / "1_Pooling/config.json") &&
                         std::filesystem::exists(c.path / "modules.json");  // a sentence-transformers package
-    if (m->decision) {
+    if (m->decision) {  // Decision 2.0: loaded above, as its manifest was checked
     } else if (c.heads.empty() && is_vela2_package(c.path)) {
       m->decision = Vela2Model::load(c.path, c.options.load);
     } else if (!c.heads.empty()) {  // the config refuses bound heads beside task embedding or rerank

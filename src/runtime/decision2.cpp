@@ -27,10 +27,6 @@ constexpr const char* kQwen3Architecture = "qwen3-text-endpoints-global-query-sh
 constexpr const char* kQwen35Architecture = "qwen3.5-text-endpoints-global-query-shared-bilinear-mlp";
 constexpr const char* kManifest = "MODEL_MANIFEST.json";
 
-// Canonical JSON (keys sorted, no spaces, UTF-8 as it is), as the packages
-// write their prompts and identities.
-std::string canonical(const DecisionJson& value) { return nlohmann::json::parse(value.dump()).dump(); }
-std::string payload(const DecisionJson& value) { return value.is_string() ? value.get<std::string>() : canonical(value); }
 
 [[noreturn]] void refuse(const fs::path& dir, const std::string& why) {
   throw LoadError(dir.string() + ": " + why, ErrorCode::kInvalidModel);
@@ -202,8 +198,8 @@ bool is_decision2_package(const fs::path& dir) {
 
 Decision2Prompt decision2_prompt(const DecisionJson& state, const DecisionQuestion& q) {
   Decision2Prompt p;
-  p.prefix = "Context:\n" + payload(state) + "\n\nTask type: " + question_kind_name(q.kind) + "\nQuestion:\n" +
-             payload(q.instructions_value.is_null() ? DecisionJson(q.instructions) : q.instructions_value) + "\nOptions:";
+  p.prefix = "Context:\n" + content_text(state) + "\n\nTask type: " + question_kind_name(q.kind) + "\nQuestion:\n" +
+             content_text(q.instructions_value.is_null() ? DecisionJson(q.instructions) : q.instructions_value) + "\nOptions:";
   for (size_t k = 0; k < q.options.size(); ++k) {
     const DecisionOption& o = q.options[k];
     DecisionJson key = o.name, description = o.value;
@@ -213,7 +209,7 @@ Decision2Prompt decision2_prompt(const DecisionJson& state, const DecisionQuesti
     } else if (q.kind == QuestionKind::kScore) {
       key = std::to_string(k);
     }
-    p.options.push_back("\n<option>\n" + canonical({{"description", description}, {"key", key}}) + "\n</option>");
+    p.options.push_back("\n<option>\n" + canonical_json({{"description", description}, {"key", key}}) + "\n</option>");
   }
   p.suffix = kSuffix;
   return p;

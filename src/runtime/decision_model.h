@@ -22,6 +22,13 @@ namespace semroute {
 // they are asked, options in the order they are listed.
 using DecisionJson = nlohmann::ordered_json;
 
+// JSON as the decision packages write it into their inputs: canonical (keys
+// sorted, no spaces, UTF-8 as it is); content_text: a string as it is.
+inline std::string canonical_json(const DecisionJson& value) { return nlohmann::json(value).dump(); }
+inline std::string content_text(const DecisionJson& value) {
+  return value.is_string() ? value.get<std::string>() : canonical_json(value);
+}
+
 enum class QuestionKind { kChoice, kNoul, kScore, kSet, kSpan };
 const char* question_kind_name(QuestionKind kind);
 

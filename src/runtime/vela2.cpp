@@ -31,12 +31,6 @@ Marker segment_of(PartRole role) {
 
 std::string option_text(const DecisionOption& o) { return o.description.empty() ? o.name : o.name + ": " + o.description; }
 
-// JSON content as model text: a string as it is, anything else as canonical
-// JSON (keys sorted, no spaces).
-std::string content_text(const DecisionJson& value) {
-  return value.is_string() ? value.get<std::string>() : nlohmann::json::parse(value.dump()).dump();
-}
-
 std::vector<double> softmax(const std::vector<double>& x) {
   const double top = *std::max_element(x.begin(), x.end());
   std::vector<double> e(x.size());
@@ -121,7 +115,7 @@ DecisionJson presets_of(const DecisionJson& calibration) {
       DecisionJson levels = DecisionJson::array(), descriptions = DecisionJson::array();
       for (const auto& [level, description] : options.items()) {
         levels.push_back(level);
-        descriptions.push_back(description.is_string() ? description : DecisionJson(content_text(description)));
+        descriptions.push_back(content_text(description));
       }
       question.update({{"levels", levels}, {"level_descriptions", descriptions}});
     } else {
@@ -598,14 +592,6 @@ nlohmann::json Vela2Model::limits() const {
           {"min_levels", kMinLevels},        {"max_levels", kMaxLevels}};
 }
 
-std::vector<int64_t> Vela2Model::text_tokens(const std::string& text, size_t cap) const {
-  EncodeOptions options;
-  options.add_special_tokens = false;
-  options.max_length = cap;  // enough to know a text does not fit
-  const Encoding e = tokenizer_->encode(text, options);
-  return std::vector<int64_t>(e.ids.begin(), e.ids.end());
-}
-
 std::vector<float> Vela2Model::option_logits(const at::Tensor& hidden, const Placed& placed) const {
   const Head& h = *head_;
   const auto norm = [&](const at::Tensor& x) {
@@ -885,8 +871,8 @@ Vela2Model::CasePlan Vela2Model::plan_case(const std::vector<StatePart>& parts,
     const DecisionQuestion& q = questions[i];
     Compiled& c = compiled[i];
     c.span = q.kind == QuestionKind::kSpan;
-    if (!c.span) c.text = text_tokens(q.instructions, max_length_ + 1);
-    for (const DecisionOption& o : q.options) c.options.push_back(text_tokens(option_text(o), max_length_ + 1));
+    if (!c.span) c.text = encode_part(q.instructions, max_length_ + 1, false).ids;
+    for (const DecisionOption& o : q.options) c.options.push_back(encode_part(option_text(o), max_length_ + 1, false).ids);
     c.abstain = q.kind == QuestionKind::kChoice || q.kind == QuestionKind::kNoul;
     for (size_t k = 0; k < parts.size(); ++k)
       if (q.over.empty() || std::find(q.over.begin(), q.over.end(), parts[k].role) != q.over.end()) {

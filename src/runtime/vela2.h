@@ -153,7 +153,6 @@ class Vela2Model final : public DecisionModel {
   struct Row;
   struct CasePlan;
   Vela2Model() = default;
-  std::vector<int64_t> text_tokens(const std::string& text, size_t cap) const;
   EncodedPart encode_part(const std::string& text, size_t cap, bool with_words) const;
   CasePlan plan_case(const std::vector<StatePart>& parts, const std::vector<DecisionQuestion>& questions,
                      const DecideOptions& options) const;
