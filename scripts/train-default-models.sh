@@ -31,15 +31,20 @@ pretrain_device=(--device "${SEMROUTE_TRAIN_DEVICE:-cpu}")  # cuda: the pretrain
 [ -z "${SEMROUTE_TRAIN_COMPUTE_DTYPE:-}" ] || extra+=(--compute-dtype "$SEMROUTE_TRAIN_COMPUTE_DTYPE")
 domain=$data/domain/mmlu_pro.jsonl,$data/domain/mmlu.jsonl,$data/domain/medquad_health.jsonl
 jailbreak=$data/jailbreak/prompts.jsonl,$data/jailbreak/safety_ext.jsonl
+# Everyday-phrased harmful questions, role-play and injection attacks, real
+# users' benign prompts (no HarmBench or Do-Not-Answer rows): read from the
+# corpus stage of the pretraining on.
+jailbreak_plain=$data/jailbreak/safety_ext2.jsonl
 pii=$data/pii/presidio_synth_v2.jsonl,$data/pii/presidio_generated_large.jsonl
 # Whole sources the models do not train on, scored apart in the cards (out
 # of source): self-instruct's everyday instructions, HarmBench's harmful
-# requests, a tenth of the PII templates. The domain classifier trains on
-# every source; its out-of-source check is the same recipe with MedQuAD's
-# consumer health questions held out (the last step). The vocabulary and
+# requests, Do-Not-Answer's harmful asks, a tenth of the PII templates.
+# The domain classifier holds out a book per category (below); its second
+# out-of-source check is the same recipe with MedQuAD's consumer health
+# questions held out too (the last step). The vocabulary and
 # the masked-LM pretraining leave MedQuAD, XSTest, HarmBench and the PII
 # templates out (they read self-instruct's texts, without labels).
-held_out_jailbreak=(--hold-out source=self-instruct,source=harmbench)
+held_out_jailbreak=(--hold-out source=self-instruct,source=harmbench,source=do-not-answer)
 held_out_pii=(--hold-out-share template_id=0.1)
 held_out_all=(--hold-out source=medquad,source=xstest,source=harmbench --hold-out-share template_id=0.1)
 mkdir -p "$work" "$out/multitask"
@@ -56,7 +61,7 @@ domain=$domain,$work/wordnet/questions.jsonl
 # can I …"); WordNet's everyday requests open the same way, labelled benign,
 # and its everyday instructions ("Rewrite this sentence …", "Act as …") are
 # framed as jailbreak templates are.
-jailbreak_train=$jailbreak,$work/wordnet/requests.jsonl,$work/wordnet/instructions.jsonl
+jailbreak_train=$jailbreak,$jailbreak_plain,$work/wordnet/requests.jsonl,$work/wordnet/instructions.jsonl
 # presidio's samples come from ~200 templates; sentences of the project's own
 # (106 carrier phrases; names, places and companies from Faker and WordNet,
 # values in many formats; WordNet's usage examples as entity-free text)
@@ -69,15 +74,30 @@ $cli trim-vocab --tokenizer tests/data/tokenizers/modernbert/tokenizer.json \
   --data "$domain,$jailbreak,$pii,$glosses" "${held_out_all[@]}" --size 16384 --out "$work/tokenizer.json"
 
 # 10,994 steps (14.6 epochs), the learning rate decaying to zero at the last.
-# A finished base (its summary beside it) is kept: it may come from a GPU
-# (delete $out/multitask/base too after changing the data or options).
+# A finished stage is kept (its summary beside it): the first may come from
+# a GPU (delete $work/base-wordnet and $out/multitask/base after changing
+# the data or options).
 log "masked-LM pretraining"
-base=$out/multitask/base
-[ -f "$base/training_summary.json" ] || $cli train --task mlm --preset small --tokenizer "$work/tokenizer.json" \
-  --data "$domain,$jailbreak,$pii,$glosses" "${held_out_all[@]}" --out "$base" --epochs 15 --max-steps 10994 \
+base_wordnet=$work/base-wordnet
+[ -f "$base_wordnet/training_summary.json" ] || $cli train --task mlm --preset small --tokenizer "$work/tokenizer.json" \
+  --data "$domain,$jailbreak,$pii,$glosses" "${held_out_all[@]}" --out "$base_wordnet" --epochs 15 --max-steps 10994 \
   --lr 1e-3 --batch-size 64 --max-length 128 --save-dtype float16 "${pretrain_device[@]}" \
   $(checkpoints base) "${extra[@]}" --json > "$work/base.json"
-# A GPU lent for minutes: stop here, carry $base to the CPU machine, run again there.
+
+# The textbook corpus (scripts/corpus-data.py; never copied into the
+# repository): its paragraphs, cut into 128-token rows, continue the
+# pretraining beside the first stage's texts, one epoch, the learning rate
+# decaying to zero. Its held-out books stay out of it.
+log "textbook corpus"
+python3 scripts/corpus-data.py "$work/corpus" --corpus "$data/corpus" --licences "$out/LICENSES" > "$work/corpus.json"
+log "masked-LM pretraining, continued on the textbook corpus"
+base=$out/multitask/base
+[ -f "$work/base-corpus/training_summary.json" ] || $cli train --task mlm --base "$base_wordnet" \
+  --data "$work/corpus/pretrain.jsonl,$domain,$jailbreak,$jailbreak_plain,$pii,$glosses" "${held_out_all[@]}" --out "$work/base-corpus" \
+  --epochs 1 --lr 5e-4 --batch-size 64 --max-length 128 --save-dtype float16 "${pretrain_device[@]}" \
+  $(checkpoints base-corpus) "${extra[@]}" --json > "$work/base-corpus.json"
+mkdir -p "$base" && cp "$work/base-corpus"/* "$base"/
+# A GPU lent for minutes: stop here, carry $work/base-* to the CPU machine, run again there.
 [ "${SEMROUTE_TRAIN_STOP_AFTER:-}" != base ] || { log "stopped after the pretraining: $base"; exit 0; }
 
 # Each task fine-tuned fully, then as a LoRA adapter on the shared encoder.
@@ -92,9 +112,16 @@ train_task() {  # NAME TASK DATA [OPTIONS…]
     --lr 1e-3 $(checkpoints "$name-adapter") "$@" "${extra[@]}" --json > "$work/$name-adapter.json"
 }
 # Users ask short questions; exam items are long: the final sentence of every
-# multi-sentence item is a training example too.
+# multi-sentence item is a training example too. The books add weakly
+# labelled examples (at most 3,000 a category: glossary terms and section
+# titles as questions, short exercises, single sentences); one book (or
+# every seventh chapter of the only one) per category is held out whole
+# and scored apart, a category each (corpus-held-out:<category>).
 domain_options=(--final-sentences 4 --epochs 4 --batch-size 32 --max-length 128)
-train_task domain sequence "$domain" "${domain_options[@]}"
+domain_books=$domain,$work/corpus/domain.jsonl,$work/corpus/held_out.jsonl
+held_out_books=$(python3 -c 'import json, sys
+print(",".join("source=corpus-held-out:" + c for c in json.load(open(sys.argv[1]))["held_out"]))' "$work/corpus.json")
+train_task domain sequence "$domain_books" --hold-out "$held_out_books" "${domain_options[@]}"
 # Jailbreaks are long and benign prompts short: random windows of the
 # training prompts keep the length from deciding (see models/README.md).
 # The router's alarm threshold: the most recall with at most 0.5 % false
@@ -106,7 +133,8 @@ train_task pii token "$pii_train" "${held_out_pii[@]}" --epochs 8 --batch-size 1
 
 log "domain, MedQuAD held out (the out-of-source check of the domain recipe)"
 check=$work/checks/domain-medquad-held-out
-[ -f "$check/evaluation.json" ] || $cli train --task sequence --base "$base" --data "$domain" --hold-out source=medquad \
+[ -f "$check/evaluation.json" ] || $cli train --task sequence --base "$base" --data "$domain_books" \
+  --hold-out "source=medquad,$held_out_books" \
   --out "$check" --lr 3e-4 $(checkpoints domain-check) "${domain_options[@]}" "${extra[@]}" --json > "$work/domain-check.json"
 python3 scripts/model-cards.py "$out" "$work/checks"
 log "done: $out"
