@@ -117,7 +117,7 @@ train_task() {  # NAME TASK DATA [OPTIONS…]
 # titles as questions, short exercises, single sentences); one book (or
 # every seventh chapter of the only one) per category is held out whole
 # and scored apart, a category each (corpus-held-out:<category>).
-domain_options=(--final-sentences 4 --epochs 4 --batch-size 32 --max-length 128)
+domain_options=(--final-sentences 4 --epochs 3 --batch-size 32 --max-length 128)
 domain_books=$domain,$work/corpus/domain.jsonl,$work/corpus/held_out.jsonl
 held_out_books=$(python3 -c 'import json, sys
 print(",".join("source=corpus-held-out:" + c for c in json.load(open(sys.argv[1]))["held_out"]))' "$work/corpus.json")
