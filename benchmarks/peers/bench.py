@@ -5,6 +5,14 @@
     bench.py check --semroute BIN --model DIR --ort-fp32 F --ort-int8 F [--length 300]
     bench.py time  --semroute BIN --model DIR --ort-fp32 F --ort-int8 F
                    [--lengths 16,64,256,512] [--rounds 2] [--reps 20] [--threads 2] [--avx2]
+    bench.py throughput --throughput-bin BIN --ort-lib LIB --model DIR --ort-fp32 F --ort-int8 F
+                   [--callers 1,8,64] [--seconds 30] [--mix mixed] [--dtypes float32,int8]
+                   [--rounds 1] [--busy 0]
+
+Throughput runs semroute_peer_throughput once per (precision, callers,
+engine) cell, engines alternating, each a fresh process: N callers in closed
+loops for --seconds, --busy N processes spinning beside it (a busy
+neighbour). A row reports the better round of each engine.
 
 Timing keeps one process per engine and precision alive (the model loads
 once) and hands them one (length, engine) cell at a time, round after round,
@@ -177,10 +185,79 @@ def timing(args):
                                                    "cells": cells}, indent=1) + "\n")
 
 
+def busy_neighbours(count):
+    """Processes that keep a core each busy (a router or another service beside the engine)."""
+    return [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(count)]
+
+
+def throughput_cell(args, engine, dtype, callers):
+    cmd = [args.throughput_bin, "--engine", engine, "--callers", str(callers), "--seconds", str(args.seconds),
+           "--threads", str(args.threads), "--mix", args.mix, "--dtype", dtype]
+    if engine == "ort":
+        cmd += ["--onnx", args.ort_fp32 if dtype == "float32" else args.ort_int8, "--ort-lib", args.ort_lib]
+    else:
+        cmd += ["--model", args.model, "--max-batch", str(args.max_batch), "--max-wait-us", str(args.max_wait_us)]
+    out = subprocess.run(cmd, env=environment(args, engine), check=True, capture_output=True, text=True)
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def throughput(args):
+    callers = [int(v) for v in args.callers.split(",")]
+    dtypes = args.dtypes.split(",")
+    print(f"CPU: {cpu_line()}")
+    print(f"threads: {args.threads} per engine; mix {args.mix}; {args.seconds:g} s a cell; {args.rounds} round(s); "
+          f"semroute batcher max {args.max_batch} texts, {args.max_wait_us} us; busy neighbours: {args.busy}")
+    sys.stdout.flush()
+    neighbours = busy_neighbours(args.busy)
+    best, cells = {}, []
+    try:
+        for r in range(args.rounds):
+            for dtype in dtypes:
+                for n in callers:
+                    for engine in (("ort", "semroute") if r % 2 == 0 else ("semroute", "ort")):
+                        time.sleep(args.pause)
+                        result = throughput_cell(args, engine, dtype, n)
+                        result["round"] = r
+                        cells.append(result)
+                        if args.verbose:
+                            print(f"  {json.dumps(result)}", file=sys.stderr)
+                        prev = best.get((engine, dtype, n))
+                        if prev is None or result["requests_per_s"] > prev["requests_per_s"]:
+                            best[(engine, dtype, n)] = result
+    finally:
+        for p in neighbours:
+            p.kill()
+    print()
+    print("| dtype | callers | semroute req/s | ORT req/s | semroute/ORT | semroute p50 / p99 ms | ORT p50 / p99 ms | "
+          "short p99 ms (semroute / ORT) | peak RSS MB (semroute / ORT) |")
+    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|")
+    for dtype in dtypes:
+        for n in callers:
+            s, o = best[("semroute", dtype, n)], best[("ort", dtype, n)]
+            print(f"| {dtype} | {n} | {s['requests_per_s']:.2f} | {o['requests_per_s']:.2f} | "
+                  f"{s['requests_per_s'] / o['requests_per_s']:.2f} | {s['p50_ms']:.1f} / {s['p99_ms']:.1f} | "
+                  f"{o['p50_ms']:.1f} / {o['p99_ms']:.1f} | {s['short_p99_ms']:.1f} / {o['short_p99_ms']:.1f} | "
+                  f"{s['peak_rss_mb']:.0f} / {o['peak_rss_mb']:.0f} |")
+    print()
+    print("semroute/ORT > 1: semroute answers more requests per second.")
+    if args.json_out:
+        Path(args.json_out).write_text(json.dumps({"cpu": cpu_line(), "threads": args.threads, "mix": args.mix,
+                                                   "busy": args.busy, "cells": cells}, indent=1) + "\n")
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("mode", choices=["check", "time"])
-    ap.add_argument("--semroute", required=True, help="semroute_peer_bench executable")
+    ap.add_argument("mode", choices=["check", "time", "throughput"])
+    ap.add_argument("--semroute", help="semroute_peer_bench executable")
+    ap.add_argument("--throughput-bin", help="throughput: semroute_peer_throughput executable")
+    ap.add_argument("--ort-lib", help="throughput: libonnxruntime.so of onnxruntime-node")
+    ap.add_argument("--callers", default="1,8,64", help="throughput: caller counts")
+    ap.add_argument("--seconds", type=float, default=30, help="throughput: seconds a cell")
+    ap.add_argument("--mix", default="mixed", help="throughput: 'mixed' or one length in tokens")
+    ap.add_argument("--dtypes", default="float32,int8", help="throughput: precisions")
+    ap.add_argument("--max-batch", type=int, default=16, help="throughput: semroute's batcher")
+    ap.add_argument("--max-wait-us", type=int, default=1000, help="throughput: semroute's batcher")
+    ap.add_argument("--busy", type=int, default=0, help="throughput: processes keeping a core busy each")
     ap.add_argument("--model", required=True, help="model directory (semroute make-model)")
     ap.add_argument("--ort-fp32", required=True)
     ap.add_argument("--ort-int8", required=True)
@@ -199,7 +276,7 @@ def main():
     ap.add_argument("--json-out", help="every cell as JSON")
     ap.add_argument("--verbose", action="store_true")
     args = ap.parse_args()
-    check(args) if args.mode == "check" else timing(args)
+    {"check": check, "time": timing, "throughput": throughput}[args.mode](args)
 
 
 if __name__ == "__main__":

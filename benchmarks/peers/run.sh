@@ -6,6 +6,11 @@
 #   benchmarks/peers/run.sh [--preset modernbert-base] [--lengths 16,64,256,512] [--rounds 2]
 #                           [--reps 20] [--threads 2] [--avx2] [--per-channel] [--check-length 300]
 #                           [--warmup 3] [--budget 10] [--json-out FILE] [--verbose]
+#   benchmarks/peers/run.sh --throughput [--callers 1,8,64] [--seconds 30] [--mix mixed|LENGTH]
+#                           [--dtypes float32,int8] [--busy N] [--rounds 2] [--threads 2] [--avx2]
+#       N callers in closed loops instead (semroute's C API with its batcher,
+#       one ONNX Runtime session through its C API); --busy N keeps N cores
+#       busy beside it.
 #
 # BUILD_DIR (default build) must hold the semroute CLI and semroute_peer_bench
 # (cmake -DSEMROUTE_BUILD_BENCHMARKS=ON; cmake --build build --target semroute_launcher semroute_peer_bench).
@@ -17,7 +22,7 @@ repo="$(cd "$here/../.." && pwd)"
 build="$(cd "$repo" && realpath -m "${BUILD_DIR:-build}")"
 
 preset=modernbert-base lengths=16,64,256,512 rounds=2 reps=20 threads=2 check_length=300
-avx2="${PEERS_AVX2:-0}" per_channel=0 extra=()
+avx2="${PEERS_AVX2:-0}" per_channel=0 extra=() throughput=0 throughput_args=()
 while [[ $# -gt 0 ]]; do
   case "$1" in
     --preset) preset="$2"; shift 2 ;;
@@ -30,7 +35,9 @@ while [[ $# -gt 0 ]]; do
     --per-channel) per_channel=1; shift ;;
     --budget|--warmup|--json-out) extra+=("$1" "$2"); shift 2 ;;
     --verbose) extra+=("$1"); shift ;;
-    -h|--help) sed -n '2,13p' "$0"; exit 0 ;;
+    --throughput) throughput=1; shift ;;
+    --callers|--seconds|--mix|--dtypes|--busy) throughput_args+=("$1" "$2"); shift 2 ;;
+    -h|--help) sed -n '2,18p' "$0"; exit 0 ;;
     *) echo "run.sh: unknown option $1" >&2; exit 2 ;;
   esac
 done
@@ -50,9 +57,12 @@ if [[ "$installed" != "$wanted" ]]; then
 fi
 
 cli="$build/cli/semroute" bench="$build/benchmarks/semroute_peer_bench"
-for bin in "$cli" "$bench"; do
-  [[ -x "$bin" ]] || { echo "run.sh: $bin is missing; build it:" \
-    "cmake --build $build --target semroute_launcher semroute_peer_bench (with -DSEMROUTE_BUILD_BENCHMARKS=ON)" >&2; exit 1; }
+throughput_bin="$build/benchmarks/semroute_peer_throughput"
+arch=$(uname -m); [[ $arch == x86_64 ]] && arch=x64 || arch=arm64
+ort_lib="$here/node_modules/onnxruntime-node/bin/napi-v6/linux/$arch/libonnxruntime.so.1"
+for bin in "$cli" "$bench" "$throughput_bin"; do
+  [[ -x "$bin" ]] || { echo "run.sh: $bin is missing; build it: cmake --build $build --target semroute_launcher" \
+    "semroute_peer_bench semroute_peer_throughput (with -DSEMROUTE_BUILD_BENCHMARKS=ON)" >&2; exit 1; }
 done
 
 mkdir -p "$work"
@@ -73,6 +83,10 @@ fi
 
 common=(--semroute "$bench" --model "$model" --ort-fp32 "$fp32" --ort-int8 "$int8" --threads "$threads")
 if [[ $avx2 == 1 ]]; then common+=(--avx2); fi
+if [[ $throughput == 1 ]]; then
+  exec "$python" "$here/bench.py" throughput "${common[@]}" --throughput-bin "$throughput_bin" --ort-lib "$ort_lib" \
+    --rounds "$rounds" ${throughput_args[@]+"${throughput_args[@]}"} ${extra[@]+"${extra[@]}"}
+fi
 "$python" "$here/bench.py" check "${common[@]}" --length "$check_length"
 echo
 "$python" "$here/bench.py" time "${common[@]}" --lengths "$lengths" --rounds "$rounds" --reps "$reps" \
