@@ -11,6 +11,7 @@
 #include <sched.h>
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <climits>
 #include <cstdlib>
@@ -60,9 +61,21 @@ int usable_cpus() {
   return 1;
 }
 
-void set_compute_threads(int n) { at::set_num_threads(n > 0 ? n : usable_cpus()); }
+namespace {
+std::atomic<int> configured_threads{0};  // 0: not set yet
+}  // namespace
 
-int compute_threads() { return at::get_num_threads(); }
+void set_compute_threads(int n) {
+  configured_threads = n > 0 ? n : usable_cpus();
+  at::set_num_threads(configured_threads);
+}
+
+// The configured count, not the calling thread's team size: a thread that
+// follows the free CPUs (core/free_cpus.h) may run with fewer.
+int compute_threads() {
+  const int n = configured_threads;
+  return n > 0 ? n : at::get_num_threads();
+}
 
 void prepare_calling_thread() { at::internal::lazy_init_num_threads(); }
 

@@ -2,6 +2,7 @@
 
 #include <string>
 
+#include "core/free_cpus.h"
 #include "core/runtime.h"
 #include "semroute/error.h"
 
@@ -33,6 +34,7 @@ void ComputeLane::loop() {
     Job* job = jobs_.front();
     jobs_.pop_front();
     lock.unlock();
+    follow_free_cpus();
     (*job->run)();  // run_via's jobs do not throw
     lock.lock();
     job->done = true;

@@ -3,6 +3,7 @@
 
 #include "core/cpu_features.h"
 #include "core/device.h"
+#include "core/free_cpus.h"
 #include "core/runtime.h"
 #include "core/tensor_cache.h"
 #include "test_util.h"
@@ -23,6 +24,53 @@ TEST(Runtime, SetsTheThreadCountExplicitly) {
   // Later tests in this process keep the count they started with (the
   // ThreadSanitizer run needs one thread: libgomp is not instrumented).
   set_compute_threads(before);
+}
+
+// /proc/stat as Linux writes it (user nice system idle iowait irq softirq
+// steal guest guest_nice), two CPUs and the aggregate line, which is skipped.
+constexpr const char* kProcStat =
+    "cpu  300 0 100 900 0 0 0 0 0 0\n"
+    "cpu0 200 0 50 400 0 0 0 0 0 0\n"
+    "cpu1 100 0 50 500 0 0 0 0 0 0\n"
+    "intr 12345 0 0\n";
+
+TEST(FreeCpus, ReadsTheTicksOfTheProcessesCpusOnly) {
+  const CpuTicks both = cpu_ticks(kProcStat, {0, 1});
+  EXPECT_EQ(both.busy, 400u);
+  EXPECT_EQ(both.all, 1300u);
+  const CpuTicks one = cpu_ticks(kProcStat, {1});
+  EXPECT_EQ(one.busy, 150u);
+  EXPECT_EQ(one.all, 650u);
+  EXPECT_EQ(cpu_ticks(kProcStat, {7}).all, 0u);
+  EXPECT_EQ(cpu_ticks("garbage", {0}).all, 0u);
+}
+
+TEST(FreeCpus, ReadsTheProcessTimeAfterItsName) {
+  // A name with spaces and a ')' of its own; utime 1200, stime 34.
+  EXPECT_EQ(process_ticks("4242 (semroute (x) y) R 1 2 3 4 5 6 7 8 9 10 1200 34 0 0 20 0 3 0"), 1234u);
+  EXPECT_EQ(process_ticks("no name here"), 0u);
+  EXPECT_EQ(process_ticks(""), 0u);
+}
+
+TEST(FreeCpus, LeavesTheCoresOthersKeepBusy) {
+  const CpuTicks before{0, 0};
+  // 100 ticks a CPU on two CPUs: this process 100, another process 100 (one core).
+  EXPECT_EQ(free_cpus_between(before, {200, 200}, 0, 100, 2), 1);
+  // Only this process: both free.
+  EXPECT_EQ(free_cpus_between(before, {180, 200}, 0, 180, 2), 2);
+  // A neighbour at a third of a core rounds to none; both cores busy by others leaves one (never zero).
+  EXPECT_EQ(free_cpus_between(before, {33, 200}, 0, 0, 2), 2);
+  EXPECT_EQ(free_cpus_between(before, {200, 200}, 0, 0, 2), 1);
+  // No time passed, or counters that went backwards: every CPU.
+  EXPECT_EQ(free_cpus_between({50, 200}, {50, 200}, 0, 0, 4), 4);
+  // Own time over the busy ticks (rounding between the two files): nobody else.
+  EXPECT_EQ(free_cpus_between(before, {100, 400}, 0, 130, 4), 4);
+}
+
+TEST(FreeCpus, AnswersWithinTheUsableCpus) {
+  const int n = free_cpus();
+  EXPECT_GE(n, 1);
+  EXPECT_LE(n, usable_cpus());
 }
 
 TEST(TensorCache, ReusesFreedBlocksOfASizeClass) {
