@@ -1,5 +1,6 @@
 #include "core/free_cpus.h"
 
+#include <ATen/Parallel.h>
 #include <omp.h>
 #include <sched.h>
 
@@ -130,8 +131,19 @@ int free_cpus() {
   return sampler->free_cpus();
 }
 
+namespace {
+thread_local int thread_team_limit = 0;  // 0: the process's count
+}  // namespace
+
+void limit_this_thread_team(int n) {
+  thread_team_limit = std::max(0, n);
+  follow_free_cpus();
+}
+
 void follow_free_cpus() {
-  const int threads = std::max(1, std::min(compute_threads(), free_cpus()));
+  at::internal::lazy_init_num_threads();  // else libtorch's first parallel op on this thread resets the team
+  const int wanted = thread_team_limit > 0 ? std::min(thread_team_limit, compute_threads()) : compute_threads();
+  const int threads = std::max(1, std::min(wanted, free_cpus()));
   if (omp_get_max_threads() != threads) omp_set_num_threads(threads);
 }
 

@@ -36,8 +36,13 @@ int free_cpus_between(const CpuTicks& before, const CpuTicks& after, uint64_t se
 int free_cpus();
 
 // Sets the calling thread's team size to the process's compute thread count
-// or, when fewer, the free CPUs: called before each forward by the threads
-// that run them (the compute lane, a caller's own thread).
+// (or the thread's own limit, below) or, when fewer, the free CPUs: called
+// before each forward by the threads that run them (the compute lane, a
+// caller's own thread).
 void follow_free_cpus();
+
+// Caps the calling thread's team at n (<= 0: no cap of its own), e.g. 1 for
+// threads whose own tensor work must stay serial.
+void limit_this_thread_team(int n);
 
 }  // namespace semroute

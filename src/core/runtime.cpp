@@ -1,5 +1,6 @@
 #include "core/runtime.h"
 
+#include "core/free_cpus.h"
 #include "core/tensor_cache.h"
 
 #include <omp.h>
@@ -81,7 +82,7 @@ void prepare_calling_thread() { at::internal::lazy_init_num_threads(); }
 
 void compute_serially_on_this_thread() {
   at::internal::lazy_init_num_threads();  // else the first parallel op sets the process-wide count again
-  omp_set_num_threads(1);
+  limit_this_thread_team(1);
 }
 
 void release_openmp_team() { omp_pause_resource_all(omp_pause_soft); }

@@ -9,6 +9,7 @@
 #include <string>
 
 #include "core/device.h"
+#include "core/free_cpus.h"
 #include "kernels/bf16_gemm.h"
 #include "models/model_factory.h"
 #include "semroute/error.h"
@@ -77,6 +78,7 @@ void CoreModel::run_layers(LayerState& state, int64_t begin, int64_t end, const 
                        std::to_string(num_layers()) + " layers of the model");
   if (begin == end) return;
   c10::InferenceMode guard;
+  follow_free_cpus();  // a team no larger than the cores other processes leave
   const std::vector<int64_t> lengths = state.stacked_lengths();
   run_range(state, LayerRange{begin, end, lengths, deltas, attention_block});
 }
