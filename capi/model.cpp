@@ -110,15 +110,21 @@ const char* task_name(semroute_task task) {
   return "auto";
 }
 
+// A text's tokens, estimated from its bytes (about four a token in English
+// prose): enough to send long inputs to their own lane.
+int64_t estimated_tokens(const std::string_view& text) { return static_cast<int64_t>(text.size() / 4); }
+
 void add_batcher(semroute_model& model, const BatchingOptions& batching) {
   check_batching(batching);
   if (!batching.enabled()) return;
   if (auto sequence = model.sequence) {
     model.sequence_batcher = std::make_unique<Batcher<Classification>>(
-        [sequence](const std::vector<std::string_view>& texts) { return sequence->classify(texts); }, batching);
+        [sequence](const std::vector<std::string_view>& texts) { return sequence->classify(texts); }, batching,
+        estimated_tokens);
   } else if (auto token = model.token) {
     model.token_batcher = std::make_unique<Batcher<TokenClassification>>(
-        [token](const std::vector<std::string_view>& texts) { return token->classify(texts); }, batching);
+        [token](const std::vector<std::string_view>& texts) { return token->classify(texts); }, batching,
+        estimated_tokens);
   } else if (auto embedder = model.embedder) {
     model.embed_batcher = std::make_unique<Batcher<std::vector<float>>>(
         [embedder](const std::vector<std::string_view>& texts) {
@@ -128,7 +134,7 @@ void add_batcher(semroute_model& model, const BatchingOptions& batching) {
           for (size_t i = 0; i < texts.size(); ++i) out.emplace_back(rows.begin() + i * dim, rows.begin() + (i + 1) * dim);
           return out;
         },
-        batching);
+        batching, estimated_tokens);
   }
 }
 

@@ -197,8 +197,19 @@ def throughput_cell(args, engine, dtype, callers):
         cmd += ["--onnx", args.ort_fp32 if dtype == "float32" else args.ort_int8, "--ort-lib", args.ort_lib]
     else:
         cmd += ["--model", args.model, "--max-batch", str(args.max_batch), "--max-wait-us", str(args.max_wait_us)]
-    out = subprocess.run(cmd, env=environment(args, engine), check=True, capture_output=True, text=True)
+    out = subprocess.run(cmd, env=environment(args, engine), capture_output=True, text=True)
+    if out.returncode != 0:  # e.g. killed by the kernel for memory: the cell failed, the run goes on
+        why = f"signal {-out.returncode}" if out.returncode < 0 else f"exit {out.returncode}"
+        print(f"  {engine} {dtype} {callers} callers failed ({why}): {out.stderr.strip()[-200:]}", file=sys.stderr)
+        return {"engine": engine, "dtype": dtype, "callers": callers, "failed": why, "requests_per_s": 0.0}
     return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def cell_text(r):
+    """A cell's latencies and memory, or why it failed."""
+    if "failed" in r:
+        return [f"failed ({r['failed']})"] * 3
+    return [f"{r['p50_ms']:.1f} / {r['p99_ms']:.1f}", f"{r['short_p99_ms']:.1f}", f"{r['peak_rss_mb']:.0f}"]
 
 
 def throughput(args):
@@ -234,10 +245,10 @@ def throughput(args):
     for dtype in dtypes:
         for n in callers:
             s, o = best[("semroute", dtype, n)], best[("ort", dtype, n)]
-            print(f"| {dtype} | {n} | {s['requests_per_s']:.2f} | {o['requests_per_s']:.2f} | "
-                  f"{s['requests_per_s'] / o['requests_per_s']:.2f} | {s['p50_ms']:.1f} / {s['p99_ms']:.1f} | "
-                  f"{o['p50_ms']:.1f} / {o['p99_ms']:.1f} | {s['short_p99_ms']:.1f} / {o['short_p99_ms']:.1f} | "
-                  f"{s['peak_rss_mb']:.0f} / {o['peak_rss_mb']:.0f} |")
+            ratio = f"{s['requests_per_s'] / o['requests_per_s']:.2f}" if o["requests_per_s"] > 0 else "-"
+            (s_lat, s_short, s_rss), (o_lat, o_short, o_rss) = cell_text(s), cell_text(o)
+            print(f"| {dtype} | {n} | {s['requests_per_s']:.2f} | {o['requests_per_s']:.2f} | {ratio} | {s_lat} | "
+                  f"{o_lat} | {s_short} / {o_short} | {s_rss} / {o_rss} |")
     print()
     print("semroute/ORT > 1: semroute answers more requests per second.")
     if args.json_out:

@@ -98,7 +98,7 @@ std::shared_ptr<const EmbeddingModel> EmbeddingModel::load(const std::filesystem
                                       [self, layer](const std::vector<const Encoding*>& encodings) {
                                         return self->forward(layer, encodings);
                                       },
-                                      options.batching));
+                                      options.batching, encoding_tokens));
     }
   }
   return m;

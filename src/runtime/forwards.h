@@ -17,6 +17,10 @@
 namespace semroute {
 
 using EncodingBatcher = Batcher<at::Tensor, const Encoding*>;
+// An encoding's tokens: the batchers' cost (long inputs batch apart).
+inline int64_t encoding_tokens(const Encoding* const& encoding) {
+  return static_cast<int64_t>(encoding->ids.size());
+}
 // A model's rows ([batch, …]) for one batch of encodings.
 using BatchRows = std::function<at::Tensor(const TextBatch& batch)>;
 // A model's answer for each encoding of one batch (float32 on the CPU).

@@ -29,7 +29,7 @@ std::shared_ptr<const RerankModel> RerankModel::load(const std::filesystem::path
                                      [self, exit](const std::vector<const Encoding*>& encodings) {
                                        return self->forward(exit, encodings);
                                      },
-                                     batching));
+                                     batching, encoding_tokens));
     }
   }
   return m;

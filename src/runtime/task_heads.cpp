@@ -264,7 +264,8 @@ std::shared_ptr<const TaskHeads> TaskHeads::load_bound(const std::filesystem::pa
 void TaskHeads::start_batching(const BatchingOptions& batching) {
   if (!batching.enabled()) return;
   batcher_ = std::make_unique<EncodingBatcher>(
-      [this](const std::vector<const Encoding*>& encodings) { return forward(encodings); }, batching);
+      [this](const std::vector<const Encoding*>& encodings) { return forward(encodings); }, batching,
+      encoding_tokens);
 }
 
 TaskHeads::~TaskHeads() = default;

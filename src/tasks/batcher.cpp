@@ -1,5 +1,8 @@
 #include "tasks/batcher.h"
 
+#include <sys/resource.h>
+#include <unistd.h>
+
 #include <string>
 
 #include "core/free_cpus.h"
@@ -15,7 +18,13 @@ void check_batching(const BatchingOptions& options) {
     throw InvalidInput("max_wait_us must be in [0, 1000000], not " + std::to_string(options.max_wait_us));
 }
 
-ComputeLane::ComputeLane() : thread_([this] { loop(); }) {}
+namespace {
+thread_local bool on_lane_thread = false;
+}  // namespace
+
+ComputeLane::ComputeLane(int nice) : nice_(nice), thread_([this] { loop(); }) {}
+
+bool ComputeLane::on_a_lane() { return on_lane_thread; }
 
 void ComputeLane::execute(const std::function<void()>& run) {
   Job job{&run};
@@ -26,6 +35,9 @@ void ComputeLane::execute(const std::function<void()>& run) {
 }
 
 void ComputeLane::loop() {
+  on_lane_thread = true;
+  // Linux applies a thread's niceness to that thread alone (the thread id as PRIO_PROCESS's who).
+  if (nice_ != 0) setpriority(PRIO_PROCESS, static_cast<id_t>(gettid()), nice_);
   ensure_runtime_initialized();
   prepare_calling_thread();
   std::unique_lock<std::mutex> lock(mutex_);
@@ -43,7 +55,12 @@ void ComputeLane::loop() {
 }
 
 ComputeLane& compute_lane() {
-  static ComputeLane* const lane = new ComputeLane();  // never destroyed: no thread to join at exit
+  static ComputeLane* const lane = new ComputeLane(0);  // never destroyed: no thread to join at exit
+  return *lane;
+}
+
+ComputeLane& long_input_lane() {
+  static ComputeLane* const lane = new ComputeLane(19);  // never destroyed, as the compute lane
   return *lane;
 }
 

@@ -13,6 +13,7 @@
 // computes, the next one collects, so the batch size follows the load.
 #pragma once
 
+#include <algorithm>
 #include <chrono>
 #include <condition_variable>
 #include <cstdint>
@@ -34,6 +35,11 @@ namespace semroute {
 struct BatchingOptions {
   int64_t max_batch = 0;    // texts per forward; <= 1: no batching
   int64_t max_wait_us = 0;  // how long the first text of a batch may wait for others
+  // Calls holding a text of more tokens than this (by the batcher's cost
+  // estimate, where it has one) batch apart and compute on
+  // long_input_lane(), so that short calls do not wait behind their
+  // forwards; 0: every call on the compute lane.
+  int64_t long_input_tokens = 1024;
   bool enabled() const { return max_batch > 1; }
 };
 
@@ -63,12 +69,17 @@ class ComputeLane {
     return run_via(std::forward<Fn>(fn), [this](const std::function<void()>& job) { execute(job); });
   }
   bool on_lane() const { return std::this_thread::get_id() == thread_.get_id(); }
+  // Whether the calling thread is any lane's.
+  static bool on_a_lane();
 
  private:
   friend ComputeLane& compute_lane();
-  ComputeLane();
+  friend ComputeLane& long_input_lane();
+  explicit ComputeLane(int nice);
   void execute(const std::function<void()>& job);  // blocks until the lane ran it
   void loop();
+
+  int nice_;  // the lane thread's scheduling niceness
 
   struct Job {
     const std::function<void()>* run;
@@ -83,6 +94,14 @@ class ComputeLane {
 // The lane: started on first use, never stopped (it outlives every model).
 ComputeLane& compute_lane();
 
+// The lane of long inputs' forwards (BatchingOptions::long_input_tokens):
+// its thread runs at niceness 19, so while short calls compute on the
+// compute lane the scheduler gives it almost nothing (and the compute lane's
+// team waits on no descheduled thread), and it takes the cores when they are
+// idle. An 8,192-token forward of ~20 s no longer holds every short call
+// behind it. Started on first use, never stopped.
+ComputeLane& long_input_lane();
+
 // Input: what one item is (a text; or an encoded text, when the callers
 // tokenize on their own threads and the batch only runs the forward).
 template <class Answer, class Input = std::string_view>
@@ -90,11 +109,12 @@ class Batcher {
  public:
   // `run` answers a list of items, one answer per item, in order.
   using Run = std::function<std::vector<Answer>(const std::vector<Input>&)>;
+  // An item's size in tokens, or an estimate (calls over
+  // options.long_input_tokens batch apart on the long-input lane).
+  using Cost = std::function<int64_t(const Input&)>;
 
-  Batcher(Run run, BatchingOptions options) : run_(std::move(run)), options_(options) {
-    check_batching(options_);
-    dispatcher_ = std::thread([this] { dispatch(); });
-  }
+  Batcher(Run run, BatchingOptions options, Cost cost = nullptr)
+      : Batcher(std::move(run), options, std::move(cost), compute_lane()) {}
   ~Batcher() {
     {
       const std::lock_guard<std::mutex> lock(mutex_);
@@ -121,9 +141,13 @@ class Batcher {
                                  Timing* timing = nullptr) const {
     if (texts.empty()) return {};
     if (Clock::now() > deadline) throw DeadlinePassed();
-    // On the lane itself, waiting for a batch the lane must compute would
+    // On a lane itself, waiting for a batch a lane must compute would
     // never end: answer alone (the same answers).
-    if (compute_lane().on_lane()) return run_(texts);
+    if (ComputeLane::on_a_lane()) return run_(texts);
+    if (long_ != nullptr && std::any_of(texts.begin(), texts.end(), [&](const Input& t) {
+          return cost_(t) > options_.long_input_tokens;
+        }))
+      return (*long_)(texts, deadline, timing);
     Request request{&texts, Clock::now(), deadline, {}, {}, {}, false};
     std::unique_lock<std::mutex> lock(mutex_);
     queue_.push_back(&request);
@@ -139,6 +163,14 @@ class Batcher {
   }
 
  private:
+  Batcher(Run run, BatchingOptions options, Cost cost, ComputeLane& lane)
+      : run_(std::move(run)), options_(options), cost_(std::move(cost)), lane_(lane) {
+    check_batching(options_);
+    if (cost_ != nullptr && options_.long_input_tokens > 0 && &lane_ == &compute_lane())
+      long_.reset(new Batcher(run_, options_, nullptr, long_input_lane()));
+    dispatcher_ = std::thread([this] { dispatch(); });
+  }
+
   struct Request {
     const std::vector<Input>* texts;
     Clock::time_point arrived, deadline;
@@ -160,7 +192,7 @@ class Batcher {
       if (expired) answered_.notify_all();  // the callers take_batch answered DeadlinePassed
       if (batch.empty()) continue;
       lock.unlock();
-      compute_lane().run([&] { answer(batch); });
+      lane_.run([&] { answer(batch); });
       lock.lock();
       for (Request* r : batch) r->done = true;
       answered_.notify_all();
@@ -224,6 +256,9 @@ class Batcher {
 
   Run run_;
   BatchingOptions options_;
+  Cost cost_;
+  ComputeLane& lane_;
+  std::unique_ptr<const Batcher> long_;  // the calls with a long input, on long_input_lane()
   // Calling is const (a handle shared by threads); the queue is what changes.
   mutable std::mutex mutex_;
   mutable std::condition_variable arrived_, answered_;

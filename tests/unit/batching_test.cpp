@@ -4,6 +4,10 @@
 // Batcher coalesces (counted) and rejects absurd settings.
 #include <gtest/gtest.h>
 
+#include <condition_variable>
+#include <future>
+#include <mutex>
+
 #include <algorithm>
 #include <atomic>
 #include <cmath>
@@ -189,6 +193,45 @@ TEST(Batcher, ACallPastItsDeadlineIsNotComputed) {
   EXPECT_EQ(batcher({"in time"}, later).at(0), 1);
   late.join();
   EXPECT_EQ(computed.load(), 1);
+}
+
+// A call holding a long input computes on the long-input lane: a short call
+// made while that forward runs is answered at once, not after it.
+TEST(Batcher, ShortCallsDoNotWaitBehindALongInput) {
+  std::mutex mutex;
+  std::condition_variable changed;
+  bool long_started = false, release_long = false;
+  Batcher<int> batcher(
+      [&](const std::vector<std::string_view>& texts) {
+        if (texts.at(0).size() > 100) {
+          EXPECT_TRUE(long_input_lane().on_lane());
+          std::unique_lock<std::mutex> lock(mutex);
+          long_started = true;
+          changed.notify_all();
+          changed.wait(lock, [&] { return release_long; });
+        } else {
+          EXPECT_TRUE(compute_lane().on_lane());
+        }
+        return std::vector<int>(texts.size(), static_cast<int>(texts.at(0).size()));
+      },
+      BatchingOptions{8, 1000, 10}, [](std::string_view text) { return static_cast<int64_t>(text.size()); });
+  const std::string long_text(500, 'x');
+  std::thread long_call([&] { EXPECT_EQ(batcher({long_text}).at(0), 500); });
+  {
+    std::unique_lock<std::mutex> lock(mutex);
+    changed.wait(lock, [&] { return long_started; });
+  }
+  // On one lane the short call would wait until the long forward is released.
+  auto short_call = std::async(std::launch::async, [&] { return batcher({"short"}).at(0); });
+  const bool answered_first = short_call.wait_for(std::chrono::seconds(20)) == std::future_status::ready;
+  {
+    const std::lock_guard<std::mutex> lock(mutex);
+    release_long = true;
+  }
+  changed.notify_all();
+  long_call.join();
+  EXPECT_TRUE(answered_first) << "the short call waited behind the long input's forward";
+  EXPECT_EQ(short_call.get(), 5);
 }
 
 TEST(Batcher, RefusesAbsurdSettings) {
