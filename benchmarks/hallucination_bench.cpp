@@ -20,6 +20,7 @@
 #include <nlohmann/json.hpp>
 #include <unistd.h>
 
+#include "bench_stats.h"
 #include "core/cpu_features.h"
 #include "hallucination/answer_stream.h"
 #include "hallucination/sse_reader.h"
@@ -31,14 +32,10 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 namespace fs = std::filesystem;
+using semroute::bench::percentile;
 const fs::path kRepo = SEMROUTE_SOURCE_DIR;
 
 double ms_since(Clock::time_point start) { return std::chrono::duration<double, std::milli>(Clock::now() - start).count(); }
-
-double percentile(std::vector<double> v, double p) {
-  std::sort(v.begin(), v.end());
-  return v[std::min(v.size() - 1, static_cast<size_t>(p * static_cast<double>(v.size())))];
-}
 
 // A context of about 450 tokens and an answer of `n` sentences, ours.
 std::string context() {

@@ -31,6 +31,7 @@
 #include <thread>
 #include <vector>
 
+#include "bench_stats.h"
 #include "semroute/semroute.h"
 
 namespace {
@@ -254,17 +255,13 @@ class OrtEngine {
 
 namespace {
 
+using semroute::bench::percentile;
+
 struct Run {
   std::vector<double> ms, short_ms;  // every request's latency; those of 512 tokens or less
   int64_t tokens = 0;
   double seconds = 0;
 };
-
-double percentile(std::vector<double> v, double q) {
-  if (v.empty()) return 0;
-  std::sort(v.begin(), v.end());
-  return v[std::min(v.size() - 1, static_cast<size_t>(q * static_cast<double>(v.size())))];
-}
 
 // Every caller sends prompts until `seconds` have passed; the run ends with
 // the last answer (prompts in flight finish and count).
