@@ -110,10 +110,6 @@ const char* task_name(semroute_task task) {
   return "auto";
 }
 
-// A text's tokens, estimated from its bytes (about four a token in English
-// prose): enough to send long inputs to their own lane.
-int64_t estimated_tokens(const std::string_view& text) { return static_cast<int64_t>(text.size() / 4); }
-
 void add_batcher(semroute_model& model, const BatchingOptions& batching) {
   check_batching(batching);
   if (!batching.enabled()) return;

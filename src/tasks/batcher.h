@@ -102,6 +102,10 @@ ComputeLane& compute_lane();
 // behind it. Started on first use, never stopped.
 ComputeLane& long_input_lane();
 
+// A text's tokens, estimated from its bytes (about four a token in English
+// prose): enough to send long inputs to their own lane before tokenizing.
+inline int64_t estimated_tokens(std::string_view text) { return static_cast<int64_t>(text.size() / 4); }
+
 // Input: what one item is (a text; or an encoded text, when the callers
 // tokenize on their own threads and the batch only runs the forward).
 template <class Answer, class Input = std::string_view>
@@ -270,7 +274,8 @@ class Batcher {
 
 // Batchers per kind of request (the tasks a call asks for): a call is
 // coalesced only with calls asking the same. Made on first use, at most
-// kMaxKinds kinds per handle; calls of further kinds run unbatched.
+// kMaxKinds kinds per handle; calls of further kinds run unbatched. Long
+// texts (by estimated_tokens) batch apart on the long-input lane, as Batcher's.
 template <class Key, class Answer>
 class KeyedBatcher {
  public:
@@ -287,7 +292,8 @@ class KeyedBatcher {
       if (it == batchers_.end() && batchers_.size() < kMaxKinds) {
         const Run run = run_;
         auto made = std::make_unique<Batcher<Answer>>(
-            [run, key](const std::vector<std::string_view>& batch) { return run(key, batch); }, options_);
+            [run, key](const std::vector<std::string_view>& batch) { return run(key, batch); }, options_,
+            estimated_tokens);
         it = batchers_.emplace(key, std::move(made)).first;
       }
       if (it != batchers_.end()) batcher = it->second.get();

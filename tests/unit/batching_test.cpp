@@ -14,6 +14,7 @@
 #include <cstring>
 #include <string>
 #include <functional>
+#include <memory>
 #include <thread>
 #include <vector>
 
@@ -196,33 +197,33 @@ TEST(Batcher, ACallPastItsDeadlineIsNotComputed) {
 }
 
 // A call holding a long input computes on the long-input lane: a short call
-// made while that forward runs is answered at once, not after it.
-TEST(Batcher, ShortCallsDoNotWaitBehindALongInput) {
+// made while that forward runs is answered at once, not after it. make(run)
+// gives the call under test (text -> its answer) over the forward `run`.
+template <class Make>
+void expect_short_calls_not_behind_a_long_input(Make make) {
   std::mutex mutex;
   std::condition_variable changed;
   bool long_started = false, release_long = false;
-  Batcher<int> batcher(
-      [&](const std::vector<std::string_view>& texts) {
-        if (texts.at(0).size() > 100) {
-          EXPECT_TRUE(long_input_lane().on_lane());
-          std::unique_lock<std::mutex> lock(mutex);
-          long_started = true;
-          changed.notify_all();
-          changed.wait(lock, [&] { return release_long; });
-        } else {
-          EXPECT_TRUE(compute_lane().on_lane());
-        }
-        return std::vector<int>(texts.size(), static_cast<int>(texts.at(0).size()));
-      },
-      BatchingOptions{8, 1000, 10}, [](std::string_view text) { return static_cast<int64_t>(text.size()); });
-  const std::string long_text(500, 'x');
-  std::thread long_call([&] { EXPECT_EQ(batcher({long_text}).at(0), 500); });
+  auto call = make([&](const std::vector<std::string_view>& texts) {
+    if (texts.at(0).size() > 100) {
+      EXPECT_TRUE(long_input_lane().on_lane());
+      std::unique_lock<std::mutex> lock(mutex);
+      long_started = true;
+      changed.notify_all();
+      changed.wait(lock, [&] { return release_long; });
+    } else {
+      EXPECT_TRUE(compute_lane().on_lane());
+    }
+    return std::vector<int>(texts.size(), static_cast<int>(texts.at(0).size()));
+  });
+  const std::string long_text(5000, 'x');
+  std::thread long_call([&] { EXPECT_EQ(call(long_text), 5000); });
   {
     std::unique_lock<std::mutex> lock(mutex);
     changed.wait(lock, [&] { return long_started; });
   }
   // On one lane the short call would wait until the long forward is released.
-  auto short_call = std::async(std::launch::async, [&] { return batcher({"short"}).at(0); });
+  auto short_call = std::async(std::launch::async, [&] { return call("short"); });
   const bool answered_first = short_call.wait_for(std::chrono::seconds(20)) == std::future_status::ready;
   {
     const std::lock_guard<std::mutex> lock(mutex);
@@ -232,6 +233,28 @@ TEST(Batcher, ShortCallsDoNotWaitBehindALongInput) {
   long_call.join();
   EXPECT_TRUE(answered_first) << "the short call waited behind the long input's forward";
   EXPECT_EQ(short_call.get(), 5);
+}
+
+using Forward = std::function<std::vector<int>(const std::vector<std::string_view>&)>;
+
+TEST(Batcher, ShortCallsDoNotWaitBehindALongInput) {
+  std::unique_ptr<Batcher<int>> batcher;
+  expect_short_calls_not_behind_a_long_input([&](Forward run) {
+    batcher = std::make_unique<Batcher<int>>(run, BatchingOptions{8, 1000, 10},
+                                             [](std::string_view text) { return static_cast<int64_t>(text.size()); });
+    return [&](std::string_view text) { return (*batcher)({text}).at(0); };
+  });
+}
+
+// The engine's and the unified classifier's batchers (per task list) too,
+// by the texts' estimated tokens (5,000 bytes: ~1,250).
+TEST(KeyedBatcher, ShortCallsDoNotWaitBehindALongInput) {
+  std::unique_ptr<KeyedBatcher<int, int>> batcher;
+  expect_short_calls_not_behind_a_long_input([&](Forward run) {
+    batcher = std::make_unique<KeyedBatcher<int, int>>(
+        [run](int, const std::vector<std::string_view>& texts) { return run(texts); }, BatchingOptions{8, 1000});
+    return [&](std::string_view text) { return (*batcher)(7, {text}).at(0); };
+  });
 }
 
 TEST(Batcher, RefusesAbsurdSettings) {
