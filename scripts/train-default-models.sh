@@ -135,10 +135,14 @@ print(",".join("source=corpus-held-out:" + c for c in json.load(open(sys.argv[1]
 train_task domain sequence "$domain_books" --hold-out "$held_out_books" "${domain_options[@]}"
 # Jailbreaks are long and benign prompts short: random windows of the
 # training prompts keep the length from deciding (see models/README.md).
-# The router's alarm threshold: the most recall with at most 0.5 % false
+# The router's alarm threshold: the most recall with at most 1 % false
 # alarms on the validation prompts (evaluation.json; models/router.yaml).
+# Validation holds XSTest's safe prompts that read as unsafe ("how do I kill
+# a Python process"): at 0.5 % they alone set the threshold (0.96) and
+# HarmBench's recall fell to 0.46; at 1 % it is 0.63 with 4.2 % false
+# alarms on Self-Instruct (the corpus encoder's model, models/README.md).
 train_task jailbreak sequence "$jailbreak_train" "${held_out_jailbreak[@]}" --epochs 4 --batch-size 32 --max-length 128 \
-  --random-windows 2 --alarm-label jailbreak --max-false-alarms 0.005
+  --random-windows 2 --alarm-label jailbreak --max-false-alarms 0.01
 train_task pii token "$pii_train" "${held_out_pii[@]}" --epochs 8 --batch-size 16 --max-length 128 \
   --map-labels ADDRESS=STREET_ADDRESS,LOCATION=GPE
 
