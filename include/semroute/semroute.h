@@ -155,7 +155,9 @@ typedef struct semroute_model_params {
   /* Dynamic batching: concurrent calls on this handle are coalesced into one
    * forward of up to max_batch texts, collected for at most max_wait_us after
    * the first arrives; answers equal unbatched ones (to float rounding). Batched forwards of all
-   * handles take turns on one process-wide compute lane. max_batch <= 1 = off. */
+   * handles take turns on one process-wide compute lane; calls holding a text of more than
+   * ~1,024 tokens (~4 KB) compute one call at a time on a second, low-priority lane, so that
+   * short calls do not wait behind their forwards. max_batch <= 1 = off. */
   uint32_t max_batch;
   uint32_t max_wait_us;
   /* Input policy (appended). */

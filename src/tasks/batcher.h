@@ -36,7 +36,7 @@ struct BatchingOptions {
   int64_t max_batch = 0;    // texts per forward; <= 1: no batching
   int64_t max_wait_us = 0;  // how long the first text of a batch may wait for others
   // Calls holding a text of more tokens than this (by the batcher's cost
-  // estimate, where it has one) batch apart and compute on
+  // estimate, where it has one) compute one call at a time on
   // long_input_lane(), so that short calls do not wait behind their
   // forwards; 0: every call on the compute lane.
   int64_t long_input_tokens = 1024;
@@ -170,8 +170,11 @@ class Batcher {
   Batcher(Run run, BatchingOptions options, Cost cost, ComputeLane& lane)
       : run_(std::move(run)), options_(options), cost_(std::move(cost)), lane_(lane) {
     check_batching(options_);
+    // Long calls are not coalesced: one already fills the GEMMs, and a
+    // batch of them would multiply the peak memory (ten 8K-token prompts
+    // in one forward hold ten times the activations of one).
     if (cost_ != nullptr && options_.long_input_tokens > 0 && &lane_ == &compute_lane())
-      long_.reset(new Batcher(run_, options_, nullptr, long_input_lane()));
+      long_.reset(new Batcher(run_, BatchingOptions{1, 0, 0}, nullptr, long_input_lane()));
     dispatcher_ = std::thread([this] { dispatch(); });
   }
 

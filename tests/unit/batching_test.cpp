@@ -246,6 +246,26 @@ TEST(Batcher, ShortCallsDoNotWaitBehindALongInput) {
   });
 }
 
+// Long calls are not coalesced (a batch of them would multiply the peak
+// memory): concurrent long calls compute one forward each.
+TEST(Batcher, LongCallsComputeOneAtATime) {
+  std::mutex mutex;
+  std::vector<size_t> batch_sizes;
+  Batcher<int> batcher(
+      [&](const std::vector<std::string_view>& texts) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(20));  // let the other calls queue
+        const std::lock_guard<std::mutex> lock(mutex);
+        batch_sizes.push_back(texts.size());
+        return std::vector<int>(texts.size(), 1);
+      },
+      BatchingOptions{8, 50000, 10}, [](std::string_view text) { return static_cast<int64_t>(text.size()); });
+  const std::string long_text(100, 'x');
+  std::vector<std::thread> callers;
+  for (int i = 0; i < 4; ++i) callers.emplace_back([&] { EXPECT_EQ(batcher({long_text}).at(0), 1); });
+  for (auto& t : callers) t.join();
+  EXPECT_EQ(batch_sizes, std::vector<size_t>(4, 1));
+}
+
 // The engine's and the unified classifier's batchers (per task list) too,
 // by the texts' estimated tokens (5,000 bytes: ~1,250).
 TEST(KeyedBatcher, ShortCallsDoNotWaitBehindALongInput) {
