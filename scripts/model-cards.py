@@ -213,6 +213,15 @@ def headline(summary):
     return "\n".join(lines)
 
 
+def machine(options):
+    """Where a run trained: the recipe's runs so far took these three forms."""
+    if options.get("device", "cpu").startswith("cuda"):
+        return "on a GPU (`--device cuda`)"
+    if options.get("compute-dtype") == "bfloat16":
+        return "on 2 cores of an Intel Xeon (AMX, bfloat16 compute)"
+    return "on 2 cores of an AMD EPYC (AVX-512)"
+
+
 def training(summary, base):
     o = summary["options"]
     hidden = ("data", "out", "base", "checkpoint-dir", "checkpoint-every",  # paths
@@ -222,8 +231,7 @@ def training(summary, base):
     tr = summary["training"]
     return (f"Fine-tuned from `{base}` with `semroute train {flags}` (`scripts/train-default-models.sh`; seed 1; "
             f"80 / 10 / 10 % split of the texts by a seeded hash; early stopping on validation): best epoch "
-            f"{tr['best_epoch']} of {len(tr['epochs'])}, {tr['seconds'] / 60:.1f} min on 2 cores of an AMD EPYC "
-            f"(AVX-512). Examples: {summary['examples']['train']} train (with any added short forms or windows), "
+            f"{tr['best_epoch']} of {len(tr['epochs'])}, {tr['seconds'] / 60:.1f} min {machine(o)}. Examples: {summary['examples']['train']} train (with any added short forms or windows), "
             f"{summary['examples']['valid']} validation, {summary['examples']['test']} test. Every option and score is "
             "in `training_summary.json`, and the scores by source in `evaluation.json`.")
 
@@ -262,24 +270,33 @@ def card(name):
 def pretraining(summary):
     """Steps, epochs, time and where: the masked-LM run of `base/`."""
     o, tr = summary["options"], summary["training"]
-    where = "on a GPU (`--device cuda`)" if o.get("device", "cpu").startswith("cuda") else \
-        "on 2 cores of an AMD EPYC (AVX-512)"
     return (f"{tr['steps']} steps of {o['batch-size']} texts ({len(tr['epochs'])} epochs), "
-            f"{tr['seconds'] / 60:.1f} min {where}")
+            f"{tr['seconds'] / 60:.1f} min {machine(o)}")
+
+
+def base_pretraining(base):
+    """The encoder's two stages: the task texts and WordNet (pretraining_stage1.json, where the recipe kept it),
+    then the textbooks beside them (training_summary.json)."""
+    summary = load(base / "training_summary.json")
+    last = f"{pretraining(summary)}; held-out masked-token accuracy {summary['test']['accuracy']:.3f}"
+    if not (base / "pretraining_stage1.json").exists():
+        return last
+    first = load(base / "pretraining_stage1.json")
+    return (f"{pretraining(first)} (held-out masked-token accuracy {first['test']['accuracy']:.3f}; "
+            "`pretraining_stage1.json`), then on the textbooks' paragraphs beside the same texts, "
+            f"{last} (its held-out rows include the textbooks', which are harder to fill in)")
 
 
 def multitask_card():
     base = MODELS / "multitask" / "base"
-    summary = load(base / "training_summary.json")
     config = load(base / "config.json")
     lines = ["# Multi-task set (semroute default models)", "",
              "One encoder and three PEFT LoRA adapters for semroute's multi-task engine and unified classifier "
              "(`../router.yaml`): the tasks share one pass through the encoder's layers.", "",
              f"- `base/` ({size_mb(base):.1f} MB): the encoder, pretrained from scratch as a masked LM (30 % masking) "
-             f"on the training texts of all three tasks, the held-out sources left out; {pretraining(summary)}; "
-             "held-out masked-token accuracy "
-             f"{summary['test']['accuracy']:.3f}. It is also the starting point of the fully fine-tuned `../domain`, "
-             "`../jailbreak` and `../pii`. " + architecture(config),
+             f"on the training texts of all three tasks, the held-out sources left out; {base_pretraining(base)}. "
+             "It is also the starting point of the fully fine-tuned `../domain`, `../jailbreak` and `../pii`. " +
+             architecture(config),
              "- `domain/`, `jailbreak/`, `pii/`: LoRA r 16, alpha 32 on every `Wqkv`, `Wo` and `Wi`, the head saved "
              "as `modules_to_save`; PEFT's own layout (`adapter_config.json`, `adapter_model.safetensors`) plus "
              "`labels.json` (with the adapter's `semroute_temperature`).", "",

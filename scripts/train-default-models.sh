@@ -62,8 +62,11 @@ domain=$domain,$work/wordnet/questions.jsonl
 # Do-Not-Answer's harmful asks open like everyday ones ("Can you …", "How
 # can I …"); WordNet's everyday requests open the same way, labelled benign,
 # and its everyday instructions ("Rewrite this sentence …", "Act as …") are
-# framed as jailbreak templates are.
+# framed as jailbreak templates are. HarmfulQA and CatQA open ~1 000
+# harmful questions with "How can I …": WordNet's everyday "how can I"
+# requests (hobbies, household things) keep the opening from deciding.
 jailbreak_train=$jailbreak,$jailbreak_plain,$work/wordnet/requests.jsonl,$work/wordnet/instructions.jsonl
+jailbreak_train=$jailbreak_train,$work/wordnet/howto.jsonl
 # presidio's samples come from ~200 templates; sentences of the project's own
 # (106 carrier phrases; names, places and companies from Faker and WordNet,
 # values in many formats; WordNet's usage examples as entity-free text)
@@ -99,6 +102,7 @@ base=$out/multitask/base
   --epochs 1 --lr 5e-4 --batch-size 64 --max-length 128 --save-dtype float16 "${pretrain_device[@]}" \
   $(checkpoints base-corpus) "${extra[@]}" --json > "$work/base-corpus.json"
 mkdir -p "$base" && cp "$work/base-corpus"/* "$base"/
+cp "$base_wordnet/training_summary.json" "$base/pretraining_stage1.json"  # the card describes both stages
 # A GPU lent for minutes: stop here, carry $work/base-* to the CPU machine, run again there.
 [ "${SEMROUTE_TRAIN_STOP_AFTER:-}" != base ] || { log "stopped after the pretraining: $base"; exit 0; }
 

@@ -152,6 +152,25 @@ EVERYDAY_REQUESTS = {
               "What's the best way to choose a {w}?", "Can you proofread my ad for a used {w}?"],
 }
 LEXNAMES = {"animal": 5, "food": 13, "plant": 20, "place": 15, "thing": 6}  # noun.animal, noun.food, ...
+# Everyday "how can I" asks (hobbies and household things): harmful
+# questions open that way far more often than the benign ones above
+# (HarmfulQA, CatQA: ~1 060 "How can I …" against ~280 benign), and the
+# jailbreak model learned the opening.
+HOWTO_REQUESTS = {
+    "activity": ["How can I get better at {w}?", "How can I find more time for {w}?", "How do I get started with {w}?",
+                 "How to get into {w} as an adult?", "What's the best way to learn {w}?",
+                 "How can I make {w} more fun for my kids?", "How can I stop putting off {w}?",
+                 "How do I stay motivated with {w}?", "How can I practice {w} at home?"],
+    "thing": ["How can I make my {w} last longer?", "How do I set up a new {w}?", "How can I save money on a {w}?",
+              "How to choose the right {w}?", "How can I get my {w} to work again?",
+              "What's the easiest way to clean a {w}?", "How can I keep my {w} from breaking?"],
+}
+HOWTO_LEXNAMES = {"activity": 4, "thing": 6}  # noun.act (words ending in -ing), noun.artifact
+# Activities that are harm in themselves ("stabbing", "shooting") stay out too.
+HARMFUL_ACTIVITY = re.compile(r"\b(?:knife|gun|firearm|projectile|steal|theft|attack|violen|assault|fight|fraud|crim|"
+                              r"wound|injur|death|hurt|force|strik|hit\b|cheat|decei|hunt|cock|blow|punish|gambl|cruel|abus|torture|"
+                              r"kidnap|smuggl|poach|bully|drink|intox|sex|kill|loot|racket|spank|bullfight|chok|spy|bloodlet|beat|bait|"
+                              r"dump|brainwash|whip|ransack|ravag|launder|censor|seiz|belittl|raz|heckl|meddl|fib|badger|wrong|suck)", re.IGNORECASE)
 # Terms whose definition touches harm stay out of the benign requests.
 # At a word's start: "kills", "killer", not "skill".
 HARMFUL_GLOSS = re.compile(r"\b(?:poison|toxic|explosive|weapon|narcotic|lethal|kill|illegal|nerve agent|bomb|"
@@ -284,6 +303,25 @@ def everyday(out, synsets, rng, count):
         out.write(json.dumps({"text": text, "label": "benign", "source": "wordnet", "id": f"wordnet-everyday-{i}"}) + "\n")
 
 
+def write_howto(path, synsets, count):
+    """`count` everyday "how can I" requests, labelled benign, half about activities, half about things."""
+    rng = random.Random(23)
+    words = {kind: sorted({lemma(s["words"][0]) for s in synsets.values()
+                           if s["pos"] == "n" and s["lexname"] == lexname and s["words"][0].isalpha()
+                           and s["words"][0].islower() and not HARMFUL_GLOSS.search(s["gloss"])
+                           and not HARMFUL_ACTIVITY.search(s["gloss"] + " " + s["words"][0])
+                           and (kind != "activity" or s["words"][0].endswith("ing"))})
+             for kind, lexname in HOWTO_LEXNAMES.items()}
+    kinds = sorted(HOWTO_REQUESTS)
+    with open(path, "w") as f:
+        for i in range(count):
+            kind = kinds[i % len(kinds)]
+            text = rng.choice(HOWTO_REQUESTS[kind]).format(w=rng.choice(words[kind]))
+            f.write(json.dumps({"text": text, "label": "benign", "source": "wordnet-howto",
+                                "id": f"wordnet-howto-{i}"}) + "\n")
+    return count
+
+
 def write_glosses(path, synsets):
     """Every synset's words, definition and examples, packed into rows of ~400 characters."""
     with open(path, "w") as f:
@@ -369,6 +407,7 @@ def main():
     parser.add_argument("--per-category", type=int, default=900, help="most questions per category")
     parser.add_argument("--requests", type=int, default=1500, help="benign requests of each kind (domain terms, everyday)")
     parser.add_argument("--instructions", type=int, default=1500, help="everyday instructions")
+    parser.add_argument("--howto", type=int, default=1000, help='everyday "how can I" requests')
     args = parser.parse_args()
     if not os.path.exists(os.path.join(args.wordnet, "data.noun")):
         sys.exit(f"no WordNet in {args.wordnet}: apt-get install wordnet-base")
@@ -380,7 +419,9 @@ def main():
     counts = write_questions(os.path.join(args.out, "questions.jsonl"), synsets, categories, args.per_category)
     requests = write_requests(os.path.join(args.out, "requests.jsonl"), synsets, categories, args.requests)
     instructions = write_instructions(os.path.join(args.out, "instructions.jsonl"), synsets, args.instructions)
-    print(json.dumps({"gloss_rows": rows, "questions": counts, "requests": requests, "instructions": instructions}))
+    howto = write_howto(os.path.join(args.out, "howto.jsonl"), synsets, args.howto)
+    print(json.dumps({"gloss_rows": rows, "questions": counts, "requests": requests, "instructions": instructions,
+                      "howto": howto}))
 
 
 if __name__ == "__main__":
