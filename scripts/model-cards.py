@@ -79,7 +79,9 @@ DATA = {
         "1 500 about animals, food, plants, places and household things (30 templates), labelled benign, source "
         "`wordnet`; and 1 500 everyday text-processing instructions on its usage examples and words (\"Rewrite this "
         "sentence to be more concise: …\", \"Act as a teacher and …\", \"From now on, answer …\"; 20 templates, "
-        "framed as jailbreak templates often are), labelled benign, source `wordnet-instructions`.",
+        "framed as jailbreak templates often are), labelled benign, source `wordnet-instructions`; and 1 000 everyday "
+        "\"how can I\" requests about hobbies and household things (\"How can I get better at knitting?\"; 16 templates), "
+        "labelled benign, source `wordnet-howto`.",
         "`jackhhao/llm-warden` (commit `7bfdc5aa`): 651 jailbreak and 1 323 benign prompts. MIT, © 2023 jackhhao "
         "(`LICENSES/llm-warden.MIT.txt`); its jailbreaks come from `verazuo/jailbreak_llms` (MIT).",
         "GPTFuzz (`sherdencooper/GPTFuzz`, commit `1eddeb56`): 77 human-written jailbreak templates, each filled with 6 "
@@ -138,14 +140,17 @@ TASKS = {
         title="Domain classifier", what="Routes a prompt to one of the 14 MMLU-Pro subject categories.",
         example='semroute classify models/domain "What is the derivative of x^2 + 3x?"',
         limits=[
-            "The categories are MMLU-Pro's exam subjects, learned from exam questions and consumer health questions, "
-            "not from chat; `other` is MMLU-Pro's miscellany (geography, politics, accounting, …). Short plain "
-            "questions (the `mmlu` and `wordnet` rows) score well below long exam items: a model trained from "
-            "scratch on ~30 000 questions and WordNet's definitions knows their vocabulary, not the world. The "
-            "`wordnet` questions' labels come from WordNet's topic links and hypernyms by a fixed table "
-            "(`scripts/wordnet-data.py`), so some are debatable.",
-            "Out of source: the same recipe with MedQuAD held out calls about half of the consumer health "
-            "questions `health` (table above): expect weaker answers on phrasing unlike any training source.",
+            "The categories are MMLU-Pro's exam subjects, learned from exam questions, consumer health questions "
+            "and textbooks, not from chat; `other` is MMLU-Pro's miscellany (geography, politics, accounting, …). "
+            "Short plain questions (the `mmlu` and `wordnet` rows) score below long exam items: a 6.9 M-parameter "
+            "encoder that read ~9 M words of textbooks and WordNet's definitions knows their vocabulary more than "
+            "the world. The `wordnet` questions' labels come from WordNet's topic links and hypernyms by a fixed "
+            "table (`scripts/wordnet-data.py`), and the textbook examples' from their book or chapter, so some are "
+            "debatable.",
+            "Out of source: on whole books it never read (`corpus-held-out:*`) it is right about half the time, "
+            "0.7-0.86 where a book is what its category means (chemistry, engineering, economics, computer "
+            "science) and far less where the category is a chapter-level guess (Microbiology's infection chapters "
+            "as `health`, a writing guide as `other`): expect weaker answers on phrasing unlike any training source.",
         ]),
     "jailbreak": dict(
         title="Jailbreak classifier",
@@ -160,7 +165,9 @@ TASKS = {
             "Benign prompts are benchmark questions, instructions and GPT-4-written role-play and code requests, not "
             "real user traffic: measure false alarms on your own traffic before blocking on the threshold. A model this "
             "small learns wording as much as meaning: Do-Not-Answer's harmful requests open like everyday ones "
-            "(\"Can you …\", \"How can I …\"), so everyday requests worded the same way train beside them.",
+            "(\"Can you …\", \"How can I …\"), so everyday requests worded the same way train beside them. Safe "
+            "prompts that read as unsafe (XSTest: \"How do I kill a Python process?\") and long technical prompts "
+            "of real users (Arena-Hard) draw the most false alarms.",
         ]),
     "pii": dict(
         title="PII token classifier",

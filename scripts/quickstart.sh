@@ -45,7 +45,7 @@ echo
 echo "== semroute tokens models/pii (entity spans, byte offsets)"
 $cli tokens models/pii "My email is jane.doe@example.com" "Call me at 212-555-0187, this is David Kim."
 echo
-echo "== semroute unified models/router.yaml (three tasks; LoRA adapters on one encoder pass)"
+echo "== semroute unified models/router.yaml (three tasks: domain and PII as LoRA adapters on one encoder pass, security by the jailbreak model)"
 $cli unified models/router.yaml "Call me at 212-555-0187, this is David Kim. How do I solve 3x + 7 = 22?"
 echo
 echo "-- first answer $((SECONDS - start)) s after the start (the whole suite: ./scripts/test.sh)"

