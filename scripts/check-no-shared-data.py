@@ -4,8 +4,8 @@ file the repository tracks: the project ships the models it trains, never the
 data (shared/data/README.md). Every data text of 40 characters or more is
 looked for by its first 40 characters (whitespace runs collapsed); shorter
 ones, and those with fewer than 25 letters (rules of "=" signs), are too
-generic to tell apart from ordinary text, and licence texts (LICENSE*) are
-the licences themselves. Exit 77 (skipped)
+generic to tell apart from ordinary text, and licence texts (LICENSE*, and
+verbatim copies of the data's LICENSES files) are the licences themselves. Exit 77 (skipped)
 when the data directory is absent.
     check-no-shared-data.py REPO_DIR [DATA_DIR]"""
 import json, os, re, subprocess, sys
@@ -49,6 +49,12 @@ def repository_files():
         files += [os.path.relpath(os.path.join(root, n), repo) for n in names]
     return files
 
+# Verbatim copies of the data's own licence texts (models/LICENSES carries
+# them): a book's licence page may also be a paragraph of the corpus.
+licences_dir = os.path.join(data, "LICENSES")
+licence_texts = {open(os.path.join(licences_dir, n), "rb").read() for n in os.listdir(licences_dir)} \
+    if os.path.isdir(licences_dir) else set()
+
 found = []
 for path in repository_files():
     full = os.path.join(repo, path)
@@ -56,8 +62,8 @@ for path in repository_files():
         continue
     with open(full, "rb") as f:
         raw = f.read()
-    if b"\0" in raw[:4096]:
-        continue  # binary (weights)
+    if b"\0" in raw[:4096] or raw in licence_texts:
+        continue  # binary (weights), or a licence text as the data ships it
     text = squeeze(raw.decode("utf-8", "replace"))
     starts = {text[i:i + 40] for i in range(max(0, len(text) - 39))}
     hits = needles & starts

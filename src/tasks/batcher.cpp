@@ -22,7 +22,13 @@ namespace {
 thread_local bool on_lane_thread = false;
 }  // namespace
 
-ComputeLane::ComputeLane(int nice) : nice_(nice), thread_([this] { loop(); }) {}
+// Returns once the lane's thread has set itself up: at::set_num_threads
+// rebuilds libtorch's process-wide thread pool, so two lanes preparing at
+// once, or a lane preparing while the process exits, corrupt the heap.
+ComputeLane::ComputeLane(int nice) : nice_(nice), thread_([this] { loop(); }) {
+  std::unique_lock<std::mutex> lock(mutex_);
+  finished_.wait(lock, [&] { return ready_; });
+}
 
 bool ComputeLane::on_a_lane() { return on_lane_thread; }
 
@@ -41,6 +47,8 @@ void ComputeLane::loop() {
   ensure_runtime_initialized();
   prepare_calling_thread();
   std::unique_lock<std::mutex> lock(mutex_);
+  ready_ = true;
+  finished_.notify_all();
   for (;;) {
     queued_.wait(lock, [&] { return !jobs_.empty(); });
     Job* job = jobs_.front();

@@ -88,6 +88,7 @@ class ComputeLane {
   std::mutex mutex_;
   std::condition_variable queued_, finished_;
   std::deque<Job*> jobs_;
+  bool ready_ = false;  // the thread has prepared itself (constructor waits for it)
   std::thread thread_;
 };
 
