@@ -10,6 +10,7 @@
 #include <string>
 
 #include "candle_instance.h"
+#include "fuzz_util.h"
 
 namespace {
 
@@ -41,6 +42,7 @@ uint64_t load(char* (*loader)(const char*), const char* options) {
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  semroute::fuzz::signal_handlers_on_own_stack();
   static const uint64_t sequence = load(
       candle_instance_load_sequence, R"({"model_path": ")" SEMROUTE_REPO_DIR R"(/models/domain", "max_input_tokens": 64})");
   static const uint64_t token =

@@ -9,6 +9,7 @@
 #include <cstring>
 #include <vector>
 
+#include "fuzz_util.h"
 #include "semroute/semroute.h"
 
 namespace {
@@ -25,6 +26,7 @@ semroute_model* load(const char* dir) {
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  semroute::fuzz::signal_handlers_on_own_stack();
   static semroute_model* classifier = load(SEMROUTE_TEST_DATA "/modernbert_seqcls_cls");
   static semroute_model* embedder = load(SEMROUTE_TEST_DATA "/qwen3_embedding");
   if (size < 1) return 0;

@@ -13,6 +13,7 @@
 
 #include "compression/prompt_compressor.h"
 #include "compression/sentence_splitter.h"
+#include "fuzz_util.h"
 #include "semroute/error.h"
 #include "tokenizers/tokenizer.h"
 
@@ -45,6 +46,7 @@ std::vector<semroute::Span> streamed_units(std::string_view text, size_t step, c
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  semroute::fuzz::signal_handlers_on_own_stack();
   if (size == 0) return 0;
   static const auto tokenizer = semroute::load_tokenizer(SEMROUTE_TEST_DATA "/tokenizers/modernbert/tokenizer.json");
   const std::string_view text(reinterpret_cast<const char*>(data) + 1, size - 1);

@@ -1,8 +1,8 @@
-// For fuzz targets whose loaders take a path: the input written to one
-// private temporary file, so the whole loading path (file checks included)
-// is what gets fuzzed.
+// Helpers shared by the fuzz targets.
 #pragma once
 
+#include <signal.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include <cstdint>
@@ -12,6 +12,36 @@
 
 namespace semroute::fuzz {
 
+// For targets that run a model: oneDNN's JIT kernels may point the stack
+// pointer into a heap buffer for a while, and libFuzzer's SIGALRM (its
+// per-input timeout check) arriving then runs its handler on that "stack",
+// which ASan reports as a heap overflow. Every installed handler that can
+// runs on a stack of its own instead. Call it from LLVMFuzzerTestOneInput:
+// libFuzzer installs its handlers after LLVMFuzzerInitialize.
+inline void signal_handlers_on_own_stack() {
+  static const bool done = [] {
+    constexpr size_t kSize = size_t{1} << 20;  // the handlers print stack traces
+    void* memory = mmap(nullptr, kSize, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (memory == MAP_FAILED) std::abort();
+    stack_t stack{};
+    stack.ss_sp = memory;
+    stack.ss_size = kSize;
+    if (sigaltstack(&stack, nullptr) != 0) std::abort();
+    for (int signal : {SIGALRM, SIGUSR1, SIGUSR2, SIGINT, SIGTERM, SIGXFSZ}) {
+      struct sigaction action {};
+      if (sigaction(signal, nullptr, &action) != 0) std::abort();
+      if (action.sa_handler == SIG_DFL || action.sa_handler == SIG_IGN) continue;
+      action.sa_flags |= SA_ONSTACK;
+      if (sigaction(signal, &action, nullptr) != 0) std::abort();
+    }
+    return true;
+  }();
+  (void)done;
+}
+
+// For fuzz targets whose loaders take a path: the input written to one
+// private temporary file, so the whole loading path (file checks included)
+// is what gets fuzzed.
 // The path of this process's input file, rewritten with `data` at each call.
 inline const std::string& write_input(const uint8_t* data, size_t size, const char* suffix) {
   static const std::string path = [suffix] {
