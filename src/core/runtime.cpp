@@ -64,11 +64,25 @@ int usable_cpus() {
 
 namespace {
 std::atomic<int> configured_threads{0};  // 0: not set yet
+// Held while libtorch's thread count is set: at::set_num_threads (which its
+// per-thread first-use setup calls) rebuilds a process-wide thread pool, and
+// two threads doing it at once corrupt the heap.
+std::mutex thread_count_mutex;
+thread_local bool this_thread_initialized = false;
 }  // namespace
 
 void set_compute_threads(int n) {
+  std::lock_guard<std::mutex> lock(thread_count_mutex);
   configured_threads = n > 0 ? n : usable_cpus();
   at::set_num_threads(configured_threads);
+  this_thread_initialized = true;
+}
+
+void init_libtorch_on_this_thread() {
+  if (this_thread_initialized) return;
+  std::lock_guard<std::mutex> lock(thread_count_mutex);
+  at::internal::lazy_init_num_threads();
+  this_thread_initialized = true;
 }
 
 // The configured count, not the calling thread's team size: a thread that
@@ -78,10 +92,10 @@ int compute_threads() {
   return n > 0 ? n : at::get_num_threads();
 }
 
-void prepare_calling_thread() { at::internal::lazy_init_num_threads(); }
+void prepare_calling_thread() { init_libtorch_on_this_thread(); }
 
 void compute_serially_on_this_thread() {
-  at::internal::lazy_init_num_threads();  // else the first parallel op sets the process-wide count again
+  init_libtorch_on_this_thread();  // else the first parallel op sets the process-wide count again
   limit_this_thread_team(1);
 }
 
