@@ -35,19 +35,18 @@ constexpr int64_t kTaskScores = 256 * 1024;
 // The shortest longest sequence of a batch that takes bf16 products.
 constexpr int64_t kBf16MinTokens = 128;
 
-// Softmax of scores[lo, hi) in place; the rest of the row becomes 0.
-inline void softmax_range_body(float* row, int64_t width, int64_t lo, int64_t hi) {
-  float* x = row + lo;
-  const int64_t n = hi - lo;
-  const float max = vec::max(x, n);
-  for (int64_t j = 0; j < n; ++j) x[j] = vec::exp_nonpositive(x[j] - max);
-  const float inverse = 1.0f / vec::sum(x, n);
-  for (int64_t j = 0; j < n; ++j) x[j] *= inverse;
+// Softmax of scores[lo, hi) in place but for the division by the sum, which
+// it returns: the caller divides the row's product with V instead (dim
+// floats, not `width`); the rest of the row becomes 0.
+template <typename V>
+inline float unnormalized_softmax_body(float* row, int64_t width, int64_t lo, int64_t hi) {
+  const float sum = vec::exp_and_sum<V>(row + lo, hi - lo, vec::max<V>(row + lo, hi - lo));
   std::fill(row, row + lo, 0.0f);
   std::fill(row + hi, row + width, 0.0f);
+  return sum;
 }
-SEMROUTE_ISA_DISPATCH(softmax_range, softmax_range_body, (float* row, int64_t width, int64_t lo, int64_t hi),
-                      (row, width, lo, hi))
+SEMROUTE_ISA_DISPATCH_VECTOR(float, unnormalized_softmax, unnormalized_softmax_body,
+                                (float* row, int64_t width, int64_t lo, int64_t hi), (row, width, lo, hi))
 
 // out[r] = rotate_half RoPE of rows x[r] (row stride `stride`) at positions
 // first + r · step: x·cos + (−x₂, x₁)·sin, with cos/sin rows of `dim` floats
@@ -262,7 +261,7 @@ at::Tensor attention_cpu_packed(const at::Tensor& q_in, const at::Tensor& k_in, 
   // mixed lengths): threads take them on demand.
   const auto count = static_cast<int64_t>(tasks.size());
   parallel_chunks(count, chunk_for(count, 8), [&](int64_t begin, int64_t end) {
-    std::vector<float> scores, rotated_q, rotated_k;
+    std::vector<float> scores, inverse_sums, rotated_q, rotated_k;
     std::vector<uint16_t> bf16_rows;
     for (int64_t t = begin; t < end; ++t) {
       const Task& task = tasks[static_cast<size_t>(t)];
@@ -277,6 +276,7 @@ at::Tensor attention_cpu_packed(const at::Tensor& q_in, const at::Tensor& k_in, 
       if (pattern.causal) k1 = std::min(k1, q1);
       const int64_t keys = k1 - k0;
       scores.resize(static_cast<size_t>(rows * keys));
+      inverse_sums.resize(static_cast<size_t>(rows));
       const float* qp = q.row(first + q0, task.head);
       int64_t q_stride = q.token_stride;
       if (rotary) {
@@ -306,7 +306,7 @@ at::Tensor attention_cpu_packed(const at::Tensor& q_in, const at::Tensor& k_in, 
         if (pattern.causal) hi = std::min<int64_t>(hi, query + 1 - k0);
         if (softcap > 0)
           for (int64_t j = lo; j < hi; ++j) row[j] = static_cast<float>(softcap * std::tanh(row[j] / softcap));
-        softmax_range(row, keys, lo, hi);
+        inverse_sums[static_cast<size_t>(r)] = 1.0f / unnormalized_softmax(row, keys, lo, hi);
       }
       float* context = op + (first + q0) * out_stride + task.head * dim;
       if (bf16_products) {
@@ -317,6 +317,8 @@ at::Tensor attention_cpu_packed(const at::Tensor& q_in, const at::Tensor& k_in, 
         sgemm('N', rows, dim, keys, 1.0f, scores.data(), keys, v.row(first + k0, kv_head), v.token_stride, context,
               out_stride);
       }
+      for (int64_t r = 0; r < rows; ++r)
+        for (int64_t d = 0; d < dim; ++d) context[r * out_stride + d] *= inverse_sums[static_cast<size_t>(r)];
     }
   });
   return out.to(q_in.scalar_type());

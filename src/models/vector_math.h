@@ -5,40 +5,89 @@
 
 #include <cstdint>
 #include <cstring>
+#include <type_traits>
 
 #include "core/cpu_features.h"
 
-// Defines `void name params` from one body compiled three times, for AVX-512,
-// AVX2 + FMA and the baseline; the first call picks the variant from
+// Defines `void name params` (`type name params`: ..._RETURNING) from one
+// body compiled three times, for AVX-512, AVX2 + FMA and the baseline; the
+// first call picks the variant from
 // cpu_features(), so SEMROUTE_MAX_CPU_ISA can hold a wide host to the narrow
 // paths (target_clones would choose at load, past any switch, and its ifunc
 // resolvers crash under ThreadSanitizer). `body` is an inline function taking
 // `args`. `flatten` inlines the body (and what it calls) into each variant:
 // left to itself the compiler kept a large body out of line, compiled for the
 // baseline only (GeGLU ran unvectorized, a quarter of a long int8 forward).
-#define SEMROUTE_ISA_DISPATCH(name, body, params, args)                                                     \
-  __attribute__((target("avx512f,avx512bw,avx512dq,avx512vl,avx2,fma"), flatten)) void name##_avx512 params { \
-    body args;                                                                                               \
-  }                                                                                                          \
-  __attribute__((target("avx2,fma"), flatten)) void name##_avx2 params { body args; }                        \
-  void name##_baseline params { body args; }                                                                 \
-  void name params {                                                                                \
-    using Variant = void(*) params;                                                                 \
-    static const Variant variant = ::semroute::cpu_features().avx512 ? name##_avx512                \
-                                   : ::semroute::cpu_features().avx2 ? name##_avx2                  \
-                                                                     : name##_baseline;             \
-    variant args;                                                                                   \
+#define SEMROUTE_ISA_DISPATCH_EACH(type, name, body512, body2, body0, params, args)                  \
+  __attribute__((target("avx512f,avx512bw,avx512dq,avx512vl,avx2,fma"), flatten)) type name##_avx512 params { \
+    return body512 args;                                                                              \
+  }                                                                                                   \
+  __attribute__((target("avx2,fma"), flatten)) type name##_avx2 params { return body2 args; }        \
+  type name##_baseline params { return body0 args; }                                                  \
+  type name params {                                                                                  \
+    using Variant = type(*) params;                                                                   \
+    static const Variant variant = ::semroute::cpu_features().avx512 ? name##_avx512                  \
+                                   : ::semroute::cpu_features().avx2 ? name##_avx2                    \
+                                                                     : name##_baseline;               \
+    return variant args;                                                                              \
   }
+#define SEMROUTE_ISA_DISPATCH_RETURNING(type, name, body, params, args) \
+  SEMROUTE_ISA_DISPATCH_EACH(type, name, body, body, body, params, args)
+#define SEMROUTE_ISA_DISPATCH(name, body, params, args) SEMROUTE_ISA_DISPATCH_RETURNING(void, name, body, params, args)
+// `body` a template on the vector type: Floats16 for AVX-512, Floats8 else.
+#define SEMROUTE_ISA_DISPATCH_VECTOR(type, name, body, params, args)                                     \
+  SEMROUTE_ISA_DISPATCH_EACH(type, name, body<::semroute::vec::Floats16>, body<::semroute::vec::Floats8>, \
+                             body<::semroute::vec::Floats8>, params, args)
 
 namespace semroute::vec {
 
+// Vectors of 8 and 16 floats (GCC vector extensions) for loops GCC leaves
+// scalar: a reduction through a select (max), exp under AVX2. Floats8 is one
+// register on AVX2, Floats16 on AVX-512 (GCC 12 lowers a vector wider than
+// the target's registers to scalars); SEMROUTE_ISA_DISPATCH_VECTOR hands each
+// variant its own. They are inlined into each variant, so GCC's note that the
+// baseline would pass them differently (-Wpsabi, off for the models layer)
+// never applies.
+using Floats8 = float __attribute__((vector_size(32)));
+using Ints8 = int32_t __attribute__((vector_size(32)));
+using Floats16 = float __attribute__((vector_size(64)));
+using Ints16 = int32_t __attribute__((vector_size(64)));
+
+template <typename V>
+inline V load(const float* x) {
+  V v;
+  std::memcpy(&v, x, sizeof v);
+  return v;
+}
+template <typename V>
+inline void store(float* x, V v) {
+  std::memcpy(x, &v, sizeof v);
+}
+
+// 2^k for whole k in [-126, 0].
+inline float pow2(float k) {
+  const int32_t bits = (static_cast<int32_t>(k) + 127) << 23;
+  float scale;
+  std::memcpy(&scale, &bits, sizeof scale);
+  return scale;
+}
+template <typename V, typename I = std::conditional_t<sizeof(V) == 32, Ints8, Ints16>>
+inline V pow2(V k) {
+  const I bits = (__builtin_convertvector(k, I) + 127) << 23;
+  V scale;
+  std::memcpy(&scale, &bits, sizeof scale);
+  return scale;
+}
+
 // exp(x) for x <= 0 to ~2 ulp: 2^n · p(r), n = round(x / ln 2), r = x − n·ln 2.
-inline float exp_nonpositive(float x) {
-  x = x < -87.0f ? -87.0f : x;
+// T: float or Floats8.
+template <typename T>
+inline T exp_nonpositive(T x) {
+  x = x < -87.0f ? T{} - 87.0f : x;
   // Round to nearest by adding and removing 1.5 · 2^23.
-  const float n = (x * 1.44269504f + 12582912.0f) - 12582912.0f;
-  const float r = (x - n * 0.693145752f) - n * 1.42860677e-6f;
-  float p = 1.98756912e-4f;
+  const T n = (x * 1.44269504f + 12582912.0f) - 12582912.0f;
+  const T r = (x - n * 0.693145752f) - n * 1.42860677e-6f;
+  T p = T{} + 1.98756912e-4f;
   p = p * r + 1.39819994e-3f;
   p = p * r + 8.33345205e-3f;
   p = p * r + 4.16657962e-2f;
@@ -48,11 +97,8 @@ inline float exp_nonpositive(float x) {
   // n is in [-126, 0] for every x <= 0; the clamp only keeps a NaN or an
   // infinity (from broken weights) from an undefined conversion: the NaN
   // still reaches the result through p.
-  const float k = n > 0.0f ? 0.0f : (n >= -126.0f ? n : -126.0f);
-  const int32_t bits = (static_cast<int32_t>(k) + 127) << 23;
-  float scale;
-  std::memcpy(&scale, &bits, sizeof scale);
-  return p * scale;
+  const T k = n > 0.0f ? T{} : (n >= -126.0f ? n : T{} - 126.0f);
+  return p * pow2(k);
 }
 
 inline float absolute(float x) { return x < 0 ? -x : x; }
@@ -85,16 +131,44 @@ inline float silu(float x) {
 // without -ffast-math (which would reorder every float sum in a file).
 constexpr int64_t kLanes = 16;
 
+// V: Floats8 or Floats16.
+template <typename V>
 inline float max(const float* x, int64_t n) {
-  float lanes[kLanes];
-  for (int64_t l = 0; l < kLanes; ++l) lanes[l] = -3.402823466e38f;
-  const int64_t whole = n / kLanes * kLanes;
-  for (int64_t j = 0; j < whole; j += kLanes)
-    for (int64_t l = 0; l < kLanes; ++l) lanes[l] = lanes[l] > x[j + l] ? lanes[l] : x[j + l];
-  for (int64_t j = whole; j < n; ++j) lanes[0] = lanes[0] > x[j] ? lanes[0] : x[j];
-  float best = lanes[0];
-  for (int64_t l = 1; l < kLanes; ++l) best = best > lanes[l] ? best : lanes[l];
+  constexpr int64_t kWidth = sizeof(V) / sizeof(float), kStep = 4 * kWidth;
+  constexpr float kLowest = -3.402823466e38f;
+  V m[4] = {V{} + kLowest, V{} + kLowest, V{} + kLowest, V{} + kLowest};
+  const int64_t whole = n / kStep * kStep;
+  for (int64_t j = 0; j < whole; j += kStep)
+    for (int64_t a = 0; a < 4; ++a) {
+      const V v = load<V>(x + j + kWidth * a);
+      m[a] = m[a] > v ? m[a] : v;
+    }
+  float best = kLowest;
+  for (int64_t a = 0; a < 4; ++a)
+    for (int64_t l = 0; l < kWidth; ++l) best = best > m[a][l] ? best : m[a][l];
+  for (int64_t j = whole; j < n; ++j) best = best > x[j] ? best : x[j];
   return best;
+}
+
+// x[j] = exp(x[j] − shift) for x[j] <= shift; returns their sum. V: Floats8
+// or Floats16.
+template <typename V>
+inline float exp_and_sum(float* x, int64_t n, float shift) {
+  constexpr int64_t kWidth = sizeof(V) / sizeof(float);
+  V total{};
+  const int64_t whole = n / kWidth * kWidth;
+  for (int64_t j = 0; j < whole; j += kWidth) {
+    const V e = exp_nonpositive(load<V>(x + j) - shift);
+    store(x + j, e);
+    total += e;
+  }
+  float sum = 0;
+  for (int64_t l = 0; l < kWidth; ++l) sum += total[l];
+  for (int64_t j = whole; j < n; ++j) {
+    x[j] = exp_nonpositive(x[j] - shift);
+    sum += x[j];
+  }
+  return sum;
 }
 
 // The smallest and largest of 0 and x[0..n), and whether every x is finite
