@@ -141,7 +141,7 @@ void limit_this_thread_team(int n) {
 }
 
 void follow_free_cpus() {
-  init_libtorch_on_this_thread();  // else libtorch's first parallel op on this thread resets the team
+  prepare_calling_thread();  // else libtorch's first parallel op on this thread resets the team
   const int wanted = thread_team_limit > 0 ? std::min(thread_team_limit, compute_threads()) : compute_threads();
   const int threads = std::max(1, std::min(wanted, free_cpus()));
   if (omp_get_max_threads() != threads) omp_set_num_threads(threads);

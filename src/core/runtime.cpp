@@ -78,7 +78,7 @@ void set_compute_threads(int n) {
   this_thread_initialized = true;
 }
 
-void init_libtorch_on_this_thread() {
+void prepare_calling_thread() {
   if (this_thread_initialized) return;
   std::lock_guard<std::mutex> lock(thread_count_mutex);
   at::internal::lazy_init_num_threads();
@@ -92,10 +92,8 @@ int compute_threads() {
   return n > 0 ? n : at::get_num_threads();
 }
 
-void prepare_calling_thread() { init_libtorch_on_this_thread(); }
-
 void compute_serially_on_this_thread() {
-  init_libtorch_on_this_thread();  // else the first parallel op sets the process-wide count again
+  prepare_calling_thread();  // else the first parallel op sets the process-wide count again
   limit_this_thread_team(1);
 }
 

@@ -16,14 +16,11 @@ namespace semroute {
 // (skipped when SEMROUTE_SKIP_BLAS_CHECK=1), which logs a warning if slow.
 void ensure_runtime_initialized();
 
-// libtorch's per-thread first-use setup (its thread count for this thread's
-// OpenMP team), once a thread and one thread at a time: it rebuilds a
-// process-wide thread pool. Call it before libtorch's first parallel op on a
-// thread, which would otherwise run that setup unguarded.
-void init_libtorch_on_this_thread();
-
 // Gives the calling thread the process-wide compute thread count: callers'
 // threads (a Go program's especially) may never have run libtorch work.
+// libtorch's per-thread first-use setup, once a thread and one thread at a
+// time (it rebuilds a process-wide thread pool): call it before libtorch's
+// first parallel op on a thread, which would otherwise run that unguarded.
 void prepare_calling_thread();
 
 // Keeps the calling thread's own tensor work (a server's connection threads:

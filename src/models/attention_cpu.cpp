@@ -46,7 +46,7 @@ inline float unnormalized_softmax_body(float* row, int64_t width, int64_t lo, in
   return sum;
 }
 SEMROUTE_ISA_DISPATCH_VECTOR(float, unnormalized_softmax, unnormalized_softmax_body,
-                                (float* row, int64_t width, int64_t lo, int64_t hi), (row, width, lo, hi))
+                             (float* row, int64_t width, int64_t lo, int64_t hi), (row, width, lo, hi))
 
 // out[r] = rotate_half RoPE of rows x[r] (row stride `stride`) at positions
 // first + r · step: x·cos + (−x₂, x₁)·sin, with cos/sin rows of `dim` floats

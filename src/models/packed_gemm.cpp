@@ -675,7 +675,7 @@ at::Tensor PackedGemm::run(const at::Tensor& x, const at::Tensor& residual) cons
     throw InternalError("packed linear: the residual's shape differs from the output's");
   if (a.size(0) == 0) return residual.defined() ? residual.clone() : at::empty(sizes, x.options());
   // oneDNN runs on this thread's OpenMP team: give it libtorch's thread count.
-  init_libtorch_on_this_thread();
+  prepare_calling_thread();
   try {
     // Our kernels add a float32 residual in their epilogue; otherwise it is added after.
     const bool fuse = residual.defined() && residual.scalar_type() == at::kFloat && (s.own_int8 || s.own_f32);
