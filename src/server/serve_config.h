@@ -31,7 +31,7 @@ struct ServedDetectorConfig {
 struct ServeLimits {
   size_t max_body_bytes = size_t{1} << 20;  // refused (413) before the body is read
   size_t max_queue = 64;                    // requests in flight per model (router, detector …): 429 beyond
-  size_t max_connections = 1024;            // accepted at once; more wait in the listen backlog
+  size_t max_connections = 1024;            // open at once; more are closed on accept
   int64_t header_timeout_ms = 5'000;        // a request's headers (or the next, on a kept-alive connection) must
                                             // all arrive within it from its first byte's wait: else closed
   int64_t body_timeout_ms = 30'000;         // its body must arrive within it after its headers: else closed
