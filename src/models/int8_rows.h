@@ -7,6 +7,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 
 namespace semroute::int8 {
 
@@ -18,6 +19,12 @@ namespace semroute::int8 {
 // finite guess.
 void quantize_rows(const float* x, int64_t x_stride, int64_t rows, int64_t k, int levels, uint8_t* q,
                    int64_t q_stride, float* scale, int32_t* zero);
+
+// quantize_rows of rows that make(begin, end, out) writes (rows of k floats,
+// k apart): made a few at a time into a buffer of the thread's and quantized
+// while in cache.
+void quantize_made_rows(const std::function<void(int64_t, int64_t, float*)>& make, int64_t rows, int64_t k,
+                        int levels, uint8_t* q, int64_t q_stride, float* scale, int32_t* zero);
 
 // y[r][n] = scale[r] · weight_scale[n] · (acc[r][n] − zero[r] · weight_sum[n]) + bias[n]
 // for `rows` rows of `n` outputs; `weight_sum` is the sum of the int8 weights

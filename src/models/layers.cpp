@@ -89,6 +89,16 @@ at::Tensor Linear::add_to(const at::Tensor& residual, const at::Tensor& x, const
   return deltas != nullptr ? deltas->add(module_, x, y) : y;
 }
 
+at::Tensor Linear::operator()(const GemmInput& x, const LinearDeltas* deltas) const {
+  if (packed_ != nullptr && deltas == nullptr) return (*packed_)(x);
+  return (*this)(x.materialize(), deltas);
+}
+
+at::Tensor Linear::add_to(const at::Tensor& residual, const GemmInput& x, const LinearDeltas* deltas) const {
+  if (packed_ != nullptr && deltas == nullptr) return packed_->add_to(residual, x);
+  return add_to(residual, x.materialize(), deltas);
+}
+
 LayerNorm LayerNorm::load(WeightMap& weights, const std::string& name, int64_t dim, double eps, bool bias) {
   const at::Tensor weight = weights.get(name + ".weight", {dim});
   return from(weight, bias ? weights.get(name + ".bias", {dim}) : at::Tensor(), eps);
@@ -133,31 +143,36 @@ bool fp32_rows(const at::Tensor& x, const at::Tensor& weight, const at::Tensor& 
          (!bias.defined() || bias.scalar_type() == at::kFloat);
 }
 
-// `norm(in, out, rows, dim)` over the rows of x (last dimension), spread over
-// threads in tasks of ~16 K floats: one fused pass per row where libtorch's
-// kernels took several (its layer_norm: 17 µs for 64 x 768, ~4x a pass over
-// the data).
+// `norm(in, out, rows, dim)` over the rows of x (last dimension) as an input
+// made on demand; materialized, it runs in tasks of ~16 K floats. One fused
+// pass per row where libtorch's kernels took several (its layer_norm: 17 µs
+// for 64 x 768, ~4x a pass over the data).
 template <class Norm>
-at::Tensor norm_rows(const at::Tensor& x, const Norm& norm) {
+GemmInput norm_rows(const at::Tensor& x, Norm norm) {
   const int64_t dim = x.size(-1);
-  const at::Tensor rows = x.reshape({-1, dim}).contiguous();
-  at::Tensor out = at::empty_like(rows);
+  at::Tensor rows = x.reshape({-1, dim}).contiguous();
   const float* in = rows.data_ptr<float>();
-  float* o = out.data_ptr<float>();
-  at::parallel_for(0, rows.size(0), std::max<int64_t>(1, 16384 / std::max<int64_t>(dim, 1)),
-                   [&](int64_t b, int64_t e) { norm(in + b * dim, o + b * dim, e - b, dim); });
-  return out.view(x.sizes());
+  const int64_t count = rows.size(0);
+  return GemmInput(count, dim, [rows = std::move(rows), in, dim, norm](int64_t begin, int64_t end, float* out) {
+    norm(in + begin * dim, out, end - begin, dim);
+  });
 }
 
 }  // namespace
 
-at::Tensor LayerNorm::operator()(const at::Tensor& x) const {
-  if (!fp32_rows(x, weight_, bias_)) return at::layer_norm(x, {x.size(-1)}, weight_, bias_, eps_);
+GemmInput LayerNorm::rows(const at::Tensor& x) const {
+  if (!fp32_rows(x, weight_, bias_) || x.dim() != 2) return GemmInput((*this)(x));
   const at::Tensor w = weight_.contiguous(), b = bias_.defined() ? bias_.contiguous() : at::Tensor();
   const float *wp = w.data_ptr<float>(), *bp = b.defined() ? b.data_ptr<float>() : nullptr;
-  return norm_rows(x, [&](const float* in, float* out, int64_t rows, int64_t dim) {
-    layer_norm_rows(in, wp, bp, out, rows, dim, static_cast<float>(eps_));
+  const auto eps = static_cast<float>(eps_);
+  return norm_rows(x, [w, b, wp, bp, eps](const float* in, float* out, int64_t rows, int64_t dim) {
+    layer_norm_rows(in, wp, bp, out, rows, dim, eps);
   });
+}
+
+at::Tensor LayerNorm::operator()(const at::Tensor& x) const {
+  if (!fp32_rows(x, weight_, bias_)) return at::layer_norm(x, {x.size(-1)}, weight_, bias_, eps_);
+  return rows(x.reshape({-1, x.size(-1)})).materialize().view(x.sizes());
 }
 
 RmsNorm RmsNorm::load(WeightMap& weights, const std::string& name, int64_t dim, double eps, bool one_plus_weight) {
@@ -194,9 +209,12 @@ at::Tensor RmsNorm::operator()(const at::Tensor& x) const {
     // fp32 in and out: one fused pass (both HF orders of scaling agree here).
     const at::Tensor w = weight_.contiguous();
     const float* wp = w.data_ptr<float>();
-    return norm_rows(x, [&](const float* in, float* out, int64_t rows, int64_t dim) {
-      rms_norm_rows(in, wp, out, rows, dim, static_cast<float>(eps_));
-    });
+    const auto eps = static_cast<float>(eps_);
+    return norm_rows(x, [w, wp, eps](const float* in, float* out, int64_t rows, int64_t dim) {
+             rms_norm_rows(in, wp, out, rows, dim, eps);
+           })
+        .materialize()
+        .view(x.sizes());
   }
   const at::Tensor h = x.to(at::kFloat);
   const at::Tensor normed = h * at::rsqrt(h.pow(2).mean(-1, true) + eps_);
@@ -219,7 +237,7 @@ GatedProjections GatedProjections::load(WeightMap& w, const std::string& p, cons
 
 at::Tensor GatedProjections::mlp(Activation activation, const at::Tensor& x, const LinearDeltas* deltas) const {
   const auto gate_and_up = gate_up(x, deltas);
-  return down(gated_activation(activation, gate_and_up[0], gate_and_up[1]), deltas);
+  return down(gated_activation_rows(activation, gate_and_up[0], gate_and_up[1]), deltas);
 }
 
 Activation parse_activation(const std::string& name) {
@@ -286,18 +304,20 @@ at::Tensor eager_activate(Activation activation, const at::Tensor& x) {
   throw InternalError("unhandled activation");
 }
 
-at::Tensor activate_fused(Activation activation, const at::Tensor& x, const at::Tensor& gate) {
-  const int64_t rows = x.size(0), cols = x.size(1);
-  at::Tensor out = at::empty({rows, cols}, x.options());
+// act(x) (· gate) over fusable rows, as an input made on demand.
+GemmInput activation_rows(Activation activation, const at::Tensor& x, const at::Tensor& gate) {
   const float* in = x.data_ptr<float>();
   const float* g = gate.defined() ? gate.data_ptr<float>() : nullptr;
-  const int64_t gate_stride = gate.defined() ? gate.stride(0) : 0;
-  float* o = out.data_ptr<float>();
-  at::parallel_for(0, rows, std::max<int64_t>(1, 16384 / std::max<int64_t>(cols, 1)), [&](int64_t begin, int64_t end) {
-    activate_rows(activation, in + begin * x.stride(0), x.stride(0), g == nullptr ? nullptr : g + begin * gate_stride,
-                  gate_stride, o + begin * cols, end - begin, cols);
+  const int64_t in_stride = x.stride(0), gate_stride = gate.defined() ? gate.stride(0) : 0, cols = x.size(1);
+  return GemmInput(x.size(0), cols, [x, gate, activation, in, g, in_stride, gate_stride, cols](int64_t begin, int64_t end,
+                                                                                            float* out) {
+    activate_rows(activation, in + begin * in_stride, in_stride, g == nullptr ? nullptr : g + begin * gate_stride,
+                  gate_stride, out, end - begin, cols);
   });
-  return out;
+}
+
+at::Tensor activate_fused(Activation activation, const at::Tensor& x, const at::Tensor& gate) {
+  return activation_rows(activation, x, gate).materialize();
 }
 
 }  // namespace
@@ -313,6 +333,11 @@ at::Tensor gated_activation(Activation activation, const at::Tensor& input, cons
   if (widenable(input) && widenable(gate) && input.sizes() == gate.sizes())
     return activate_fused(activation, input.to(at::kFloat), gate.to(at::kFloat)).to(input.scalar_type());
   return eager_activate(activation, input) * gate;
+}
+
+GemmInput gated_activation_rows(Activation activation, const at::Tensor& input, const at::Tensor& gate) {
+  if (fusable(input) && fusable(gate) && input.sizes() == gate.sizes()) return activation_rows(activation, input, gate);
+  return GemmInput(gated_activation(activation, input, gate));
 }
 
 }  // namespace semroute

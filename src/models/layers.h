@@ -36,6 +36,10 @@ class Linear {
   // residual + this(x): the residual connection folded into the product
   // where the packed GEMM can (PackedGemm::add_to).
   at::Tensor add_to(const at::Tensor& residual, const at::Tensor& x, const LinearDeltas* deltas = nullptr) const;
+  // The same for an input that may be made as the product reads it (a norm,
+  // a gated activation: GemmInput). A LoRA delta reads the input as a tensor.
+  at::Tensor operator()(const GemmInput& x, const LinearDeltas* deltas = nullptr) const;
+  at::Tensor add_to(const at::Tensor& residual, const GemmInput& x, const LinearDeltas* deltas = nullptr) const;
   int64_t out_features() const { return out_features_; }
   // The checkpoint name of this layer (its weight tensor without ".weight").
   const std::string& module() const { return module_; }
@@ -78,6 +82,9 @@ class LayerNorm {
   static LayerNorm load(WeightMap& weights, const std::string& name, int64_t dim, double eps, bool bias);
   static LayerNorm from(const at::Tensor& weight, const at::Tensor& bias, double eps);
   at::Tensor operator()(const at::Tensor& x) const;
+  // The normed rows of a 2-D x as the input of a Linear: made as the product
+  // reads them where the norm runs on our row kernel (fp32 on the CPU).
+  GemmInput rows(const at::Tensor& x) const;
 
  private:
   at::Tensor weight_;
@@ -109,6 +116,9 @@ Activation parse_activation(const std::string& name);
 at::Tensor activate(Activation activation, const at::Tensor& x);
 // act(input) · gate (GeGLU, SwiGLU) in one pass where activate() fuses.
 at::Tensor gated_activation(Activation activation, const at::Tensor& input, const at::Tensor& gate);
+// gated_activation of 2-D rows as the input of a Linear, made as the product
+// reads it where the activation fuses.
+GemmInput gated_activation_rows(Activation activation, const at::Tensor& input, const at::Tensor& gate);
 
 // The projections of a Llama-family layer (Qwen3, Gemma3): self_attn.{q,k,v,o}_proj
 // with per-head self_attn.{q,k}_norm, and a gated MLP

@@ -68,7 +68,9 @@ void ModernBertEncoder::load(WeightMap& w) {
 
 at::Tensor ModernBertEncoder::run_layer(const Layer& layer, const at::Tensor& x, const std::vector<int64_t>& lengths,
                                         const Rope& rope, int64_t block, const LinearDeltas* deltas) const {
-  const at::Tensor normed = layer.has_attn_norm ? layer.attn_norm(x) : x;
+  // The norms and the GeGLU reach their products as passes (GemmInput): made
+  // and quantized together on the int8 path.
+  const GemmInput normed = layer.has_attn_norm ? layer.attn_norm.rows(x) : GemmInput(x);
   const int64_t window = layer.global ? -1 : config_.local_attention / 2;
   const int64_t heads = config_.base.num_attention_heads, hd = config_.head_dim();
   PackedAttention spec{heads, heads, hd, 1.0 / std::sqrt(static_cast<double>(hd))};
@@ -79,8 +81,8 @@ at::Tensor ModernBertEncoder::run_layer(const Layer& layer, const at::Tensor& x,
   const at::Tensor attention = attend_packed(qkv[0], qkv[1], qkv[2], lengths, layer.global ? rope.cos_global : rope.cos_local,
                                              layer.global ? rope.sin_global : rope.sin_local, spec);
   const at::Tensor h = layer.wo.add_to(x, attention, deltas);
-  const auto input_gate = layer.wi(layer.mlp_norm(h), deltas).chunk(2, -1);
-  return layer.mlp_wo.add_to(h, gated_activation(activation_, input_gate[0], input_gate[1]), deltas);
+  const auto input_gate = layer.wi(layer.mlp_norm.rows(h), deltas).chunk(2, -1);
+  return layer.mlp_wo.add_to(h, gated_activation_rows(activation_, input_gate[0], input_gate[1]), deltas);
 }
 
 LayerState ModernBertEncoder::embed(const ModelInputs& inputs) const {

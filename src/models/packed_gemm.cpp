@@ -246,7 +246,7 @@ struct PackedGemm::State {
   void multiply(int64_t rows, const void* src, void* dst) const;
   at::Tensor multiply_float(const at::Tensor& a) const;
   at::Tensor multiply_int8(const at::Tensor& a) const;
-  at::Tensor multiply_own_int8(const at::Tensor& a, const at::Tensor& residual) const;
+  at::Tensor multiply_own_int8(const GemmInput& a, const at::Tensor& residual) const;
   at::Tensor multiply_own_f32(const at::Tensor& a, const at::Tensor& residual) const;
   // The product of `a` [rows, in] (fp32 for int8, else the compute dtype),
   // with `residual` added when it is defined (in the epilogue where the
@@ -373,14 +373,18 @@ void multiply_in_parallel(const Weight& w, const Input* a, int64_t stride, int64
 
 }  // namespace
 
-at::Tensor PackedGemm::State::multiply_own_int8(const at::Tensor& a, const at::Tensor& residual) const {
+at::Tensor PackedGemm::State::multiply_own_int8(const GemmInput& a, const at::Tensor& residual) const {
   const kernels::PackedInt8Weight& w = *own_int8;
-  const int64_t rows = a.size(0), stride = w.padded_k();
+  const int64_t rows = a.made() ? a.rows : a.tensor.size(0), stride = w.padded_k();
   Workspace& ws = Workspace::of_this_thread();
   auto* q = ws.get<uint8_t>(Workspace::kQuantized, rows * stride);
   auto* scale = ws.get<float>(Workspace::kScales, rows);
   auto* zero = ws.get<int32_t>(Workspace::kZeroPoints, rows);
-  int8::quantize_rows(a.data_ptr<float>(), problem.in, rows, problem.in, activation_levels, q, stride, scale, zero);
+  if (a.made())
+    int8::quantize_made_rows(a.make, rows, problem.in, activation_levels, q, stride, scale, zero);
+  else
+    int8::quantize_rows(a.tensor.data_ptr<float>(), problem.in, rows, problem.in, activation_levels, q, stride, scale,
+                        zero);
   at::Tensor y = at::empty({rows, problem.out}, at::kFloat);
   kernels::Int8Output out;
   set_output(out, int8_bias, residual, y, problem.out);
@@ -399,7 +403,7 @@ at::Tensor PackedGemm::State::multiply_own_f32(const at::Tensor& a, const at::Te
 }
 
 at::Tensor PackedGemm::State::product(const at::Tensor& a, const at::Tensor& residual) const {
-  if (own_int8) return multiply_own_int8(a, residual);
+  if (own_int8) return multiply_own_int8(GemmInput(a), residual);
   if (own_f32) return multiply_own_f32(a, residual);
   const at::Tensor y = compute == at::kChar ? multiply_int8(a) : multiply_float(a);
   return residual.defined() ? y.add_(residual) : y;
@@ -661,6 +665,35 @@ c10::ScalarType PackedGemm::compute_dtype() const { return state_->compute; }
 at::Tensor PackedGemm::operator()(const at::Tensor& x) const { return run(x, at::Tensor()); }
 
 at::Tensor PackedGemm::add_to(const at::Tensor& residual, const at::Tensor& x) const { return run(x, residual); }
+
+at::Tensor GemmInput::materialize() const {
+  if (!made()) return tensor;
+  at::Tensor out = at::empty({rows, width}, at::kFloat);
+  float* o = out.data_ptr<float>();
+  at::parallel_for(0, rows, std::max<int64_t>(1, 16384 / std::max<int64_t>(width, 1)),
+                   [&](int64_t begin, int64_t end) { make(begin, end, o + begin * width); });
+  return out;
+}
+
+at::Tensor PackedGemm::operator()(const GemmInput& x) const { return run(x, at::Tensor()); }
+
+at::Tensor PackedGemm::add_to(const at::Tensor& residual, const GemmInput& x) const { return run(x, residual); }
+
+// A made input goes to our int8 kernel as it is made (a float32 residual
+// added in its epilogue); to the others as a tensor.
+at::Tensor PackedGemm::run(const GemmInput& x, const at::Tensor& residual) const {
+  const State& s = *state_;
+  const bool fused = x.made() && s.own_int8 && s.dtype == at::kFloat && x.rows > 0 &&
+                     (!residual.defined() || (residual.scalar_type() == at::kFloat && residual.dim() == 2));
+  if (!fused) return run(x.materialize(), residual);
+  if (x.width != s.problem.in)
+    throw InternalError("packed linear: input has " + std::to_string(x.width) + " features, the weight expects " +
+                        std::to_string(s.problem.in));
+  if (residual.defined() && residual.sizes() != at::IntArrayRef({x.rows, s.problem.out}))
+    throw InternalError("packed linear: the residual's shape differs from the output's");
+  prepare_calling_thread();
+  return s.multiply_own_int8(x, residual.defined() ? residual.contiguous() : residual);
+}
 
 at::Tensor PackedGemm::run(const at::Tensor& x, const at::Tensor& residual) const {
   const State& s = *state_;

@@ -28,9 +28,29 @@
 
 #include <ATen/core/Tensor.h>
 
+#include <functional>
 #include <memory>
 
 namespace semroute {
+
+// A GEMM input [rows, width] of float32: a tensor, or the pass that makes it
+// (a norm, a gated activation). Given the pass, the int8 product quantizes a
+// few rows at a time as they are made, while they are in cache: one parallel
+// pass instead of two, and no float tensor written and read back. The other
+// products make the whole tensor first.
+struct GemmInput {
+  using Make = std::function<void(int64_t begin, int64_t end, float* out)>;  // rows [begin, end), `width` apart
+
+  explicit GemmInput(at::Tensor tensor) : tensor(std::move(tensor)) {}
+  GemmInput(int64_t rows, int64_t width, Make make) : rows(rows), width(width), make(std::move(make)) {}
+  bool made() const { return !tensor.defined(); }
+  // The input as a tensor: [rows, width] for a made one, made in parallel.
+  at::Tensor materialize() const;
+
+  at::Tensor tensor;
+  int64_t rows = 0, width = 0;
+  Make make;
+};
 
 class PackedGemm {
  public:
@@ -47,6 +67,9 @@ class PackedGemm {
   // residual + x · Wᵀ + b, `residual` [..., out] like the output: added in the
   // int8 kernel's epilogue (no pass of its own), else in place on the product.
   at::Tensor add_to(const at::Tensor& residual, const at::Tensor& x) const;
+  // The same for an input that may be made as it is read (GemmInput).
+  at::Tensor operator()(const GemmInput& x) const;
+  at::Tensor add_to(const at::Tensor& residual, const GemmInput& x) const;
   int64_t in_features() const;
   int64_t out_features() const;
   // The dtype the product is computed in: float32 (also for bf16 weights on a
@@ -78,6 +101,7 @@ class PackedGemm {
   struct State;
   explicit PackedGemm(std::unique_ptr<State> state);
   at::Tensor run(const at::Tensor& x, const at::Tensor& residual) const;
+  at::Tensor run(const GemmInput& x, const at::Tensor& residual) const;
   std::unique_ptr<State> state_;
 };
 

@@ -172,29 +172,31 @@ inline float exp_and_sum(float* x, int64_t n, float shift) {
 }
 
 // The smallest and largest of 0 and x[0..n), and whether every x is finite
-// (a NaN or an infinity makes x · 0 NaN).
+// (a NaN or an infinity makes x · 0 NaN). V: Floats8 or Floats16 (the lane
+// arrays of `sum` below stayed scalar here: three of them spill).
+template <typename V>
 inline void range_with_zero(const float* x, int64_t n, float* lo, float* hi, bool* finite) {
-  float low[kLanes] = {}, high[kLanes] = {}, probe[kLanes] = {};
-  const int64_t whole = n / kLanes * kLanes;
-  for (int64_t j = 0; j < whole; j += kLanes)
-    for (int64_t l = 0; l < kLanes; ++l) {
-      low[l] = x[j + l] < low[l] ? x[j + l] : low[l];
-      high[l] = x[j + l] > high[l] ? x[j + l] : high[l];
-      probe[l] += x[j + l] * 0.0f;
-    }
-  for (int64_t j = whole; j < n; ++j) {
-    low[0] = x[j] < low[0] ? x[j] : low[0];
-    high[0] = x[j] > high[0] ? x[j] : high[0];
-    probe[0] += x[j] * 0.0f;
+  constexpr int64_t kWidth = sizeof(V) / sizeof(float);
+  V low{}, high{}, probe{};
+  const int64_t whole = n / kWidth * kWidth;
+  for (int64_t j = 0; j < whole; j += kWidth) {
+    const V v = load<V>(x + j);
+    low = v < low ? v : low;
+    high = v > high ? v : high;
+    probe += v * 0.0f;
   }
-  float total = 0;
-  *lo = low[0], *hi = high[0];
-  for (int64_t l = 0; l < kLanes; ++l) {
-    *lo = low[l] < *lo ? low[l] : *lo;
-    *hi = high[l] > *hi ? high[l] : *hi;
+  float least = 0, most = 0, total = 0;
+  for (int64_t l = 0; l < kWidth; ++l) {
+    least = low[l] < least ? low[l] : least;
+    most = high[l] > most ? high[l] : most;
     total += probe[l];
   }
-  *finite = total == 0.0f;
+  for (int64_t j = whole; j < n; ++j) {
+    least = x[j] < least ? x[j] : least;
+    most = x[j] > most ? x[j] : most;
+    total += x[j] * 0.0f;
+  }
+  *lo = least, *hi = most, *finite = total == 0.0f;
 }
 
 // Σ (x[j] − center)² when `squares`, else Σ x[j].

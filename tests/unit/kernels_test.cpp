@@ -516,3 +516,43 @@ TEST(PackedGemm, Int8WithoutBiasAndFromBfloat16) {
 
 }  // namespace
 }  // namespace semroute
+
+namespace semroute {
+namespace {
+
+// A norm or a gated activation handed to a product as a pass (GemmInput,
+// quantized as it is made on the int8 path) gives exactly what its tensor
+// gives: the same row kernels make the same floats, quantized alike. Row
+// counts around the 8 rows made at a time and the tasks of threads; with and
+// without a residual; a NaN row stays NaN.
+TEST(PackedGemm, MadeInputsEqualTheirTensors) {
+  c10::InferenceMode guard;
+  at::manual_seed(12);
+  const at::Tensor w = at::randn({150, 200}) * 0.05, b = at::randn({150});
+  const LayerNorm norm = LayerNorm::from(at::randn({200}), at::Tensor(), 1e-5);
+  for (const bool int8 : {true, false}) {
+    const auto packed = PackedGemm::pack(w, b, int8);
+    ASSERT_NE(packed, nullptr);
+    for (int64_t rows : {1, 7, 8, 9, 81, 600}) {
+      const std::string what = (int8 ? "int8, " : "fp32, ") + std::to_string(rows) + " rows";
+      at::Tensor x = at::randn({rows, 200}) * 3;
+      const at::Tensor both = at::randn({rows, 400}), residual = at::randn({rows, 150});
+      const auto parts = both.chunk(2, -1);
+      EXPECT_TRUE(at::equal((*packed)(norm.rows(x)), (*packed)(norm(x)))) << what;
+      EXPECT_TRUE(at::equal(packed->add_to(residual, norm.rows(x)), packed->add_to(residual, norm(x)))) << what;
+      const GemmInput gated = gated_activation_rows(Activation::kGeluErf, parts[0], parts[1]);
+      EXPECT_TRUE(gated.made()) << what;
+      EXPECT_TRUE(at::equal((*packed)(gated), (*packed)(gated_activation(Activation::kGeluErf, parts[0], parts[1]))))
+          << what;
+      x[rows / 2][3] = std::numeric_limits<float>::quiet_NaN();
+      const at::Tensor broken = (*packed)(norm.rows(x));
+      EXPECT_FALSE(broken[rows / 2].isfinite().any().item<bool>()) << what;
+      if (rows > 1) EXPECT_TRUE(broken[rows / 2 == 0 ? 1 : 0].isfinite().all().item<bool>()) << what;
+    }
+  }
+  // Inputs a row kernel does not take (bf16, 3-D) arrive as tensors.
+  EXPECT_FALSE(norm.rows(at::randn({2, 3, 200})).made());
+}
+
+}  // namespace
+}  // namespace semroute
