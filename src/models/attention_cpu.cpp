@@ -48,6 +48,20 @@ inline float unnormalized_softmax_body(float* row, int64_t width, int64_t lo, in
 SEMROUTE_ISA_DISPATCH_VECTOR(float, unnormalized_softmax, unnormalized_softmax_body,
                              (float* row, int64_t width, int64_t lo, int64_t hi), (row, width, lo, hi))
 
+// The same for bf16 products: the exps go straight to the bf16 row `out` of
+// kernels::bf16_padded_k(width) (a degree-3 exp, exact enough for bf16: one
+// pass where the float row was written, read back and converted).
+template <typename V>
+inline float unnormalized_softmax_to_bf16_body(const float* row, int64_t width, int64_t lo, int64_t hi, uint16_t* out) {
+  const float sum = vec::exp_and_sum_to_bf16<V>(row + lo, hi - lo, vec::max<V>(row + lo, hi - lo), out + lo);
+  std::fill(out, out + lo, uint16_t{0});
+  std::fill(out + hi, out + kernels::bf16_padded_k(width), uint16_t{0});
+  return sum;
+}
+SEMROUTE_ISA_DISPATCH_VECTOR(float, unnormalized_softmax_to_bf16, unnormalized_softmax_to_bf16_body,
+                             (const float* row, int64_t width, int64_t lo, int64_t hi, uint16_t* out),
+                             (row, width, lo, hi, out))
+
 // out[r] = rotate_half RoPE of rows x[r] (row stride `stride`) at positions
 // first + r · step: x·cos + (−x₂, x₁)·sin, with cos/sin rows of `dim` floats
 // (step 0: every row at one position).
@@ -306,11 +320,14 @@ at::Tensor attention_cpu_packed(const at::Tensor& q_in, const at::Tensor& k_in, 
         if (pattern.causal) hi = std::min<int64_t>(hi, query + 1 - k0);
         if (softcap > 0)
           for (int64_t j = lo; j < hi; ++j) row[j] = static_cast<float>(softcap * std::tanh(row[j] / softcap));
-        inverse_sums[static_cast<size_t>(r)] = 1.0f / unnormalized_softmax(row, keys, lo, hi);
+        // (bf16_rows held this task's queries: their product is done.)
+        inverse_sums[static_cast<size_t>(r)] =
+            1.0f / (bf16_products ? unnormalized_softmax_to_bf16(row, keys, lo, hi,
+                                                                 bf16_rows.data() + r * kernels::bf16_padded_k(keys))
+                                  : unnormalized_softmax(row, keys, lo, hi));
       }
       float* context = op + (first + q0) * out_stride + task.head * dim;
       if (bf16_products) {
-        kernels::bf16_rows(scores.data(), keys, rows, keys, bf16_rows.data());
         kernels::bf16_gemm(bf16_rows.data(), rows, packed.values(task.sequence, kv_head, k0), dim, keys, 1.0f, context,
                            out_stride, packed.value_panel(task.sequence));
       } else {

@@ -52,6 +52,10 @@ using Floats8 = float __attribute__((vector_size(32)));
 using Ints8 = int32_t __attribute__((vector_size(32)));
 using Floats16 = float __attribute__((vector_size(64)));
 using Ints16 = int32_t __attribute__((vector_size(64)));
+using Bits8 = uint32_t __attribute__((vector_size(32)));
+using Bits16 = uint32_t __attribute__((vector_size(64)));
+using Halves8 = uint16_t __attribute__((vector_size(16)));
+using Halves16 = uint16_t __attribute__((vector_size(32)));
 
 template <typename V>
 inline V load(const float* x) {
@@ -80,25 +84,63 @@ inline V pow2(V k) {
 }
 
 // exp(x) for x <= 0 to ~2 ulp: 2^n · p(r), n = round(x / ln 2), r = x − n·ln 2.
-// T: float or Floats8.
-template <typename T>
-inline T exp_nonpositive(T x) {
+// exp(x) for x <= 0 as 2^n · p(r), n = round(x / ln 2), r = x − n·ln 2, with
+// `poly` giving p ≈ e^r on [−ln 2 / 2, ln 2 / 2]. T: float, Floats8 or Floats16.
+template <typename T, typename Poly>
+inline T exp_reduced(T x, Poly poly) {
   x = x < -87.0f ? T{} - 87.0f : x;
   // Round to nearest by adding and removing 1.5 · 2^23.
   const T n = (x * 1.44269504f + 12582912.0f) - 12582912.0f;
   const T r = (x - n * 0.693145752f) - n * 1.42860677e-6f;
-  T p = T{} + 1.98756912e-4f;
-  p = p * r + 1.39819994e-3f;
-  p = p * r + 8.33345205e-3f;
-  p = p * r + 4.16657962e-2f;
-  p = p * r + 1.66666657e-1f;
-  p = p * r + 5.0e-1f;
-  p = p * r * r + r + 1.0f;
   // n is in [-126, 0] for every x <= 0; the clamp only keeps a NaN or an
   // infinity (from broken weights) from an undefined conversion: the NaN
   // still reaches the result through p.
   const T k = n > 0.0f ? T{} : (n >= -126.0f ? n : T{} - 126.0f);
-  return p * pow2(k);
+  return poly(r) * pow2(k);
+}
+
+// exp(x) for x <= 0 to ~2 ulp.
+template <typename T>
+inline T exp_nonpositive(T x) {
+  return exp_reduced(x, [](T r) {
+    T p = T{} + 1.98756912e-4f;
+    p = p * r + 1.39819994e-3f;
+    p = p * r + 8.33345205e-3f;
+    p = p * r + 4.16657962e-2f;
+    p = p * r + 1.66666657e-1f;
+    p = p * r + 5.0e-1f;
+    return p * r * r + r + 1.0f;
+  });
+}
+
+// exp(x) for x <= 0 to 7.5e-5 relative (a degree-3 minimax polynomial):
+// for values rounded to bf16 next, whose rounding (up to 2e-3) stays far
+// above it.
+template <typename T>
+inline T exp_nonpositive_for_bf16(T x) {
+  return exp_reduced(x, [](T r) {
+    T p = T{} + 0.165668428f;
+    p = p * r + 0.504963279f;
+    p = p * r + 1.00016415f;
+    return p * r + 0.999928057f;
+  });
+}
+
+// The bf16 nearest v (ties to even), as bits; a NaN stays a NaN.
+inline uint16_t bf16_bits(float v) {
+  uint32_t bits;
+  std::memcpy(&bits, &v, sizeof bits);
+  return v != v ? uint16_t{0x7FC0} : static_cast<uint16_t>((bits + 0x7FFFu + ((bits >> 16) & 1u)) >> 16);
+}
+template <typename V, typename Bits = std::conditional_t<sizeof(V) == 32, Bits8, Bits16>,
+          typename Halves = std::conditional_t<sizeof(V) == 32, Halves8, Halves16>>
+inline void store_bf16(uint16_t* out, V v) {
+  Bits bits;
+  std::memcpy(&bits, &v, sizeof bits);
+  bits = (bits + 0x7FFFu + ((bits >> 16) & 1u)) >> 16;
+  bits = v != v ? Bits{} + 0x7FC0u : bits;
+  const Halves halves = __builtin_convertvector(bits, Halves);
+  std::memcpy(out, &halves, sizeof halves);
 }
 
 inline float absolute(float x) { return x < 0 ? -x : x; }
@@ -167,6 +209,29 @@ inline float exp_and_sum(float* x, int64_t n, float shift) {
   for (int64_t j = whole; j < n; ++j) {
     x[j] = exp_nonpositive(x[j] - shift);
     sum += x[j];
+  }
+  return sum;
+}
+
+// out[j] = bf16(exp(x[j] − shift)) for x[j] <= shift, by
+// exp_nonpositive_for_bf16; returns the sum of the exps before rounding. V:
+// Floats8 or Floats16.
+template <typename V>
+inline float exp_and_sum_to_bf16(const float* x, int64_t n, float shift, uint16_t* out) {
+  constexpr int64_t kWidth = sizeof(V) / sizeof(float);
+  V total{};
+  const int64_t whole = n / kWidth * kWidth;
+  for (int64_t j = 0; j < whole; j += kWidth) {
+    const V e = exp_nonpositive_for_bf16(load<V>(x + j) - shift);
+    store_bf16(out + j, e);
+    total += e;
+  }
+  float sum = 0;
+  for (int64_t l = 0; l < kWidth; ++l) sum += total[l];
+  for (int64_t j = whole; j < n; ++j) {
+    const float e = exp_nonpositive_for_bf16(x[j] - shift);
+    out[j] = bf16_bits(e);
+    sum += e;
   }
   return sum;
 }

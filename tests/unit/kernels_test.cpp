@@ -349,6 +349,45 @@ TEST(VectorMath, MatchesTheStandardLibrary) {
   EXPECT_EQ(vec::exp_nonpositive(-1000.0f), std::exp(-87.0f));  // clamped, never 0/denormal garbage
 }
 
+// The coarse exp for bf16 consumers stays far below a bf16 rounding (2^-9),
+// and its rounding to bf16 is libtorch's (nearest, ties to even), lane by
+// lane as in the tail, NaN included.
+TEST(VectorMath, ExpForBf16AndItsRounding) {
+  c10::InferenceMode guard;
+  double error = 0;
+  for (float x = -87.0f; x <= 0.0f; x += 0.0137f)
+    error = std::max<double>(error, std::abs(vec::exp_nonpositive_for_bf16(x) - std::exp(x)) / std::exp(x));
+  std::printf("    exp for bf16: relative %.3g\n", error);
+  EXPECT_LT(error, 1e-4);
+  at::manual_seed(13);
+  at::Tensor x = -at::rand({37}) * 30;
+  x[5] = 0.0f;
+  x[36] = -std::numeric_limits<float>::infinity();
+  std::vector<float> shifted(37);
+  for (int64_t j = 0; j < 37; ++j) shifted[j] = x[j].item<float>() + 1.0f;
+  shifted[20] = std::numeric_limits<float>::quiet_NaN();
+  std::vector<uint16_t> out(37);
+  const float sum = vec::exp_and_sum_to_bf16<vec::Floats16>(shifted.data(), 37, 1.0f, out.data());
+  double expected_sum = 0;
+  for (int64_t j = 0; j < 37; ++j) {
+    const float e = vec::exp_nonpositive_for_bf16(shifted[j] - 1.0f);
+    expected_sum += e;
+    const uint16_t want = at::tensor({e}).to(at::kBFloat16).view(at::kShort).item<int16_t>();
+    if (j == 20) {
+      EXPECT_EQ(out[j] & 0x7F80, 0x7F80) << "a NaN stays a NaN";
+      EXPECT_NE(out[j] & 0x7F, 0) << "a NaN stays a NaN";
+    } else {
+      EXPECT_EQ(out[j], want) << j;
+    }
+  }
+  EXPECT_TRUE(std::isnan(sum));
+  EXPECT_TRUE(std::isnan(expected_sum));
+  // Ties go to even; a value just past the tie goes up.
+  EXPECT_EQ(vec::bf16_bits(1.0f + 1.0f / 256), 0x3F80);
+  EXPECT_EQ(vec::bf16_bits(1.0f + 3.0f / 256), 0x3F82);
+  EXPECT_EQ(vec::bf16_bits(1.0f + 1.0f / 256 + 1.0f / 65536), 0x3F81);
+}
+
 TEST(GatedActivation, EqualsLibtorch) {
   c10::InferenceMode guard;
   at::manual_seed(2);
@@ -547,7 +586,9 @@ TEST(PackedGemm, MadeInputsEqualTheirTensors) {
       x[rows / 2][3] = std::numeric_limits<float>::quiet_NaN();
       const at::Tensor broken = (*packed)(norm.rows(x));
       EXPECT_FALSE(broken[rows / 2].isfinite().any().item<bool>()) << what;
-      if (rows > 1) EXPECT_TRUE(broken[rows / 2 == 0 ? 1 : 0].isfinite().all().item<bool>()) << what;
+      if (rows > 1) {
+        EXPECT_TRUE(broken[rows / 2 == 0 ? 1 : 0].isfinite().all().item<bool>()) << what;
+      }
     }
   }
   // Inputs a row kernel does not take (bf16, 3-D) arrive as tensors.
