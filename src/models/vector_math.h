@@ -192,25 +192,39 @@ inline float max(const float* x, int64_t n) {
   return best;
 }
 
-// x[j] = exp(x[j] − shift) for x[j] <= shift; returns their sum. V: Floats8
-// or Floats16.
-template <typename V>
-inline float exp_and_sum(float* x, int64_t n, float shift) {
+// out(j, e) for each e = exp(x[j] − shift), x[j] <= shift, computed by
+// `exp` (on a V of the lanes from j, or on one float in the tail); returns
+// the sum of the e.
+template <typename V, typename Exp, typename Out>
+inline float exp_each_and_sum(const float* x, int64_t n, float shift, Exp exp, Out out) {
   constexpr int64_t kWidth = sizeof(V) / sizeof(float);
   V total{};
   const int64_t whole = n / kWidth * kWidth;
   for (int64_t j = 0; j < whole; j += kWidth) {
-    const V e = exp_nonpositive(load<V>(x + j) - shift);
-    store(x + j, e);
+    const V e = exp(load<V>(x + j) - shift);
+    out(j, e);
     total += e;
   }
   float sum = 0;
   for (int64_t l = 0; l < kWidth; ++l) sum += total[l];
   for (int64_t j = whole; j < n; ++j) {
-    x[j] = exp_nonpositive(x[j] - shift);
-    sum += x[j];
+    const float e = exp(x[j] - shift);
+    out(j, e);
+    sum += e;
   }
   return sum;
+}
+
+// x[j] = exp(x[j] − shift) for x[j] <= shift; returns their sum. V: Floats8
+// or Floats16.
+template <typename V>
+inline float exp_and_sum(float* x, int64_t n, float shift) {
+  return exp_each_and_sum<V>(
+      x, n, shift, [](auto v) { return exp_nonpositive(v); },
+      [x](int64_t j, auto e) {
+        if constexpr (std::is_same_v<decltype(e), float>) x[j] = e;
+        else store(x + j, e);
+      });
 }
 
 // out[j] = bf16(exp(x[j] − shift)) for x[j] <= shift, by
@@ -218,22 +232,12 @@ inline float exp_and_sum(float* x, int64_t n, float shift) {
 // Floats8 or Floats16.
 template <typename V>
 inline float exp_and_sum_to_bf16(const float* x, int64_t n, float shift, uint16_t* out) {
-  constexpr int64_t kWidth = sizeof(V) / sizeof(float);
-  V total{};
-  const int64_t whole = n / kWidth * kWidth;
-  for (int64_t j = 0; j < whole; j += kWidth) {
-    const V e = exp_nonpositive_for_bf16(load<V>(x + j) - shift);
-    store_bf16(out + j, e);
-    total += e;
-  }
-  float sum = 0;
-  for (int64_t l = 0; l < kWidth; ++l) sum += total[l];
-  for (int64_t j = whole; j < n; ++j) {
-    const float e = exp_nonpositive_for_bf16(x[j] - shift);
-    out[j] = bf16_bits(e);
-    sum += e;
-  }
-  return sum;
+  return exp_each_and_sum<V>(
+      x, n, shift, [](auto v) { return exp_nonpositive_for_bf16(v); },
+      [out](int64_t j, auto e) {
+        if constexpr (std::is_same_v<decltype(e), float>) out[j] = bf16_bits(e);
+        else store_bf16(out + j, e);
+      });
 }
 
 // The smallest and largest of 0 and x[0..n), and whether every x is finite
