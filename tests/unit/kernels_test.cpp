@@ -133,17 +133,18 @@ TEST(AttentionKernel, PackedSequencesOfMixedLengthsEqualEachAlone) {
 
 // bf16 products (int8 models on AVX-512 BF16): against the fp32 kernel on
 // packed sequences of mixed lengths, with RoPE, windows, causal masks, GQA,
-// and query blocks that start keys mid-panel; the error is that of 8-bit
+// query blocks that start keys mid-panel, and a sequence of 1100 tokens
+// (rows of keys not a multiple of the panels); the error is that of 8-bit
 // mantissas in q, k, p and v, with fp32 sums.
 TEST(AttentionKernel, Bf16ProductsStayCloseToFloat32) {
   if (!kernels::bf16_dot_here()) GTEST_SKIP() << "no AVX-512 BF16 on " << cpu_features().describe();
   c10::InferenceMode guard;
   at::manual_seed(12);
-  const std::vector<int64_t> lengths = {1, 37, 130, 5, 64};
-  const int64_t tokens = 237, heads = 4, kv_heads = 2, dim = 64;
-  const at::Tensor q = at::randn({tokens, heads, dim}), k = at::randn({tokens, kv_heads, dim});
+  const std::vector<int64_t> lengths = {1, 37, 130, 5, 64, 1100};
+  const int64_t tokens = 1337, heads = 4, kv_heads = 2, dim = 64;
+  const at::Tensor q = at::randn({tokens, heads, dim}) * 2, k = at::randn({tokens, kv_heads, dim});
   const at::Tensor v = at::randn({tokens, kv_heads, dim});
-  const at::Tensor angles = at::arange(130, at::kFloat).unsqueeze(1) * at::rand({dim / 2});
+  const at::Tensor angles = at::arange(1100, at::kFloat).unsqueeze(1) * at::rand({dim / 2});
   const at::Tensor cos = at::cat({angles.cos(), angles.cos()}, -1), sin = at::cat({angles.sin(), angles.sin()}, -1);
   for (const AttentionPattern pattern :
        {AttentionPattern{-1, false}, AttentionPattern{9, false}, AttentionPattern{40, false}, AttentionPattern{-1, true}})
