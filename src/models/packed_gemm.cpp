@@ -679,6 +679,20 @@ at::Tensor PackedGemm::operator()(const GemmInput& x) const { return run(x, at::
 
 at::Tensor PackedGemm::add_to(const at::Tensor& residual, const GemmInput& x) const { return run(x, residual); }
 
+namespace {
+
+// An input of `width` features and a residual (when defined) of `sizes`, for
+// a product of `problem`: an internal error otherwise.
+void check_shapes(const Problem& problem, int64_t width, const at::Tensor& residual, at::IntArrayRef sizes) {
+  if (width != problem.in)
+    throw InternalError("packed linear: input has " + std::to_string(width) + " features, the weight expects " +
+                        std::to_string(problem.in));
+  if (residual.defined() && residual.sizes() != sizes)
+    throw InternalError("packed linear: the residual's shape differs from the output's");
+}
+
+}  // namespace
+
 // A made input goes to our int8 kernel as it is made (a float32 residual
 // added in its epilogue); to the others as a tensor.
 at::Tensor PackedGemm::run(const GemmInput& x, const at::Tensor& residual) const {
@@ -686,26 +700,19 @@ at::Tensor PackedGemm::run(const GemmInput& x, const at::Tensor& residual) const
   const bool fused = x.made() && s.own_int8 && s.dtype == at::kFloat && x.rows > 0 &&
                      (!residual.defined() || (residual.scalar_type() == at::kFloat && residual.dim() == 2));
   if (!fused) return run(x.materialize(), residual);
-  if (x.width != s.problem.in)
-    throw InternalError("packed linear: input has " + std::to_string(x.width) + " features, the weight expects " +
-                        std::to_string(s.problem.in));
-  if (residual.defined() && residual.sizes() != at::IntArrayRef({x.rows, s.problem.out}))
-    throw InternalError("packed linear: the residual's shape differs from the output's");
+  check_shapes(s.problem, x.width, residual, {x.rows, s.problem.out});
   prepare_calling_thread();
   return s.multiply_own_int8(x, residual.defined() ? residual.contiguous() : residual);
 }
 
 at::Tensor PackedGemm::run(const at::Tensor& x, const at::Tensor& residual) const {
   const State& s = *state_;
-  if (x.size(-1) != s.problem.in)
-    throw InternalError("packed linear: input has " + std::to_string(x.size(-1)) + " features, the weight expects " +
-                        std::to_string(s.problem.in));
-  const bool int8 = s.compute == at::kChar;
-  const at::Tensor a = x.reshape({-1, s.problem.in}).to(int8 ? at::kFloat : s.compute).contiguous();
+  const int64_t width = x.size(-1);  // (throws for a 0-d x, before sizes.back())
   std::vector<int64_t> sizes = x.sizes().vec();
   sizes.back() = s.problem.out;
-  if (residual.defined() && residual.sizes() != at::IntArrayRef(sizes))
-    throw InternalError("packed linear: the residual's shape differs from the output's");
+  check_shapes(s.problem, width, residual, sizes);
+  const bool int8 = s.compute == at::kChar;
+  const at::Tensor a = x.reshape({-1, s.problem.in}).to(int8 ? at::kFloat : s.compute).contiguous();
   if (a.size(0) == 0) return residual.defined() ? residual.clone() : at::empty(sizes, x.options());
   // oneDNN runs on this thread's OpenMP team: give it libtorch's thread count.
   prepare_calling_thread();
