@@ -50,17 +50,17 @@ SEMROUTE_ISA_DISPATCH_VECTOR(float, unnormalized_softmax, unnormalized_softmax_b
 
 // The same for bf16 products: the exps go straight to the bf16 row `out` of
 // kernels::bf16_padded_k(width) (a degree-3 exp, exact enough for bf16: one
-// pass where the float row was written, read back and converted).
-template <typename V>
-inline float unnormalized_softmax_to_bf16_body(const float* row, int64_t width, int64_t lo, int64_t hi, uint16_t* out) {
-  const float sum = vec::exp_and_sum_to_bf16<V>(row + lo, hi - lo, vec::max<V>(row + lo, hi - lo), out + lo);
+// pass where the float row was written, read back and converted), rounded
+// by the CPU's own conversion: bf16 products run only on CPUs with AVX-512
+// BF16 (kernels::bf16_dot_here), so this one variant serves them all.
+__attribute__((target("avx512f,avx512bw,avx512dq,avx512vl,avx512bf16,avx2,fma"), flatten)) float
+unnormalized_softmax_to_bf16(const float* row, int64_t width, int64_t lo, int64_t hi, uint16_t* out) {
+  using V = vec::Floats16;
+  const float sum = vec::exp_and_sum_to_bf16<V, true>(row + lo, hi - lo, vec::max<V>(row + lo, hi - lo), out + lo);
   std::fill(out, out + lo, uint16_t{0});
   std::fill(out + hi, out + kernels::bf16_padded_k(width), uint16_t{0});
   return sum;
 }
-SEMROUTE_ISA_DISPATCH_VECTOR(float, unnormalized_softmax_to_bf16, unnormalized_softmax_to_bf16_body,
-                             (const float* row, int64_t width, int64_t lo, int64_t hi, uint16_t* out),
-                             (row, width, lo, hi, out))
 
 // out[r] = rotate_half RoPE of rows x[r] (row stride `stride`) at positions
 // first + r · step: x·cos + (−x₂, x₁)·sin, with cos/sin rows of `dim` floats

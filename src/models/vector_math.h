@@ -3,6 +3,8 @@
 // floating-point model: -ffast-math would fold the rounding trick away.
 #pragma once
 
+#include <immintrin.h>
+
 #include <cstdint>
 #include <cstring>
 #include <type_traits>
@@ -83,7 +85,6 @@ inline V pow2(V k) {
   return scale;
 }
 
-// exp(x) for x <= 0 to ~2 ulp: 2^n · p(r), n = round(x / ln 2), r = x − n·ln 2.
 // exp(x) for x <= 0 as 2^n · p(r), n = round(x / ln 2), r = x − n·ln 2, with
 // `poly` giving p ≈ e^r on [−ln 2 / 2, ln 2 / 2]. T: float, Floats8 or Floats16.
 template <typename T, typename Poly>
@@ -140,6 +141,19 @@ inline void store_bf16(uint16_t* out, V v) {
   bits = (bits + 0x7FFFu + ((bits >> 16) & 1u)) >> 16;
   bits = v != v ? Bits{} + 0x7FC0u : bits;
   const Halves halves = __builtin_convertvector(bits, Halves);
+  std::memcpy(out, &halves, sizeof halves);
+}
+
+// store_bf16 by the CPU's own conversion (AVX-512 BF16's vcvtneps2bf16, one
+// instruction for the eight above): the same bits for every normal value
+// and zero; a NaN stays a NaN (payload aside), a denormal becomes zero. For
+// callers compiled for AVX-512 BF16, on CPUs that have it (v by reference:
+// a call from code compiled without AVX-512 passes a vector by value on the
+// stack, where this expects a register).
+__attribute__((target("avx512f,avx512bf16"))) inline void store_bf16_native(uint16_t* out, const Floats16& v) {
+  __m512 x;
+  std::memcpy(&x, &v, sizeof x);
+  const __m256bh halves = _mm512_cvtneps_pbh(x);
   std::memcpy(out, &halves, sizeof halves);
 }
 
@@ -229,13 +243,15 @@ inline float exp_and_sum(float* x, int64_t n, float shift) {
 
 // out[j] = bf16(exp(x[j] − shift)) for x[j] <= shift, by
 // exp_nonpositive_for_bf16; returns the sum of the exps before rounding. V:
-// Floats8 or Floats16.
-template <typename V>
+// Floats8 or Floats16; kNative (Floats16 only, in code compiled for AVX-512
+// BF16): rounded by store_bf16_native.
+template <typename V, bool kNative = false>
 inline float exp_and_sum_to_bf16(const float* x, int64_t n, float shift, uint16_t* out) {
   return exp_each_and_sum<V>(
       x, n, shift, [](auto v) { return exp_nonpositive_for_bf16(v); },
       [out](int64_t j, auto e) {
         if constexpr (std::is_same_v<decltype(e), float>) out[j] = bf16_bits(e);
+        else if constexpr (kNative) store_bf16_native(out + j, e);
         else store_bf16(out + j, e);
       });
 }

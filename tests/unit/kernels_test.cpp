@@ -9,6 +9,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <limits>
 #include <string>
 #include <thread>
@@ -387,6 +388,41 @@ TEST(VectorMath, ExpForBf16AndItsRounding) {
   EXPECT_EQ(vec::bf16_bits(1.0f + 1.0f / 256), 0x3F80);
   EXPECT_EQ(vec::bf16_bits(1.0f + 3.0f / 256), 0x3F82);
   EXPECT_EQ(vec::bf16_bits(1.0f + 1.0f / 256 + 1.0f / 65536), 0x3F81);
+}
+
+// The CPU's own bf16 conversion (what the attention softmax stores with)
+// rounds every normal value and zero as store_bf16 does, ties included, and
+// keeps a NaN a NaN.
+TEST(VectorMath, NativeBf16RoundingEqualsOurs) {
+  if (!kernels::bf16_dot_here()) GTEST_SKIP() << "no AVX-512 BF16 on " << cpu_features().describe();
+  at::manual_seed(17);
+  const at::Tensor values = at::randn({4096}) * at::pow(2.0, at::randint(-60, 60, {4096}).to(at::kFloat));
+  std::vector<float> x(values.data_ptr<float>(), values.data_ptr<float>() + 4096);
+  x[0] = 0.0f;
+  x[1] = 1.0f + 1.0f / 256;  // a tie: to even (down)
+  x[2] = 1.0f + 3.0f / 256;  // a tie: to even (up)
+  x[3] = -(1.0f + 1.0f / 256 + 1.0f / 65536);
+  x[4] = std::numeric_limits<float>::max();
+  x[5] = std::numeric_limits<float>::quiet_NaN();
+  int64_t compared = 0;
+  for (size_t j = 0; j < x.size(); j += 16) {
+    vec::Floats16 v;
+    std::memcpy(&v, x.data() + j, sizeof v);
+    uint16_t native[16], ours[16];
+    vec::store_bf16_native(native, v);
+    vec::store_bf16(ours, v);
+    for (size_t l = 0; l < 16; ++l) {
+      const float value = x[j + l];
+      if (std::isnan(value)) {
+        EXPECT_EQ(native[l] & 0x7F80, 0x7F80) << "a NaN stays a NaN";
+        EXPECT_NE(native[l] & 0x7F, 0) << "a NaN stays a NaN";
+      } else if (value == 0 || std::fpclassify(value) == FP_NORMAL) {
+        EXPECT_EQ(native[l], ours[l]) << value;
+        ++compared;
+      }
+    }
+  }
+  EXPECT_GT(compared, 4000);
 }
 
 TEST(GatedActivation, EqualsLibtorch) {
