@@ -157,6 +157,28 @@ __attribute__((target("avx512f,avx512bf16"))) inline void store_bf16_native(uint
   std::memcpy(out, &halves, sizeof halves);
 }
 
+// exp_nonpositive_for_bf16 on AVX-512's own rounding and scaling
+// (vrndscaleps, vscalefps; their maskz forms, as the plain ones trip GCC 12's
+// uninitialized warnings, bug 105593): 2^n · p(r) without the integer
+// exponent arithmetic and its clamps, 10 instructions for 16 values where the
+// portable form compiles to 21. The same clamp at -87, n, r and p, and 2^n · p
+// exact either way; a NaN stays NaN. For callers compiled for AVX-512
+// (arguments by reference, as store_bf16_native's).
+__attribute__((target("avx512f"))) inline void exp_nonpositive_for_bf16_native(const Floats16& in, Floats16* out) {
+  __m512 x;
+  std::memcpy(&x, &in, sizeof x);
+  x = _mm512_maskz_max_ps(0xFFFF, _mm512_set1_ps(-87.0f), x);  // max keeps its second operand's NaN
+  const __m512 n = _mm512_maskz_roundscale_ps(0xFFFF, _mm512_mul_ps(x, _mm512_set1_ps(1.44269504f)),
+                                              _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+  __m512 r = _mm512_fnmadd_ps(n, _mm512_set1_ps(0.693145752f), x);
+  r = _mm512_fnmadd_ps(n, _mm512_set1_ps(1.42860677e-6f), r);
+  __m512 p = _mm512_fmadd_ps(_mm512_set1_ps(0.165668428f), r, _mm512_set1_ps(0.504963279f));
+  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.00016415f));
+  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(0.999928057f));
+  const __m512 e = _mm512_maskz_scalef_ps(0xFFFF, p, n);
+  std::memcpy(out, &e, sizeof e);
+}
+
 inline float absolute(float x) { return x < 0 ? -x : x; }
 inline float copy_sign(float magnitude, float sign) { return sign < 0 ? -magnitude : magnitude; }
 
@@ -244,11 +266,20 @@ inline float exp_and_sum(float* x, int64_t n, float shift) {
 // out[j] = bf16(exp(x[j] − shift)) for x[j] <= shift, by
 // exp_nonpositive_for_bf16; returns the sum of the exps before rounding. V:
 // Floats8 or Floats16; kNative (Floats16 only, in code compiled for AVX-512
-// BF16): rounded by store_bf16_native.
+// BF16): by exp_nonpositive_for_bf16_native, rounded by store_bf16_native.
 template <typename V, bool kNative = false>
 inline float exp_and_sum_to_bf16(const float* x, int64_t n, float shift, uint16_t* out) {
   return exp_each_and_sum<V>(
-      x, n, shift, [](auto v) { return exp_nonpositive_for_bf16(v); },
+      x, n, shift,
+      [](auto v) {
+        if constexpr (kNative && !std::is_same_v<decltype(v), float>) {
+          V e;
+          exp_nonpositive_for_bf16_native(v, &e);
+          return e;
+        } else {
+          return exp_nonpositive_for_bf16(v);
+        }
+      },
       [out](int64_t j, auto e) {
         if constexpr (std::is_same_v<decltype(e), float>) out[j] = bf16_bits(e);
         else if constexpr (kNative) store_bf16_native(out + j, e);

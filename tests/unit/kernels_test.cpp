@@ -425,6 +425,35 @@ TEST(VectorMath, NativeBf16RoundingEqualsOurs) {
   EXPECT_GT(compared, 4000);
 }
 
+// The exp the attention softmax runs on AVX-512 (its own rounding and
+// scaling instructions) equals the portable one to float rounding, NaN and
+// the clamp included.
+TEST(VectorMath, NativeExpForBf16EqualsThePortableOne) {
+  if (!cpu_features().avx512) GTEST_SKIP() << "no AVX-512 on " << cpu_features().describe();
+  std::vector<float> x;
+  for (float v = -100.0f; v <= 0.0f; v += 0.00731f) x.push_back(v);
+  x.push_back(0.0f);
+  x.push_back(-std::numeric_limits<float>::infinity());
+  x.push_back(std::numeric_limits<float>::quiet_NaN());
+  while (x.size() % 16 != 0) x.push_back(-1.0f);
+  double worst = 0;
+  for (size_t j = 0; j < x.size(); j += 16) {
+    vec::Floats16 v, e;
+    std::memcpy(&v, x.data() + j, sizeof v);
+    vec::exp_nonpositive_for_bf16_native(v, &e);
+    for (size_t l = 0; l < 16; ++l) {
+      const float want = vec::exp_nonpositive_for_bf16(x[j + l]);
+      if (std::isnan(x[j + l])) {
+        EXPECT_TRUE(std::isnan(e[l]));
+      } else {
+        worst = std::max<double>(worst, std::abs(e[l] - want) / want);
+      }
+    }
+  }
+  std::printf("    native vs portable exp for bf16: relative %.3g\n", worst);
+  EXPECT_LT(worst, 1e-6);
+}
+
 TEST(GatedActivation, EqualsLibtorch) {
   c10::InferenceMode guard;
   at::manual_seed(2);
