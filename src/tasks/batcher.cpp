@@ -67,6 +67,13 @@ ComputeLane& compute_lane() {
   return *lane;
 }
 
+ComputeLane& sibling_lane() {
+  static ComputeLane* const lane = new ComputeLane(0);  // never destroyed: no thread to join at exit
+  return *lane;
+}
+
+bool cores_contended() { return free_cpus() < compute_threads(); }
+
 ComputeLane& long_input_lane() {
   static ComputeLane* const lane = new ComputeLane(19);  // never destroyed, as the compute lane
   return *lane;

@@ -11,6 +11,8 @@
 // OpenMP team of the process-wide thread count runs them, instead of one
 // team per calling thread competing for the same cores. While a batch
 // computes, the next one collects, so the batch size follows the load.
+// While other processes keep some of the cores busy, a batch's halves
+// compute side by side on the compute lane and its sibling (sibling_lane()).
 #pragma once
 
 #include <algorithm>
@@ -20,6 +22,7 @@
 #include <deque>
 #include <exception>
 #include <functional>
+#include <future>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -75,6 +78,7 @@ class ComputeLane {
  private:
   friend ComputeLane& compute_lane();
   friend ComputeLane& long_input_lane();
+  friend ComputeLane& sibling_lane();
   explicit ComputeLane(int nice);
   void execute(const std::function<void()>& job);  // blocks until the lane ran it
   void loop();
@@ -102,6 +106,15 @@ ComputeLane& compute_lane();
 // idle. An 8,192-token forward of ~20 s no longer holds every short call
 // behind it. Started on first use, never stopped.
 ComputeLane& long_input_lane();
+
+// The lane that computes half of a batch beside the compute lane while other
+// processes keep some of this process's cores busy (Batcher::answer).
+// Started on first use, never stopped.
+ComputeLane& sibling_lane();
+
+// Whether other processes keep some of this process's compute cores busy
+// now (core/free_cpus.h).
+bool cores_contended();
 
 // A text's tokens, estimated from its bytes (about four a token in English
 // prose): enough to send long inputs to their own lane before tokenizing.
@@ -234,9 +247,23 @@ class Batcher {
     return batch;
   }
 
+  // The batch's answers. While other processes keep some of the cores busy,
+  // each forward's team shrinks to the free cores (core/free_cpus.h), and one
+  // lane takes a single core of a contended machine: the two halves of a
+  // batch then compute side by side, each on a single-threaded lane of its
+  // own, neither waiting at the other's barriers.
+  void answer(const std::vector<Request*>& batch) {
+    if (batch.size() < 2 || &lane_ != &compute_lane() || !cores_contended()) return answer_together(batch);
+    const auto middle = batch.begin() + static_cast<std::ptrdiff_t>(batch.size() / 2);
+    const std::vector<Request*> first(batch.begin(), middle), second(middle, batch.end());
+    auto beside = std::async(std::launch::async, [&] { sibling_lane().run([&] { answer_together(second); }); });
+    answer_together(first);
+    beside.get();
+  }
+
   // One forward for the batch; if it fails, each request alone, so that a
   // bad text fails only its own call.
-  void answer(const std::vector<Request*>& batch) {
+  void answer_together(const std::vector<Request*>& batch) {
     const auto started = Clock::now();
     for (Request* r : batch) r->started = started;
     if (batch.size() > 1) {

@@ -4,9 +4,14 @@
 // Batcher coalesces (counted) and rejects absurd settings.
 #include <gtest/gtest.h>
 
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
 #include <condition_variable>
 #include <future>
 #include <mutex>
+#include <set>
 
 #include <algorithm>
 #include <atomic>
@@ -18,6 +23,7 @@
 #include <thread>
 #include <vector>
 
+#include "core/runtime.h"
 #include "models/random_model.h"
 #include "semroute/semroute.h"
 #include "tasks/batcher.h"
@@ -150,14 +156,19 @@ TEST_F(Batching, ABadTextFailsOnlyItsOwnCall) {
   EXPECT_EQ(answered.load(), 7);
 }
 
+// Each text's length: a forward whose answers say which text they are for.
+std::vector<int> sizes_of(const std::vector<std::string_view>& texts) {
+  std::vector<int> sizes;
+  for (auto t : texts) sizes.push_back(static_cast<int>(t.size()));
+  return sizes;
+}
+
 TEST(Batcher, CoalescesConcurrentCalls) {
   std::atomic<int> runs{0};
   Batcher<int> batcher(
       [&](const std::vector<std::string_view>& texts) {
         ++runs;
-        std::vector<int> sizes;
-        for (auto t : texts) sizes.push_back(static_cast<int>(t.size()));
-        return sizes;
+        return sizes_of(texts);
       },
       BatchingOptions{16, 200000});
   std::vector<std::thread> threads;
@@ -264,6 +275,63 @@ TEST(Batcher, LongCallsComputeOneAtATime) {
   for (int i = 0; i < 4; ++i) callers.emplace_back([&] { EXPECT_EQ(batcher({long_text}).at(0), 1); });
   for (auto& t : callers) t.join();
   EXPECT_EQ(batch_sizes, std::vector<size_t>(4, 1));
+}
+
+// While other processes keep the cores busy, a batch's two halves compute
+// side by side on two lanes (one would take a single contended core), each
+// call still answered as alone. Busy child processes make the contention.
+TEST(Batcher, HalvesOfABatchComputeSideBySideOnBusyCores) {
+  if (usable_cpus() < 2 || usable_cpus() > 8) GTEST_SKIP() << "needs 2-8 CPUs, not " << usable_cpus();
+  const int threads_before = compute_threads();
+  set_compute_threads(2);
+  std::vector<pid_t> busy;
+  for (int i = 0; i < usable_cpus(); ++i) {
+    const pid_t child = fork();
+    if (child == 0)
+      for (;;) {
+      }
+    busy.push_back(child);
+  }
+  const auto stop_busy = [&] {
+    for (pid_t child : busy) kill(child, SIGKILL);
+    for (pid_t child : busy) waitpid(child, nullptr, 0);
+    set_compute_threads(threads_before);
+  };
+  const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(3);
+  while (!cores_contended() && std::chrono::steady_clock::now() < until)
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  if (!cores_contended()) {
+    stop_busy();
+    GTEST_SKIP() << "the busy processes did not show in /proc/stat";
+  }
+  std::mutex mutex;
+  std::set<std::thread::id> threads;
+  std::atomic<int> running{0}, most{0};
+  Batcher<int> batcher(
+      [&](const std::vector<std::string_view>& texts) {
+        const int now = ++running;
+        int seen = most.load();
+        while (now > seen && !most.compare_exchange_weak(seen, now)) {
+        }
+        std::this_thread::sleep_for(std::chrono::milliseconds(30));
+        {
+          const std::lock_guard<std::mutex> lock(mutex);
+          threads.insert(std::this_thread::get_id());
+        }
+        --running;
+        return sizes_of(texts);
+      },
+      BatchingOptions{16, 100000});
+  std::vector<std::thread> callers;
+  std::vector<int> got(8, -1);
+  for (int t = 0; t < 8; ++t)
+    callers.emplace_back(
+        [&, t] { got[static_cast<size_t>(t)] = batcher({std::string(static_cast<size_t>(t + 1), 'x')}).at(0); });
+  for (auto& caller : callers) caller.join();
+  stop_busy();
+  for (int t = 0; t < 8; ++t) EXPECT_EQ(got[static_cast<size_t>(t)], t + 1);
+  EXPECT_EQ(most.load(), 2) << "the halves did not compute at once";
+  EXPECT_EQ(threads.size(), 2u);
 }
 
 // The engine's and the unified classifier's batchers (per task list) too,
