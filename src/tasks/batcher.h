@@ -28,6 +28,7 @@
 #include <mutex>
 #include <stdexcept>
 #include <string_view>
+#include <system_error>
 #include <thread>
 #include <vector>
 
@@ -256,9 +257,18 @@ class Batcher {
     if (batch.size() < 2 || &lane_ != &compute_lane() || !cores_contended()) return answer_together(batch);
     const auto middle = batch.begin() + static_cast<std::ptrdiff_t>(batch.size() / 2);
     const std::vector<Request*> first(batch.begin(), middle), second(middle, batch.end());
-    auto beside = std::async(std::launch::async, [&] { sibling_lane().run([&] { answer_together(second); }); });
+    std::future<void> beside;
+    try {
+      beside = std::async(std::launch::async, [&] { sibling_lane().run([&] { answer_together(second); }); });
+    } catch (const std::system_error&) {  // no thread to spare: the batch as one
+      return answer_together(batch);
+    }
     answer_together(first);
-    beside.get();
+    try {
+      beside.get();
+    } catch (...) {  // the sibling lane could not start: its half here
+      answer_together(second);
+    }
   }
 
   // One forward for the batch; if it fails, each request alone, so that a
