@@ -22,7 +22,6 @@
 #include <deque>
 #include <exception>
 #include <functional>
-#include <future>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -76,6 +75,15 @@ class ComputeLane {
   // Whether the calling thread is any lane's.
   static bool on_a_lane();
 
+  // A job for start() and finish(): its function must not throw.
+  struct Job {
+    const std::function<void()>* run;
+    bool done = false;
+  };
+  // Queues `job` on the lane and returns at once; finish(job) waits until it ran.
+  void start(Job& job);
+  void finish(Job& job);
+
  private:
   friend ComputeLane& compute_lane();
   friend ComputeLane& long_input_lane();
@@ -86,10 +94,6 @@ class ComputeLane {
 
   int nice_;  // the lane thread's scheduling niceness
 
-  struct Job {
-    const std::function<void()>* run;
-    bool done = false;
-  };
   std::mutex mutex_;
   std::condition_variable queued_, finished_;
   std::deque<Job*> jobs_;
@@ -257,18 +261,17 @@ class Batcher {
     if (batch.size() < 2 || &lane_ != &compute_lane() || !cores_contended()) return answer_together(batch);
     const auto middle = batch.begin() + static_cast<std::ptrdiff_t>(batch.size() / 2);
     const std::vector<Request*> first(batch.begin(), middle), second(middle, batch.end());
-    std::future<void> beside;
+    ComputeLane* sibling = nullptr;
     try {
-      beside = std::async(std::launch::async, [&] { sibling_lane().run([&] { answer_together(second); }); });
-    } catch (const std::system_error&) {  // no thread to spare: the batch as one
+      sibling = &sibling_lane();
+    } catch (const std::system_error&) {  // no thread for the sibling lane: the batch as one
       return answer_together(batch);
     }
+    const std::function<void()> answer_second = [&] { answer_together(second); };  // (does not throw)
+    ComputeLane::Job beside{&answer_second};
+    sibling->start(beside);
     answer_together(first);
-    try {
-      beside.get();
-    } catch (...) {  // the sibling lane could not start: its half here
-      answer_together(second);
-    }
+    sibling->finish(beside);
   }
 
   // One forward for the batch; if it fails, each request alone, so that a
