@@ -2,7 +2,8 @@
 // in a closed loop sending one prompt at a time, lengths drawn from a fixed
 // mix, against one engine in this process for a fixed time. One JSON line:
 // requests per second, p50 / p99 latency (all requests, and the short ones
-// apart), the peak resident memory.
+// apart), the peak resident memory, and the CPU time this process and all
+// others took while it ran (in cores: what a busy neighbour kept).
 //
 //   semroute_peer_throughput --engine semroute --model DIR [--dtype float32|int8]
 //                            [--max-batch 16] [--max-wait-us 1000]
@@ -16,6 +17,7 @@
 // the same sequence for both engines (seeded per caller).
 #include <dlfcn.h>
 #include <sys/resource.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <atomic>
@@ -261,7 +263,31 @@ struct Run {
   std::vector<double> ms, short_ms;  // every request's latency; those of 512 tokens or less
   int64_t tokens = 0;
   double seconds = 0;
+  double own_cores = 0, others_cores = 0;  // CPU time over the run, in cores: this process, every other
 };
+
+// CPU time so far: this process's, and the whole machine's busy time
+// (/proc/stat: user, nice, system, irq and softirq; not idle, I/O wait or
+// the time the hypervisor gave other machines), in seconds.
+struct CpuTimes {
+  double own = 0, machine = 0;
+};
+
+CpuTimes cpu_times() {
+  CpuTimes t;
+  rusage usage{};
+  getrusage(RUSAGE_SELF, &usage);
+  t.own = static_cast<double>(usage.ru_utime.tv_sec + usage.ru_stime.tv_sec) +
+          static_cast<double>(usage.ru_utime.tv_usec + usage.ru_stime.tv_usec) * 1e-6;
+  if (FILE* stat = std::fopen("/proc/stat", "r")) {
+    unsigned long long user = 0, nice = 0, system = 0, idle = 0, iowait = 0, irq = 0, softirq = 0;
+    if (std::fscanf(stat, "cpu %llu %llu %llu %llu %llu %llu %llu", &user, &nice, &system, &idle, &iowait, &irq,
+                    &softirq) == 7)
+      t.machine = static_cast<double>(user + nice + system + irq + softirq) / static_cast<double>(sysconf(_SC_CLK_TCK));
+    std::fclose(stat);
+  }
+  return t;
+}
 
 // Every caller sends prompts until `seconds` have passed; the run ends with
 // the last answer (prompts in flight finish and count).
@@ -271,6 +297,7 @@ Run drive(const Flags& f, const Answer& answer) {
   std::vector<std::thread> callers;
   std::mutex failure_mutex;
   std::string failure;
+  const CpuTimes cpu_at_start = cpu_times();
   const auto start = Clock::now();
   const auto end = start + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(f.seconds));
   for (int c = 0; c < f.callers; ++c) {
@@ -298,6 +325,9 @@ Run drive(const Flags& f, const Answer& answer) {
   if (!failure.empty()) throw std::runtime_error(failure);
   Run all;
   all.seconds = std::chrono::duration<double>(Clock::now() - start).count();
+  const CpuTimes cpu_at_end = cpu_times();
+  all.own_cores = (cpu_at_end.own - cpu_at_start.own) / all.seconds;
+  all.others_cores = std::max(0.0, (cpu_at_end.machine - cpu_at_start.machine) / all.seconds - all.own_cores);
   for (const Run& run : runs) {
     all.ms.insert(all.ms.end(), run.ms.begin(), run.ms.end());
     all.short_ms.insert(all.short_ms.end(), run.short_ms.begin(), run.short_ms.end());
@@ -317,20 +347,32 @@ void report(const Flags& f, const Run& run) {
   std::printf(
       "{\"engine\":\"%s\",\"dtype\":\"%s\",\"callers\":%d,\"threads\":%d,\"mix\":\"%s\",\"requests\":%zu,"
       "\"seconds\":%.3f,\"requests_per_s\":%.4f,\"tokens_per_s\":%.1f,\"p50_ms\":%.3f,\"p99_ms\":%.3f,"
-      "\"short_requests\":%zu,\"short_p50_ms\":%.3f,\"short_p99_ms\":%.3f,\"peak_rss_mb\":%.1f}\n",
+      "\"short_requests\":%zu,\"short_p50_ms\":%.3f,\"short_p99_ms\":%.3f,\"peak_rss_mb\":%.1f,"
+      "\"own_cores\":%.3f,\"others_cores\":%.3f}\n",
       f.engine.c_str(), f.dtype.c_str(), f.callers, f.threads, f.mix.c_str(), run.ms.size(), run.seconds,
       n / run.seconds, static_cast<double>(run.tokens) / run.seconds, percentile(run.ms, 0.5),
       percentile(run.ms, 0.99), run.short_ms.size(), percentile(run.short_ms, 0.5), percentile(run.short_ms, 0.99),
-      peak_rss_mb());
+      peak_rss_mb(), run.own_cores, run.others_cores);
   std::fflush(stdout);
 }
 
-// A few calls before the clock starts: first-call costs (packing, thread
-// pools) are not what a running service pays.
+// A few calls before the clock starts, one at a time and then from every
+// caller at once: first-call costs (packing, thread pools, the threads an
+// engine starts for concurrent calls) are not what a running service pays.
 template <class Answer>
-void warm_up(const Answer& answer) {
+void warm_up(const Flags& f, const Answer& answer) {
   std::mt19937_64 rng(0);
   for (int64_t length : {16, 64, 512}) answer(length, rng);
+  std::vector<std::thread> callers;
+  for (int c = 0; c < f.callers; ++c)
+    callers.emplace_back([&answer, c] {
+      std::mt19937_64 words(static_cast<uint64_t>(c) + 1);
+      try {
+        for (int i = 0; i < 2; ++i) answer(64, words);
+      } catch (const std::exception&) {  // the measured run reports it
+      }
+    });
+  for (auto& t : callers) t.join();
 }
 
 }  // namespace
@@ -340,11 +382,11 @@ int main(int argc, char** argv) {
     const Flags f = parse(argc, argv);
     if (f.engine == "semroute") {
       const SemrouteEngine engine(f);
-      warm_up(engine);
+      warm_up(f, engine);
       report(f, drive(f, engine));
     } else {
       const OrtEngine engine(f);
-      warm_up(engine);
+      warm_up(f, engine);
       report(f, drive(f, engine));
     }
   } catch (const std::exception& e) {

@@ -206,10 +206,11 @@ def throughput_cell(args, engine, dtype, callers):
 
 
 def cell_text(r):
-    """A cell's latencies and memory, or why it failed."""
+    """A cell's latencies, memory and CPU time in cores (its own; everything else's), or why it failed."""
     if "failed" in r:
-        return [f"failed ({r['failed']})"] * 3
-    return [f"{r['p50_ms']:.1f} / {r['p99_ms']:.1f}", f"{r['short_p99_ms']:.1f}", f"{r['peak_rss_mb']:.0f}"]
+        return [f"failed ({r['failed']})"] * 4
+    return [f"{r['p50_ms']:.1f} / {r['p99_ms']:.1f}", f"{r['short_p99_ms']:.1f}", f"{r['peak_rss_mb']:.0f}",
+            f"{r['own_cores']:.2f}; {r['others_cores']:.2f}"]
 
 
 def throughput(args):
@@ -240,17 +241,18 @@ def throughput(args):
             p.kill()
     print()
     print("| dtype | callers | semroute req/s | ORT req/s | semroute/ORT | semroute p50 / p99 ms | ORT p50 / p99 ms | "
-          "short p99 ms (semroute / ORT) | peak RSS MB (semroute / ORT) |")
-    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|")
+          "short p99 ms (semroute / ORT) | peak RSS MB (semroute / ORT) | CPU cores: own; others' (semroute / ORT) |")
+    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
     for dtype in dtypes:
         for n in callers:
             s, o = best[("semroute", dtype, n)], best[("ort", dtype, n)]
             ratio = f"{s['requests_per_s'] / o['requests_per_s']:.2f}" if o["requests_per_s"] > 0 else "-"
-            (s_lat, s_short, s_rss), (o_lat, o_short, o_rss) = cell_text(s), cell_text(o)
+            (s_lat, s_short, s_rss, s_cpu), (o_lat, o_short, o_rss, o_cpu) = cell_text(s), cell_text(o)
             print(f"| {dtype} | {n} | {s['requests_per_s']:.2f} | {o['requests_per_s']:.2f} | {ratio} | {s_lat} | "
-                  f"{o_lat} | {s_short} / {o_short} | {s_rss} / {o_rss} |")
+                  f"{o_lat} | {s_short} / {o_short} | {s_rss} / {o_rss} | {s_cpu} / {o_cpu} |")
     print()
-    print("semroute/ORT > 1: semroute answers more requests per second.")
+    print("semroute/ORT > 1: semroute answers more requests per second. CPU cores: the engine's CPU time over the "
+          "cell, and every other process's (a busy neighbour's share), per second.")
     if args.json_out:
         Path(args.json_out).write_text(json.dumps({"cpu": cpu_line(), "threads": args.threads, "mix": args.mix,
                                                    "busy": args.busy, "cells": cells}, indent=1) + "\n")

@@ -54,13 +54,17 @@ uint64_t process_ticks(const std::string& self_stat) {
 }
 
 int free_cpus_between(const CpuTicks& before, const CpuTicks& after, uint64_t self_before, uint64_t self_after,
-                      int cpus) {
+                      int cpus, int busy_before) {
   if (after.all <= before.all || cpus <= 0) return std::max(1, cpus);
   const double per_cpu = static_cast<double>(after.all - before.all) / cpus;  // ticks one CPU had
   const double busy = static_cast<double>(after.busy - before.busy);
   const double ours = static_cast<double>(self_after - self_before);
   const double others = std::max(0.0, busy - ours) / per_cpu;  // cores others kept busy
-  return std::clamp(cpus - static_cast<int>(std::lround(others)), 1, cpus);
+  // A neighbour sharing a core with one of our threads gets about half of
+  // it: rounded at one half, its core counted busy and free by turns.
+  long busy_cores = std::lround(others);
+  if (busy_cores < busy_before && others > busy_before - kReleasedBelow) busy_cores = busy_before;
+  return std::clamp(cpus - static_cast<int>(busy_cores), 1, cpus);
 }
 
 namespace {
@@ -108,7 +112,8 @@ class Sampler {
     const uint64_t self = process_ticks(read_file("/proc/self/stat"));
     const int count = static_cast<int>(cpus_.size());
     const bool first = ticks_.all == 0;  // counters since boot say nothing about now
-    free_.store(first || ticks.all == 0 ? std::max(1, count) : free_cpus_between(ticks_, ticks, self_, self, count),
+    free_.store(first || ticks.all == 0 ? std::max(1, count) : free_cpus_between(ticks_, ticks, self_, self, count,
+                                                                   count - free_.load(std::memory_order_relaxed)),
                 std::memory_order_relaxed);
     ticks_ = ticks;
     self_ = self;

@@ -26,8 +26,11 @@ uint64_t process_ticks(const std::string& self_stat);
 
 // Free CPUs over an interval: `cpus` less the cores the busy ticks of others
 // (the CPUs' busy ticks less this process's) kept busy, rounded; at least 1.
+// The `busy_before` cores the last interval counted busy stay counted until
+// others' load falls kReleasedBelow under them.
+constexpr double kReleasedBelow = 0.75;
 int free_cpus_between(const CpuTicks& before, const CpuTicks& after, uint64_t self_before, uint64_t self_after,
-                      int cpus);
+                      int cpus, int busy_before = 0);
 
 // This process's CPUs left free by others over the last ~100 ms (sampled
 // by whichever thread asks once that long has passed; between samples, the

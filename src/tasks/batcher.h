@@ -11,8 +11,8 @@
 // OpenMP team of the process-wide thread count runs them, instead of one
 // team per calling thread competing for the same cores. While a batch
 // computes, the next one collects, so the batch size follows the load.
-// While other processes keep some of the cores busy, a batch's halves
-// compute side by side on the compute lane and its sibling (sibling_lane()).
+// While other processes keep some of the cores busy, a second dispatcher
+// computes batches beside the first on the sibling lane (sibling_lane()).
 #pragma once
 
 #include <algorithm>
@@ -75,6 +75,7 @@ class ComputeLane {
   // Whether the calling thread is any lane's.
   static bool on_a_lane();
 
+ private:
   // A job for start() and finish(): its function must not throw.
   struct Job {
     const std::function<void()>* run;
@@ -84,7 +85,6 @@ class ComputeLane {
   void start(Job& job);
   void finish(Job& job);
 
- private:
   friend ComputeLane& compute_lane();
   friend ComputeLane& long_input_lane();
   friend ComputeLane& sibling_lane();
@@ -112,9 +112,9 @@ ComputeLane& compute_lane();
 // behind it. Started on first use, never stopped.
 ComputeLane& long_input_lane();
 
-// The lane that computes half of a batch beside the compute lane while other
-// processes keep some of this process's cores busy (Batcher::answer).
-// Started on first use, never stopped.
+// The lane that computes batches beside the compute lane while other
+// processes keep some of this process's cores busy (Batcher's second
+// dispatcher). Started on first use, never stopped.
 ComputeLane& sibling_lane();
 
 // Whether other processes keep some of this process's compute cores busy
@@ -145,6 +145,7 @@ class Batcher {
     }
     arrived_.notify_all();
     dispatcher_.join();
+    if (beside_.joinable()) beside_.join();  // started by dispatcher_ alone, which has ended
   }
   Batcher(const Batcher&) = delete;
   Batcher& operator=(const Batcher&) = delete;
@@ -194,7 +195,7 @@ class Batcher {
     // in one forward hold ten times the activations of one).
     if (cost_ != nullptr && options_.long_input_tokens > 0 && &lane_ == &compute_lane())
       long_.reset(new Batcher(run_, BatchingOptions{1, 0, 0}, nullptr, long_input_lane()));
-    dispatcher_ = std::thread([this] { dispatch(); });
+    dispatcher_ = std::thread([this] { dispatch(lane_, kFirst); });
   }
 
   struct Request {
@@ -206,31 +207,69 @@ class Batcher {
     bool done = false;
   };
 
-  void dispatch() {
+  // The dispatchers: the first computes on the batcher's lane; the second,
+  // started the first time the cores are contended, on the sibling lane,
+  // and takes batches only while they are.
+  enum Dispatcher { kFirst, kBeside };
+
+  // Takes batches off the queue and computes them on `lane`, one at a time.
+  // While the cores are contended the two dispatchers compute side by side,
+  // each batch on a lane whose team has one thread (core/free_cpus.h), and
+  // each batch's callers are answered when their own batch ends.
+  void dispatch(ComputeLane& lane, Dispatcher self) {
     std::unique_lock<std::mutex> lock(mutex_);
     for (;;) {
-      arrived_.wait(lock, [&] { return stopping_ || !queue_.empty(); });
+      arrived_.wait(lock, [&] { return stopping_ || (!queue_.empty() && (self == kFirst || contended_)); });
       if (queue_.empty()) return;  // stopping, nothing left
+      if (self == kFirst && &lane_ == &compute_lane()) follow_contention(lock);
       const auto deadline = queue_.front()->arrived + std::chrono::microseconds(options_.max_wait_us);
       arrived_.wait_until(lock, deadline, [&] { return stopping_ || queued_texts_ >= options_.max_batch; });
       bool expired = false;
-      std::vector<Request*> batch = take_batch(expired);
+      std::vector<Request*> batch = take_batch(expired, self);
       if (expired) answered_.notify_all();  // the callers take_batch answered DeadlinePassed
       if (batch.empty()) continue;
+      computing_[self] = true;
+      if (!queue_.empty()) arrived_.notify_all();  // what is left, for the other dispatcher
       lock.unlock();
-      lane_.run([&] { answer(batch); });
+      lane.run([&] { answer(batch); });
       lock.lock();
+      computing_[self] = false;
       for (Request* r : batch) r->done = true;
       answered_.notify_all();
     }
   }
 
-  // Whole requests from the front, up to max_batch texts (at least one
-  // request unless every one left had passed its deadline: those are
-  // answered DeadlinePassed here, with mutex_ held).
-  std::vector<Request*> take_batch(bool& expired) {
+  // Whether other processes keep some of the cores busy now (sampled outside
+  // the lock); the first time they do, the second dispatcher starts.
+  void follow_contention(std::unique_lock<std::mutex>& lock) {
+    lock.unlock();
+    const bool contended = cores_contended();
+    if (contended && !beside_.joinable() && !beside_failed_) {
+      try {
+        ComputeLane& sibling = sibling_lane();
+        beside_ = std::thread([this, &sibling] { dispatch(sibling, kBeside); });
+      } catch (const std::system_error&) {  // no thread to spare: one dispatcher, as on a quiet machine
+        beside_failed_ = true;
+      }
+    }
+    lock.lock();
+    has_beside_ = beside_.joinable();
+    if (contended && !contended_) arrived_.notify_all();
+    contended_ = contended;
+  }
+
+  // Whole requests from the front, up to max_batch texts, or half of what
+  // waits while the cores are contended and the other dispatcher is idle,
+  // so that both compute (at least one request unless every one left had
+  // passed its deadline: those are answered DeadlinePassed here, with mutex_
+  // held).
+  std::vector<Request*> take_batch(bool& expired, Dispatcher self) {
     std::vector<Request*> batch;
     int64_t texts = 0;
+    const Dispatcher other = self == kFirst ? kBeside : kFirst;
+    const int64_t most = contended_ && has_beside_ && !computing_[other]
+                             ? std::max<int64_t>(1, std::min(options_.max_batch, (queued_texts_ + 1) / 2))
+                             : options_.max_batch;
     const auto now = Clock::now();
     while (!queue_.empty()) {
       Request* r = queue_.front();
@@ -243,7 +282,7 @@ class Batcher {
         expired = true;
         continue;
       }
-      if (!batch.empty() && texts + n > options_.max_batch) break;
+      if (!batch.empty() && texts + n > most) break;
       batch.push_back(r);
       queue_.pop_front();
       texts += n;
@@ -252,31 +291,9 @@ class Batcher {
     return batch;
   }
 
-  // The batch's answers. While other processes keep some of the cores busy,
-  // each forward's team shrinks to the free cores (core/free_cpus.h), and one
-  // lane takes a single core of a contended machine: the two halves of a
-  // batch then compute side by side, each on a single-threaded lane of its
-  // own, neither waiting at the other's barriers.
-  void answer(const std::vector<Request*>& batch) {
-    if (batch.size() < 2 || &lane_ != &compute_lane() || !cores_contended()) return answer_together(batch);
-    const auto middle = batch.begin() + static_cast<std::ptrdiff_t>(batch.size() / 2);
-    const std::vector<Request*> first(batch.begin(), middle), second(middle, batch.end());
-    ComputeLane* sibling = nullptr;
-    try {
-      sibling = &sibling_lane();
-    } catch (const std::system_error&) {  // no thread for the sibling lane: the batch as one
-      return answer_together(batch);
-    }
-    const std::function<void()> answer_second = [&] { answer_together(second); };  // (does not throw)
-    ComputeLane::Job beside{&answer_second};
-    sibling->start(beside);
-    answer_together(first);
-    sibling->finish(beside);
-  }
-
   // One forward for the batch; if it fails, each request alone, so that a
   // bad text fails only its own call.
-  void answer_together(const std::vector<Request*>& batch) {
+  void answer(const std::vector<Request*>& batch) {
     const auto started = Clock::now();
     for (Request* r : batch) r->started = started;
     if (batch.size() > 1) {
@@ -313,7 +330,11 @@ class Batcher {
   mutable std::deque<Request*> queue_;
   mutable int64_t queued_texts_ = 0;
   bool stopping_ = false;
-  std::thread dispatcher_;
+  bool contended_ = false;                     // as the first dispatcher last sampled it
+  bool has_beside_ = false;                    // the second dispatcher runs
+  bool computing_[2] = {false, false};         // per dispatcher
+  bool beside_failed_ = false;                 // (the first dispatcher's own)
+  std::thread dispatcher_, beside_;
 };
 
 // Batchers per kind of request (the tasks a call asks for): a call is

@@ -277,10 +277,11 @@ TEST(Batcher, LongCallsComputeOneAtATime) {
   EXPECT_EQ(batch_sizes, std::vector<size_t>(4, 1));
 }
 
-// While other processes keep the cores busy, a batch's two halves compute
-// side by side on two lanes (one would take a single contended core), each
-// call still answered as alone. Busy child processes make the contention.
-TEST(Batcher, HalvesOfABatchComputeSideBySideOnBusyCores) {
+// While other processes keep the cores busy, two dispatchers compute
+// batches side by side on two lanes (one would take a single contended
+// core): calls that arrive together are shared between them, each still
+// answered as alone. Busy child processes make the contention.
+TEST(Batcher, BatchesComputeSideBySideOnBusyCores) {
   if (usable_cpus() < 2 || usable_cpus() > 8) GTEST_SKIP() << "needs 2-8 CPUs, not " << usable_cpus();
   const int threads_before = compute_threads();
   set_compute_threads(2);
@@ -330,7 +331,7 @@ TEST(Batcher, HalvesOfABatchComputeSideBySideOnBusyCores) {
   for (auto& caller : callers) caller.join();
   stop_busy();
   for (int t = 0; t < 8; ++t) EXPECT_EQ(got[static_cast<size_t>(t)], t + 1);
-  EXPECT_EQ(most.load(), 2) << "the halves did not compute at once";
+  EXPECT_EQ(most.load(), 2) << "the two dispatchers did not compute at once";
   EXPECT_EQ(threads.size(), 2u);
 }
 

@@ -67,6 +67,18 @@ TEST(FreeCpus, LeavesTheCoresOthersKeepBusy) {
   EXPECT_EQ(free_cpus_between(before, {100, 400}, 0, 130, 4), 4);
 }
 
+TEST(FreeCpus, ACoreCountedBusyStaysSoUntilItsLoadFallsWellBelow) {
+  const CpuTicks before{0, 0};
+  // A neighbour at 0.45 of a core (sharing it with one of ours): busy if it was, free if it was not.
+  EXPECT_EQ(free_cpus_between(before, {145, 200}, 0, 100, 2, 1), 1);
+  EXPECT_EQ(free_cpus_between(before, {145, 200}, 0, 100, 2, 0), 2);
+  // Below a quarter of a core it is free again.
+  EXPECT_EQ(free_cpus_between(before, {120, 200}, 0, 100, 2, 1), 2);
+  // Of two cores counted busy on four CPUs, 1.4 cores keep both, 1.2 one.
+  EXPECT_EQ(free_cpus_between(before, {140, 400}, 0, 0, 4, 2), 2);
+  EXPECT_EQ(free_cpus_between(before, {120, 400}, 0, 0, 4, 2), 3);
+}
+
 TEST(FreeCpus, AnswersWithinTheUsableCpus) {
   const int n = free_cpus();
   EXPECT_GE(n, 1);
