@@ -221,7 +221,10 @@ class Batcher {
     for (;;) {
       arrived_.wait(lock, [&] { return stopping_ || (!queue_.empty() && (self == kFirst || contended_)); });
       if (queue_.empty()) return;  // stopping, nothing left
-      if (self == kFirst && &lane_ == &compute_lane()) follow_contention(lock);
+      if (self == kFirst && &lane_ == &compute_lane()) {
+        follow_contention(lock);       // (unlocks while it samples)
+        if (queue_.empty()) continue;  // the other dispatcher took what waited
+      }
       const auto deadline = queue_.front()->arrived + std::chrono::microseconds(options_.max_wait_us);
       arrived_.wait_until(lock, deadline, [&] { return stopping_ || queued_texts_ >= options_.max_batch; });
       bool expired = false;
@@ -246,8 +249,8 @@ class Batcher {
     const bool contended = cores_contended();
     if (contended && !beside_.joinable() && !beside_failed_) {
       try {
-        ComputeLane& sibling = sibling_lane();
-        beside_ = std::thread([this, &sibling] { dispatch(sibling, kBeside); });
+        ComputeLane* sibling = &sibling_lane();  // (the lane by address: this frame is gone when it runs)
+        beside_ = std::thread([this, sibling] { dispatch(*sibling, kBeside); });
       } catch (const std::system_error&) {  // no thread to spare: one dispatcher, as on a quiet machine
         beside_failed_ = true;
       }
