@@ -32,21 +32,12 @@ ComputeLane::ComputeLane(int nice) : nice_(nice), thread_([this] { loop(); }) {
 
 bool ComputeLane::on_a_lane() { return on_lane_thread; }
 
-void ComputeLane::start(Job& job) {
-  const std::lock_guard<std::mutex> lock(mutex_);
-  jobs_.push_back(&job);
-  queued_.notify_one();
-}
-
-void ComputeLane::finish(Job& job) {
-  std::unique_lock<std::mutex> lock(mutex_);
-  finished_.wait(lock, [&] { return job.done; });
-}
-
 void ComputeLane::execute(const std::function<void()>& run) {
   Job job{&run};
-  start(job);
-  finish(job);
+  std::unique_lock<std::mutex> lock(mutex_);
+  jobs_.push_back(&job);
+  queued_.notify_one();
+  finished_.wait(lock, [&] { return job.done; });
 }
 
 void ComputeLane::loop() {

@@ -76,14 +76,10 @@ class ComputeLane {
   static bool on_a_lane();
 
  private:
-  // A job for start() and finish(): its function must not throw.
   struct Job {
-    const std::function<void()>* run;
+    const std::function<void()>* run;  // does not throw
     bool done = false;
   };
-  // Queues `job` on the lane and returns at once; finish(job) waits until it ran.
-  void start(Job& job);
-  void finish(Job& job);
 
   friend ComputeLane& compute_lane();
   friend ComputeLane& long_input_lane();
