@@ -217,12 +217,8 @@ class Batcher {
     for (;;) {
       arrived_.wait(lock, [&] { return stopping_ || (!queue_.empty() && (self == kFirst || contended_)); });
       if (queue_.empty()) return;  // stopping, nothing left
-      if (self == kFirst && &lane_ == &compute_lane()) {
-        follow_contention(lock);       // (unlocks while it samples)
-        if (queue_.empty()) continue;  // the other dispatcher took what waited
-      }
-      const auto deadline = queue_.front()->arrived + std::chrono::microseconds(options_.max_wait_us);
-      arrived_.wait_until(lock, deadline, [&] { return stopping_ || queued_texts_ >= options_.max_batch; });
+      if (self == kFirst && &lane_ == &compute_lane()) follow_contention(lock);  // (unlocks while it samples)
+      if (!wait_for_batch(lock)) continue;  // the other dispatcher took what waited
       bool expired = false;
       std::vector<Request*> batch = take_batch(expired, self);
       if (expired) answered_.notify_all();  // the callers take_batch answered DeadlinePassed
@@ -235,6 +231,20 @@ class Batcher {
       computing_[self] = false;
       for (Request* r : batch) r->done = true;
       answered_.notify_all();
+    }
+  }
+
+  // Waits until the batch at the front is due: full, or its first call has
+  // waited max_wait_us. The front is read again after each wake: the other
+  // dispatcher may have taken the batch this one waited for, and a call
+  // queued since has its own wait. False when nothing is left to take.
+  bool wait_for_batch(std::unique_lock<std::mutex>& lock) {
+    for (;;) {
+      if (queue_.empty()) return false;
+      if (stopping_ || queued_texts_ >= options_.max_batch) return true;
+      const auto due = queue_.front()->arrived + std::chrono::microseconds(options_.max_wait_us);
+      if (Clock::now() >= due) return true;
+      arrived_.wait_until(lock, due);
     }
   }
 

@@ -345,7 +345,22 @@ TEST(Batcher, BatchesComputeSideBySideOnBusyCores) {
       }
     });
   for (auto& caller : many) caller.join();
+  // Both dispatchers wait for the same batch and one takes it; a call queued
+  // after it still waits its own max_wait_us (the other dispatcher, waking
+  // late, once took it at once, computed past its deadline).
+  Batcher<int> waiting([](const std::vector<std::string_view>& texts) { return sizes_of(texts); },
+                       BatchingOptions{4, 40000});
+  int computed_late = 0;
+  for (int i = 0; i < 30; ++i) {
+    waiting({"a", "b"});
+    try {
+      waiting({"late"}, Batcher<int>::Clock::now() + std::chrono::milliseconds(5));
+      ++computed_late;
+    } catch (const DeadlinePassed&) {
+    }
+  }
   stop_busy();
+  EXPECT_EQ(computed_late, 0) << "calls were taken before their batch's wait ended";
   EXPECT_EQ(wrong.load(), 0);
   for (int t = 0; t < 8; ++t) EXPECT_EQ(got[static_cast<size_t>(t)], t + 1);
   EXPECT_EQ(most.load(), 2) << "the two dispatchers did not compute at once";
