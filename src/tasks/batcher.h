@@ -223,12 +223,12 @@ class Batcher {
       std::vector<Request*> batch = take_batch(expired, self);
       if (expired) answered_.notify_all();  // the callers take_batch answered DeadlinePassed
       if (batch.empty()) continue;
-      computing_[self] = true;
+      for (const Request* r : batch) computing_texts_[self] += static_cast<int64_t>(r->texts->size());
       if (!queue_.empty()) arrived_.notify_all();  // what is left, for the other dispatcher
       lock.unlock();
       lane.run([&] { answer(batch); });
       lock.lock();
-      computing_[self] = false;
+      computing_texts_[self] = 0;
       for (Request* r : batch) r->done = true;
       answered_.notify_all();
     }
@@ -267,18 +267,21 @@ class Batcher {
     contended_ = contended;
   }
 
-  // Whole requests from the front, up to max_batch texts, or half of what
-  // waits while the cores are contended and the other dispatcher is idle,
-  // so that both compute (at least one request unless every one left had
-  // passed its deadline: those are answered DeadlinePassed here, with mutex_
-  // held).
+  // Whole requests from the front, up to max_batch texts; while the cores
+  // are contended, up to half of the texts in the batcher (those waiting and
+  // those the other dispatcher computes), so that the two batches stay the
+  // same size: taking all that waits whenever the other computes lets one
+  // batch grow as the other shrinks, and its callers wait the longest. At
+  // least one request, unless every one left had passed its deadline: those
+  // are answered DeadlinePassed here, with mutex_ held.
   std::vector<Request*> take_batch(bool& expired, Dispatcher self) {
     std::vector<Request*> batch;
     int64_t texts = 0;
     const Dispatcher other = self == kFirst ? kBeside : kFirst;
-    const int64_t most = contended_ && has_beside_ && !computing_[other]
-                             ? std::max<int64_t>(1, std::min(options_.max_batch, (queued_texts_ + 1) / 2))
-                             : options_.max_batch;
+    const int64_t most =
+        contended_ && has_beside_
+            ? std::max<int64_t>(1, std::min(options_.max_batch, (queued_texts_ + computing_texts_[other] + 1) / 2))
+            : options_.max_batch;
     const auto now = Clock::now();
     while (!queue_.empty()) {
       Request* r = queue_.front();
@@ -341,7 +344,7 @@ class Batcher {
   bool stopping_ = false;
   bool contended_ = false;                     // as the first dispatcher last sampled it
   bool has_beside_ = false;                    // the second dispatcher runs
-  bool computing_[2] = {false, false};         // per dispatcher
+  int64_t computing_texts_[2] = {0, 0};        // per dispatcher: its batch's texts
   bool beside_failed_ = false;                 // (the first dispatcher's own)
   std::thread dispatcher_, beside_;
 };
