@@ -223,7 +223,6 @@ class Batcher {
       std::vector<Request*> batch = take_batch(expired, self);
       if (expired) answered_.notify_all();  // the callers take_batch answered DeadlinePassed
       if (batch.empty()) continue;
-      for (const Request* r : batch) computing_texts_[self] += static_cast<int64_t>(r->texts->size());
       if (!queue_.empty()) arrived_.notify_all();  // what is left, for the other dispatcher
       lock.unlock();
       lane.run([&] { answer(batch); });
@@ -262,9 +261,9 @@ class Batcher {
       }
     }
     lock.lock();
-    has_beside_ = beside_.joinable();
-    if (contended && !contended_) arrived_.notify_all();
-    contended_ = contended;
+    const bool shared = contended && beside_.joinable();
+    if (shared && !contended_) arrived_.notify_all();
+    contended_ = shared;
   }
 
   // Whole requests from the front, up to max_batch texts; while the cores
@@ -273,13 +272,14 @@ class Batcher {
   // same size: taking all that waits whenever the other computes lets one
   // batch grow as the other shrinks, and its callers wait the longest. At
   // least one request, unless every one left had passed its deadline: those
-  // are answered DeadlinePassed here, with mutex_ held.
+  // are answered DeadlinePassed here, with mutex_ held. The batch's texts
+  // count as `self`'s until its dispatcher has answered them.
   std::vector<Request*> take_batch(bool& expired, Dispatcher self) {
     std::vector<Request*> batch;
     int64_t texts = 0;
     const Dispatcher other = self == kFirst ? kBeside : kFirst;
     const int64_t most =
-        contended_ && has_beside_
+        contended_
             ? std::max<int64_t>(1, std::min(options_.max_batch, (queued_texts_ + computing_texts_[other] + 1) / 2))
             : options_.max_batch;
     const auto now = Clock::now();
@@ -300,6 +300,7 @@ class Batcher {
       texts += n;
     }
     queued_texts_ -= texts;
+    computing_texts_[self] = texts;
     return batch;
   }
 
@@ -342,8 +343,7 @@ class Batcher {
   mutable std::deque<Request*> queue_;
   mutable int64_t queued_texts_ = 0;
   bool stopping_ = false;
-  bool contended_ = false;                     // as the first dispatcher last sampled it
-  bool has_beside_ = false;                    // the second dispatcher runs
+  bool contended_ = false;                     // as the first dispatcher last sampled it, the second running
   int64_t computing_texts_[2] = {0, 0};        // per dispatcher: its batch's texts
   bool beside_failed_ = false;                 // (the first dispatcher's own)
   std::thread dispatcher_, beside_;
