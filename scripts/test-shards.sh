@@ -29,7 +29,10 @@ for ((i = 0; i < shards; i++)); do
     echo "unit tests, shard $((i + 1)) of $shards: $(grep -E '^\[==========\]' "$logs/shard-$i.log" | tail -1)"
   else
     echo "unit tests, shard $((i + 1)) of $shards: FAILED"
-    tail -80 "$logs/shard-$i.log"
+    # Brief output prints each failure where it happens, not in the summary:
+    # show the failures themselves, then how the shard ended.
+    grep -E -B2 -A15 ': Failure$|^\[  FAILED  \]' "$logs/shard-$i.log" | head -400 || true
+    tail -20 "$logs/shard-$i.log"
     status=1
   fi
 done

@@ -168,7 +168,7 @@ class Batcher {
           return cost_(t) > options_.long_input_tokens;
         }))
       return (*long_)(texts, deadline, timing);
-    Request request{&texts, Clock::now(), deadline, {}, {}, {}, false};
+    Request request{&texts, Clock::now(), deadline, {}, false, {}, {}, false};
     std::unique_lock<std::mutex> lock(mutex_);
     queue_.push_back(&request);
     queued_texts_ += static_cast<int64_t>(texts.size());
@@ -198,6 +198,7 @@ class Batcher {
     const std::vector<Input>* texts;
     Clock::time_point arrived, deadline;
     Clock::time_point started;  // when its batch began computing
+    bool split_off = false;     // left of a due batch split between the dispatchers: due at once
     std::vector<Answer> answers;
     std::exception_ptr error;
     bool done = false;
@@ -233,14 +234,15 @@ class Batcher {
     }
   }
 
-  // Waits until the batch at the front is due: full, or its first call has
-  // waited max_wait_us. The front is read again after each wake: the other
+  // Waits until the batch at the front is due: full, its first call has
+  // waited max_wait_us, or that call is what the other dispatcher left of
+  // a batch it split (take_batch). The front is read again after each wake: the other
   // dispatcher may have taken the batch this one waited for, and a call
   // queued since has its own wait. False when nothing is left to take.
   bool wait_for_batch(std::unique_lock<std::mutex>& lock) {
     for (;;) {
       if (queue_.empty()) return false;
-      if (stopping_ || queued_texts_ >= options_.max_batch) return true;
+      if (stopping_ || queued_texts_ >= options_.max_batch || queue_.front()->split_off) return true;
       const auto due = queue_.front()->arrived + std::chrono::microseconds(options_.max_wait_us);
       if (Clock::now() >= due) return true;
       arrived_.wait_until(lock, due);
@@ -270,8 +272,9 @@ class Batcher {
   // are contended, up to half of the texts in the batcher (those waiting and
   // those the other dispatcher computes), so that the two batches stay the
   // same size: taking all that waits whenever the other computes lets one
-  // batch grow as the other shrinks, and its callers wait the longest. At
-  // least one request, unless every one left had passed its deadline: those
+  // batch grow as the other shrinks, and its callers wait the longest. The
+  // calls left of a due batch are due too: the other dispatcher takes them
+  // at once, not after another max_wait_us. At least one request, unless every one left had passed its deadline: those
   // are answered DeadlinePassed here, with mutex_ held. The batch's texts
   // count as `self`'s until its dispatcher has answered them.
   std::vector<Request*> take_batch(bool& expired, Dispatcher self) {
@@ -294,7 +297,10 @@ class Batcher {
         expired = true;
         continue;
       }
-      if (!batch.empty() && texts + n > most) break;
+      if (!batch.empty() && texts + n > most) {
+        r->split_off = contended_;
+        break;
+      }
       batch.push_back(r);
       queue_.pop_front();
       texts += n;

@@ -204,7 +204,7 @@ TEST_F(Serve, HealthReadyAndMetrics) {
 }
 
 // A request that holds its slot until the test lets it go: its first check
-// (taken off the compute lane, with the slot held) waits for `release`.
+// (taken off the lanes, with the slot held) waits for `release`.
 struct HeldRequest {
   std::promise<void> entered, release;
   std::shared_future<void> released = release.get_future().share();
@@ -216,7 +216,7 @@ struct HeldRequest {
   RequestInfo info() {
     RequestInfo i;
     i.cancelled = [this] {
-      if (!compute_lane().on_lane() && first.exchange(false)) {
+      if (!ComputeLane::on_a_lane() && first.exchange(false)) {
         entered.set_value();
         released.wait();
       }
@@ -622,7 +622,7 @@ TEST_F(ServeControl, AnAnswerCheckLeavesTheLaneToOtherModels) {
   std::atomic<int> checks{0};
   RequestInfo info;
   info.cancelled = [&] {
-    if (!compute_lane().on_lane() && checks.fetch_add(1) == 1) {  // before the second sentence
+    if (!ComputeLane::on_a_lane() && checks.fetch_add(1) == 1) {  // before the second sentence
       between.set_value();
       go_on.wait();
     }
@@ -697,7 +697,7 @@ TEST(ServeAnswerStreams, AFeedLongerThanTheIdleTimeKeepsItsStream) {
   std::atomic<bool> first{true};
   RequestInfo slow;
   slow.cancelled = [&] {
-    if (!compute_lane().on_lane() && first.exchange(false)) {
+    if (!ComputeLane::on_a_lane() && first.exchange(false)) {
       std::this_thread::sleep_for(std::chrono::milliseconds(700));  // the feed outlasts the idle time
       EXPECT_EQ(service.handle("POST", "/v1/check-answer/streams", open).status, 201);  // drops idle streams
     }
