@@ -164,9 +164,11 @@ std::vector<int> sizes_of(const std::vector<std::string_view>& texts) {
   return sizes;
 }
 
-// 16 callers fill one batch of 16; while other processes keep the cores
-// busy (ctest runs tests side by side) the two dispatchers split it in two,
-// and the half left is computed at once, not after another wait (1 s here).
+// 16 callers fill one batch of 16: one forward. While other processes keep
+// the cores busy (ctest runs tests side by side) the two dispatchers each
+// take half of what waits, and a dispatcher done before the other takes its
+// half halves it again: 8 + 4 + 2 + 1 + 1 at most. What is left of a due
+// batch is computed at once, not after another wait (1 s here).
 TEST(Batcher, CoalescesConcurrentCalls) {
   std::mutex mutex;
   std::vector<std::chrono::steady_clock::time_point> runs;
@@ -188,11 +190,10 @@ TEST(Batcher, CoalescesConcurrentCalls) {
     threads.emplace_back([&, t] { got[t] = batcher({words[t]}).at(0); });
   for (auto& thread : threads) thread.join();
   for (int t = 0; t < 16; ++t) EXPECT_EQ(got[t], t + 1);
-  ASSERT_LE(runs.size(), 2u);
-  if (runs.size() == 2) {
-    EXPECT_LT(std::chrono::duration_cast<std::chrono::milliseconds>(runs[1] - runs[0]).count(), 500)
-        << "the half left waited again";
-  }
+  ASSERT_GE(runs.size(), 1u);
+  EXPECT_LE(runs.size(), 5u);
+  EXPECT_LT(std::chrono::duration_cast<std::chrono::milliseconds>(runs.back() - runs.front()).count(), 500)
+      << "what was left of the batch waited again";
   EXPECT_TRUE(batcher(std::vector<std::string_view>{}).empty());
 }
 
