@@ -235,10 +235,10 @@ class Batcher {
   }
 
   // Waits until the batch at the front is due: full, its first call has
-  // waited max_wait_us, or that call is what the other dispatcher left of
-  // a batch it split (take_batch). The front is read again after each wake: the other
-  // dispatcher may have taken the batch this one waited for, and a call
-  // queued since has its own wait. False when nothing is left to take.
+  // waited max_wait_us, or that call is what the other dispatcher left of a
+  // batch it split (take_batch). The front is read again after each wake:
+  // the other dispatcher may have taken the batch this one waited for, and
+  // a call queued since has its own wait. False when nothing is left.
   bool wait_for_batch(std::unique_lock<std::mutex>& lock) {
     for (;;) {
       if (queue_.empty()) return false;
@@ -274,9 +274,10 @@ class Batcher {
   // same size: taking all that waits whenever the other computes lets one
   // batch grow as the other shrinks, and its callers wait the longest. The
   // calls left of a due batch are due too: the other dispatcher takes them
-  // at once, not after another max_wait_us. At least one request, unless every one left had passed its deadline: those
-  // are answered DeadlinePassed here, with mutex_ held. The batch's texts
-  // count as `self`'s until its dispatcher has answered them.
+  // at once, not after another max_wait_us. At least one request, unless
+  // every one left had passed its deadline: those are answered
+  // DeadlinePassed here, with mutex_ held. The batch's texts count as
+  // `self`'s until its dispatcher has answered them.
   std::vector<Request*> take_batch(bool& expired, Dispatcher self) {
     std::vector<Request*> batch;
     int64_t texts = 0;

@@ -164,18 +164,30 @@ std::vector<int> sizes_of(const std::vector<std::string_view>& texts) {
   return sizes;
 }
 
+// When each forward of a batcher started (forwards may run side by side).
+struct ForwardStarts {
+  std::mutex mutex;
+  std::vector<std::chrono::steady_clock::time_point> starts;
+  void record() {
+    const std::lock_guard<std::mutex> lock(mutex);
+    starts.push_back(std::chrono::steady_clock::now());
+  }
+  // From the first start to the last, in ms.
+  int64_t spread_ms() const {
+    return std::chrono::duration_cast<std::chrono::milliseconds>(starts.back() - starts.front()).count();
+  }
+};
+
 // 16 callers fill one batch of 16: one forward. While other processes keep
 // the cores busy (ctest runs tests side by side) the two dispatchers each
 // take half of what waits, and a dispatcher done before the other takes its
 // half halves it again: 8 + 4 + 2 + 1 + 1 at most. What is left of a due
 // batch is computed at once, not after another wait (1 s here).
 TEST(Batcher, CoalescesConcurrentCalls) {
-  std::mutex mutex;
-  std::vector<std::chrono::steady_clock::time_point> runs;
+  ForwardStarts runs;
   Batcher<int> batcher(
       [&](const std::vector<std::string_view>& texts) {
-        const std::lock_guard<std::mutex> lock(mutex);
-        runs.push_back(std::chrono::steady_clock::now());
+        runs.record();
         return sizes_of(texts);
       },
       BatchingOptions{16, 1000000});
@@ -190,10 +202,9 @@ TEST(Batcher, CoalescesConcurrentCalls) {
     threads.emplace_back([&, t] { got[t] = batcher({words[t]}).at(0); });
   for (auto& thread : threads) thread.join();
   for (int t = 0; t < 16; ++t) EXPECT_EQ(got[t], t + 1);
-  ASSERT_GE(runs.size(), 1u);
-  EXPECT_LE(runs.size(), 5u);
-  EXPECT_LT(std::chrono::duration_cast<std::chrono::milliseconds>(runs.back() - runs.front()).count(), 500)
-      << "what was left of the batch waited again";
+  ASSERT_GE(runs.starts.size(), 1u);
+  EXPECT_LE(runs.starts.size(), 5u);
+  EXPECT_LT(runs.spread_ms(), 500) << "what was left of the batch waited again";
   EXPECT_TRUE(batcher(std::vector<std::string_view>{}).empty());
 }
 
@@ -371,11 +382,10 @@ TEST(Batcher, BatchesComputeSideBySideOnBusyCores) {
   // A full batch is split between the dispatchers, and the half left is
   // computed at once, not after another max_wait_us (1 s here). (Halves of
   // a half, when the other dispatcher is idle again, are due at once too.)
-  std::vector<Batcher<int>::Clock::time_point> split_runs;
+  ForwardStarts split_runs;
   Batcher<int> splitting(
       [&](const std::vector<std::string_view>& texts) {
-        const std::lock_guard<std::mutex> lock(mutex);
-        split_runs.push_back(Batcher<int>::Clock::now());
+        split_runs.record();
         std::this_thread::sleep_for(std::chrono::milliseconds(30));
         return sizes_of(texts);
       },
@@ -384,9 +394,8 @@ TEST(Batcher, BatchesComputeSideBySideOnBusyCores) {
   for (int t = 0; t < 8; ++t) eight.emplace_back([&] { splitting({"z"}); });
   for (auto& caller : eight) caller.join();
   stop_busy();
-  ASSERT_GE(split_runs.size(), 2u);
-  const auto spread = std::chrono::duration_cast<std::chrono::milliseconds>(split_runs.back() - split_runs.front());
-  EXPECT_LT(spread.count(), 500) << "the half left waited again";
+  ASSERT_GE(split_runs.starts.size(), 2u);
+  EXPECT_LT(split_runs.spread_ms(), 500) << "the half left waited again";
   EXPECT_EQ(computed_late, 0) << "calls were taken before their batch's wait ended";
   EXPECT_EQ(wrong.load(), 0);
   for (int t = 0; t < 8; ++t) EXPECT_EQ(got[static_cast<size_t>(t)], t + 1);
