@@ -14,8 +14,18 @@
 
 namespace semroute {
 
-// Runs fn(begin, end) over consecutive chunks of at most `chunk` items; a
-// call from inside a parallel region runs them all on its own thread.
+// The size of the chunk to take when `left` items of a split over `threads`
+// are left: at most `chunk`, at most a 2·threads-th of what is left (at least
+// one). The first chunks keep long runs; the last ones are small, so a thread
+// that started late (its wake-up) or ran slow leaves the others little to wait
+// for. Measured on 2 vCPUs, paired: int8 16 and 64 tokens 2-5 % faster.
+inline int64_t next_chunk(int64_t left, int64_t chunk, int64_t threads) {
+  return std::clamp<int64_t>(left / (2 * threads), 1, chunk);
+}
+
+// Runs fn(begin, end) over consecutive chunks of at most `chunk` items,
+// shrinking as the work runs out (next_chunk); a call from inside a parallel
+// region runs them all on its own thread.
 template <class Fn>
 void parallel_chunks(int64_t count, int64_t chunk, const Fn& fn) {
   if (count <= 0) return;
@@ -23,9 +33,15 @@ void parallel_chunks(int64_t count, int64_t chunk, const Fn& fn) {
   const int64_t threads = std::min<int64_t>(at::get_num_threads(), (count + chunk - 1) / chunk);
   std::atomic<int64_t> next{0};
   at::parallel_for(0, threads, 1, [&](int64_t, int64_t) {
-    for (int64_t begin = next.fetch_add(chunk, std::memory_order_relaxed); begin < count;
-         begin = next.fetch_add(chunk, std::memory_order_relaxed))
-      fn(begin, std::min(count, begin + chunk));
+    int64_t begin = next.load(std::memory_order_relaxed);
+    while (begin < count) {
+      const int64_t end = begin + next_chunk(count - begin, chunk, threads);
+      // On failure `begin` becomes what another thread left: size again.
+      if (next.compare_exchange_weak(begin, end, std::memory_order_relaxed)) {
+        fn(begin, end);
+        begin = next.load(std::memory_order_relaxed);
+      }
+    }
   });
 }
 

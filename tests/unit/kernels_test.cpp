@@ -6,11 +6,13 @@
 #include <c10/core/InferenceMode.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <limits>
+#include <mutex>
 #include <string>
 #include <thread>
 #include <vector>
@@ -21,6 +23,7 @@
 #include "models/attention_cpu.h"
 #include "models/packed_gemm.h"
 #include "models/layers.h"
+#include "models/parallel_chunks.h"
 #include "models/rope.h"
 #include "models/vector_math.h"
 
@@ -527,6 +530,40 @@ TEST(LayerNormKernel, EqualsLibtorchInDouble) {
 
 namespace semroute {
 namespace {
+
+// Every item once, in chunks of at most `chunk` that shrink as the work runs
+// out, down to single items at the end (a late thread waits for no long one).
+TEST(ParallelChunks, CoverEveryItemOnceInShrinkingChunks) {
+  for (int64_t count : {1, 7, 24, 1000}) {
+    for (int64_t chunk : {1, 6, 100}) {
+      std::mutex mutex;
+      std::vector<std::pair<int64_t, int64_t>> taken;
+      parallel_chunks(count, chunk, [&](int64_t begin, int64_t end) {
+        std::lock_guard<std::mutex> lock(mutex);
+        taken.emplace_back(begin, end);
+      });
+      std::sort(taken.begin(), taken.end());
+      const std::string what = std::to_string(count) + " items, chunks of " + std::to_string(chunk);
+      ASSERT_FALSE(taken.empty()) << what;
+      EXPECT_EQ(taken.front().first, 0) << what;
+      EXPECT_EQ(taken.back().second, count) << what;
+      for (size_t i = 0; i < taken.size(); ++i) {
+        const int64_t size = taken[i].second - taken[i].first;
+        EXPECT_GE(size, 1) << what;
+        EXPECT_LE(size, chunk) << what;
+        if (i > 0) {
+          EXPECT_EQ(taken[i].first, taken[i - 1].second) << what;
+          EXPECT_LE(size, taken[i - 1].second - taken[i - 1].first) << what;
+        }
+      }
+      EXPECT_EQ(taken.back().second - taken.back().first, 1) << what;
+    }
+  }
+  // Two threads, 24 items in chunks of at most 6: 6, 4, 3, 2, 2, then single items.
+  EXPECT_EQ(next_chunk(24, 6, 2), 6);
+  EXPECT_EQ(next_chunk(18, 6, 2), 4);
+  EXPECT_EQ(next_chunk(3, 6, 2), 1);
+}
 
 TEST(PackedGemm, RowLadderIsBoundedAndAscending) {
   const auto& ladder = PackedGemm::row_ladder();
