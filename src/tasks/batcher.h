@@ -168,7 +168,7 @@ class Batcher {
           return cost_(t) > options_.long_input_tokens;
         }))
       return (*long_)(texts, deadline, timing);
-    Request request{&texts, Clock::now(), deadline, {}, false, {}, {}, false};
+    Request request{&texts, Clock::now(), deadline};
     std::unique_lock<std::mutex> lock(mutex_);
     queue_.push_back(&request);
     queued_texts_ += static_cast<int64_t>(texts.size());
@@ -194,13 +194,14 @@ class Batcher {
     dispatcher_ = std::thread([this] { dispatch(lane_, kFirst); });
   }
 
+  // Made from its texts, arrival and deadline; the rest starts empty.
   struct Request {
     const std::vector<Input>* texts;
     Clock::time_point arrived, deadline;
-    Clock::time_point started;  // when its batch began computing
-    bool split_off = false;     // left of a due batch split between the dispatchers: due at once
-    std::vector<Answer> answers;
-    std::exception_ptr error;
+    Clock::time_point started{};  // when its batch began computing
+    bool split_off = false;       // left of a due batch split between the dispatchers: due at once
+    std::vector<Answer> answers{};
+    std::exception_ptr error{};
     bool done = false;
   };
 
