@@ -11,7 +11,7 @@ cd "$(dirname "$0")/.."
 seconds=${1:-60}
 shift || true
 targets=("$@")
-[ ${#targets[@]} -gt 0 ] || targets=(safetensors config tokenizer tokenizer_json adapter_config yaml capi_batch router_request service compress sse
+[ ${#targets[@]} -gt 0 ] || targets=(safetensors config tokenizer tokenizer_json adapter_config yaml capi_batch router_request service http compress sse
   candle_instance)
 
 build_dir=build-fuzz
