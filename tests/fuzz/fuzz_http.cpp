@@ -32,24 +32,28 @@ namespace fs = std::filesystem;
 
 constexpr const char* kToken = "fuzz-token";  // the seeds carry it, so the fuzzer keeps it
 
-// A server on the domain model, listening on a Unix socket of its own.
+// A server on the domain model, listening on a Unix socket in a directory of
+// its own, which goes with it.
 struct Server {
-  fs::path socket;
+  fs::path dir;
   std::unique_ptr<semroute::HttpServer> http;
+  ~Server() {
+    http.reset();
+    fs::remove_all(dir);
+  }
+  fs::path socket() const { return dir / "serve.sock"; }
 };
 
-Server start() {
-  const fs::path dir = fs::temp_directory_path() / ("semroute-fuzz-http-" + std::to_string(::getpid()));
-  fs::create_directories(dir);
-  std::ofstream(dir / "serve.yaml")
-      << "unix_socket: " << (dir / "serve.sock").string() << "\n"
+void start(Server& server) {
+  server.dir = fs::temp_directory_path() / ("semroute-fuzz-http-" + std::to_string(::getpid()));
+  fs::create_directories(server.dir);
+  std::ofstream(server.dir / "serve.yaml")
+      << "unix_socket: " << server.socket().string() << "\n"
       << "limits: {max_body_bytes: 65536, header_timeout_ms: 1000, body_timeout_ms: 1000}\n"
       << "models:\n  domain: " SEMROUTE_REPO_DIR "/models/domain\n";
-  const auto config = semroute::ServeConfig::from_yaml(dir / "serve.yaml");
-  Server server{dir / "serve.sock", nullptr};
+  const auto config = semroute::ServeConfig::from_yaml(server.dir / "serve.yaml");
   server.http = std::make_unique<semroute::HttpServer>(std::make_shared<const semroute::Service>(config), config,
                                                        kToken);
-  return server;
 }
 
 int connect_to(const fs::path& path) {
@@ -84,8 +88,9 @@ void check(const std::string& reply) {
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   semroute::fuzz::signal_handlers_on_own_stack();
-  static const Server server = start();
-  const int fd = connect_to(server.socket);
+  static Server server;
+  if (!server.http) start(server);
+  const int fd = connect_to(server.socket());
   for (size_t sent = 0; sent < size;) {  // the server may answer and close before reading it all
     const ssize_t n = ::send(fd, data + sent, size - sent, MSG_NOSIGNAL);
     if (n <= 0) break;
