@@ -42,13 +42,16 @@ inline void signal_handlers_on_own_stack() {
 // For fuzz targets whose loaders take a path: the input written to one
 // private temporary file, so the whole loading path (file checks included)
 // is what gets fuzzed.
-// The path of this process's input file, rewritten with `data` at each call.
+// The path of this process's input file, rewritten with `data` at each call
+// and removed when the process exits.
 inline const std::string& write_input(const uint8_t* data, size_t size, const char* suffix) {
-  static const std::string path = [suffix] {
-    std::string p = std::string(std::getenv("TMPDIR") ? std::getenv("TMPDIR") : "/tmp") + "/semroute-fuzz-" +
-                    std::to_string(getpid()) + suffix;
-    return p;
-  }();
+  struct InputFile {
+    std::string path;
+    ~InputFile() { std::remove(path.c_str()); }
+  };
+  static const InputFile file{std::string(std::getenv("TMPDIR") ? std::getenv("TMPDIR") : "/tmp") +
+                              "/semroute-fuzz-" + std::to_string(getpid()) + suffix};
+  const std::string& path = file.path;
   FILE* f = std::fopen(path.c_str(), "wb");
   if (f == nullptr) std::abort();
   if (size > 0 && std::fwrite(data, 1, size, f) != size) std::abort();
