@@ -3,11 +3,11 @@
 // route, compress, check-answer, the runtime contract's surfaces, and answer
 // streams fed chunk by chunk. The input's first line is "METHOD PATH
 // [METADATA]" (the rest is the body; METADATA what x-semroute-metadata
-// carried) or "STREAM FORMAT" (a stream of that format is opened
-// on a detector and fed the rest, cut at each 0x1e byte, then closed).
-// Every answer must be a status from 200 to 599 whose JSON body parses, and
-// an error answer must carry {"error": {"code": …}}; a crash, a sanitizer
-// report or an exception out of handle() (it is noexcept) is a finding.
+// carried) or "STREAM FORMAT" (a stream of that format is opened on a
+// detector and fed the rest, cut at each 0x1e byte, then closed). Every
+// answer must be a status from 200 to 599 whose JSON body parses, and an
+// error answer must carry {"error": {"code": …}}; a crash, a sanitizer report
+// or an exception out of handle() (it is noexcept) is a finding.
 #include <unistd.h>
 
 #include <algorithm>
