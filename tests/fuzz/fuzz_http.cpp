@@ -44,16 +44,22 @@ struct Server {
   fs::path socket() const { return dir / "serve.sock"; }
 };
 
-void start(Server& server) {
-  server.dir = fs::temp_directory_path() / ("semroute-fuzz-http-" + std::to_string(::getpid()));
-  fs::create_directories(server.dir);
-  std::ofstream(server.dir / "serve.yaml")
-      << "unix_socket: " << server.socket().string() << "\n"
+// Returned whole, so that the static holding it is made after libtorch's own
+// (its thread pools start with the models) and goes before them at exit: a
+// server stopped after them had its threads touch a freed thread pool (a
+// hang, an abort or a crash in about one exit of ten).
+std::unique_ptr<Server> start() {
+  auto server = std::make_unique<Server>();
+  server->dir = fs::temp_directory_path() / ("semroute-fuzz-http-" + std::to_string(::getpid()));
+  fs::create_directories(server->dir);
+  std::ofstream(server->dir / "serve.yaml")
+      << "unix_socket: " << server->socket().string() << "\n"
       << "limits: {max_body_bytes: 65536, header_timeout_ms: 1000, body_timeout_ms: 1000}\n"
       << "models:\n  domain: " SEMROUTE_REPO_DIR "/models/domain\n";
-  const auto config = semroute::ServeConfig::from_yaml(server.dir / "serve.yaml");
-  server.http = std::make_unique<semroute::HttpServer>(std::make_shared<const semroute::Service>(config), config,
-                                                       kToken);
+  const auto config = semroute::ServeConfig::from_yaml(server->dir / "serve.yaml");
+  server->http = std::make_unique<semroute::HttpServer>(std::make_shared<const semroute::Service>(config), config,
+                                                        kToken);
+  return server;
 }
 
 int connect_to(const fs::path& path) {
@@ -88,9 +94,8 @@ void check(const std::string& reply) {
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   semroute::fuzz::signal_handlers_on_own_stack();
-  static Server server;
-  if (!server.http) start(server);
-  const int fd = connect_to(server.socket());
+  static const std::unique_ptr<Server> server = start();
+  const int fd = connect_to(server->socket());
   for (size_t sent = 0; sent < size;) {  // the server may answer and close before reading it all
     const ssize_t n = ::send(fd, data + sent, size - sent, MSG_NOSIGNAL);
     if (n <= 0) break;
