@@ -152,4 +152,12 @@ void follow_free_cpus() {
   if (omp_get_max_threads() != threads) omp_set_num_threads(threads);
 }
 
+ScopedTeam::ScopedTeam(int n) : before_((prepare_calling_thread(), omp_get_max_threads())) {
+  if (before_ != n) omp_set_num_threads(std::max(1, n));
+}
+
+ScopedTeam::~ScopedTeam() {
+  if (omp_get_max_threads() != before_) omp_set_num_threads(before_);
+}
+
 }  // namespace semroute

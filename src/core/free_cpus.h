@@ -48,4 +48,17 @@ void follow_free_cpus();
 // threads whose own tensor work must stay serial.
 void limit_this_thread_team(int n);
 
+// The calling thread's team is n (>= 1) for the scope, as it was after:
+// what runs inside (oneDNN's sgemm, libtorch's ops) takes at most n threads.
+class ScopedTeam {
+ public:
+  explicit ScopedTeam(int n);
+  ~ScopedTeam();
+  ScopedTeam(const ScopedTeam&) = delete;
+  ScopedTeam& operator=(const ScopedTeam&) = delete;
+
+ private:
+  int before_;
+};
+
 }  // namespace semroute

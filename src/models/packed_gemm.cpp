@@ -13,6 +13,7 @@
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
+#include <ctime>
 #include <functional>
 #include <limits>
 #include <map>
@@ -22,6 +23,7 @@
 #include <tuple>
 
 #include "core/cpu_features.h"
+#include "core/free_cpus.h"
 #include "core/weight_memory.h"
 #include "core/log.h"
 #include "core/runtime.h"
@@ -467,6 +469,20 @@ double best_of(int runs, const Product& product) {
   return best;
 }
 
+// The calling thread's CPU time for product(): its cost when it runs on
+// this thread alone, whatever else the machine runs.
+template <class Product>
+double thread_seconds(const Product& product) {
+  const auto now = [] {
+    timespec t{};
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
+    return static_cast<double>(t.tv_sec) + static_cast<double>(t.tv_nsec) * 1e-9;
+  };
+  const double start = now();
+  product();
+  return now() - start;
+}
+
 // How much slower libtorch's emulated bf16 product is than fp32 here, on a
 // [64 x 768] x [768 x 768] product (best of three each, ~50 ms in all), as
 // words for a log line.
@@ -568,10 +584,15 @@ struct MeasuredEngines {
 
 }  // namespace
 
-// Measured on a prompt's rows (16) and a long input's (256), best of five
-// each. Each engine's regret is its worst slowdown against the faster one
-// over the two lengths; oneDNN takes the shape only when our kernel's regret
-// exceeds oneDNN's by more than 10 %. A kernel a little faster for prompts
+// Measured on a prompt's rows (16) and a long input's (256) in the CPU time
+// of one thread, the engines taking turns, best of five each: wall time
+// counts the slices other processes take, and a team's is its slowest
+// thread's, which runs a slice late at every barrier when another process
+// is busy (measured beside a parallel build: 8 ms for a 10 µs product,
+// either engine, at random, so a shape's engine was a coin toss). Each
+// engine's regret is its worst slowdown against the faster one over the two
+// lengths; oneDNN takes the shape only when our kernel's regret exceeds
+// oneDNN's by more than 10 %. A kernel a little faster for prompts
 // but far slower for long inputs thus loses the shape (AVX2's int8 at
 // 768 x 768: 8 % faster at 16 rows, 30 % slower at 256), and close calls
 // keep our kernel: load-time timings of sub-millisecond products are noisy,
@@ -603,13 +624,18 @@ void PackedGemm::State::pack_faster(int64_t out, int64_t in, const std::function
   onednn(other);
   double own_regret = 1, onednn_regret = 1;
   std::string times;
+  const ScopedTeam serial(1);
   for (int64_t rows : {16, 256}) {
     const at::Tensor x = at::randn({rows, in});
     const auto own_product = [&] { product(x, at::Tensor()); };
     const auto onednn_product = [&] { other.product(x, at::Tensor()); };
     own_product();  // warm: pages, caches
     onednn_product();
-    const double ours = best_of(5, own_product), theirs = best_of(5, onednn_product);
+    double ours = 1e30, theirs = 1e30;
+    for (int round = 0; round < 5; ++round) {
+      ours = std::min(ours, thread_seconds(own_product));
+      theirs = std::min(theirs, thread_seconds(onednn_product));
+    }
     own_regret = std::max(own_regret, ours / theirs);
     onednn_regret = std::max(onednn_regret, theirs / ours);
     times += fmt::format("{}{} rows {:.3f} vs {:.3f} ms", times.empty() ? "" : ", ", rows, ours * 1e3, theirs * 1e3);

@@ -16,9 +16,11 @@
 // epilogue scaling back to fp32.
 //
 // Engine choice: the first weight of each shape is timed on both engines
-// (16 and 256 rows); oneDNN takes the shape only when our kernel's worst
-// slowdown against it clearly exceeds its own against ours
-// (SEMROUTE_F32_GEMM / SEMROUTE_INT8_GEMM = own | onednn pins one).
+// (16 and 256 rows, one thread's CPU time); oneDNN takes the shape only when
+// our kernel's worst slowdown against it clearly exceeds its own against
+// ours (SEMROUTE_F32_GEMM / SEMROUTE_INT8_GEMM = own | onednn pins one). Our
+// kernels and oneDNN's int8 product answer the same whatever the calling
+// thread's team size; oneDNN's fp32 and bf16 ones may differ in the last bits.
 //
 // The matmul primitives are made at load for a ladder of row counts (rows
 // are padded up to the next rung), so the first call at a new length costs

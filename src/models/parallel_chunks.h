@@ -12,6 +12,8 @@
 #include <atomic>
 #include <cstdint>
 
+#include "core/free_cpus.h"
+
 namespace semroute {
 
 // The size of the chunk to take when `left` items of a split over `threads`
@@ -25,12 +27,23 @@ inline int64_t next_chunk(int64_t left, int64_t chunk, int64_t threads) {
 
 // Runs fn(begin, end) over consecutive chunks of at most `chunk` items,
 // shrinking as the work runs out (next_chunk); a call from inside a parallel
-// region runs them all on its own thread.
+// region runs them all on its own thread. fn runs serially either way: what it
+// calls (oneDNN's sgemm) takes one thread, as on a team's, since a library's
+// split of one product over threads changes its rounding with the team size.
 template <class Fn>
 void parallel_chunks(int64_t count, int64_t chunk, const Fn& fn) {
   if (count <= 0) return;
   chunk = std::max<int64_t>(chunk, 1);
   const int64_t threads = std::min<int64_t>(at::get_num_threads(), (count + chunk - 1) / chunk);
+  if (threads <= 1) {
+    const ScopedTeam serial(1);
+    for (int64_t begin = 0; begin < count;) {
+      const int64_t end = begin + next_chunk(count - begin, chunk, 1);
+      fn(begin, end);
+      begin = end;
+    }
+    return;
+  }
   std::atomic<int64_t> next{0};
   at::parallel_for(0, threads, 1, [&](int64_t, int64_t) {
     int64_t begin = next.load(std::memory_order_relaxed);

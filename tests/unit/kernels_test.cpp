@@ -18,6 +18,8 @@
 #include <vector>
 
 #include "core/cpu_features.h"
+#include "core/free_cpus.h"
+#include "core/runtime.h"
 #include "kernels/bf16_gemm.h"
 #include "models/attention.h"
 #include "models/attention_cpu.h"
@@ -273,16 +275,18 @@ TEST(PackedGemm, Bfloat16NativeOrWidened) {
   EXPECT_EQ((*packed)(at::randn({0, 48}).to(at::kBFloat16)).scalar_type(), at::kBFloat16);
 }
 
-// Packs with SEMROUTE_F32_GEMM set to `engine` (own | onednn | measure).
-std::unique_ptr<PackedGemm> pack_on(const char* engine, const at::Tensor& w, const at::Tensor& b) {
-  const char* before = std::getenv("SEMROUTE_F32_GEMM");
+// Packs with SEMROUTE_F32_GEMM (SEMROUTE_INT8_GEMM when int8) set to
+// `engine` (own | onednn | measure).
+std::unique_ptr<PackedGemm> pack_on(const char* engine, const at::Tensor& w, const at::Tensor& b, bool int8 = false) {
+  const char* variable = int8 ? "SEMROUTE_INT8_GEMM" : "SEMROUTE_F32_GEMM";
+  const char* before = std::getenv(variable);
   const std::string saved = before != nullptr ? before : "";
-  ::setenv("SEMROUTE_F32_GEMM", engine, 1);
-  auto packed = PackedGemm::pack(w, b);
+  ::setenv(variable, engine, 1);
+  auto packed = PackedGemm::pack(w, b, int8);
   if (before != nullptr)
-    ::setenv("SEMROUTE_F32_GEMM", saved.c_str(), 1);
+    ::setenv(variable, saved.c_str(), 1);
   else
-    ::unsetenv("SEMROUTE_F32_GEMM");
+    ::unsetenv(variable);
   return packed;
 }
 
@@ -306,6 +310,65 @@ TEST(PackedGemm, Float32OnEitherEngineEqualsLinear) {
       EXPECT_LT(max_abs_error((*without)(x), at::linear(x, w)), 1e-4) << what;
       EXPECT_LT(max_abs_error(with_bias->add_to(residual, x), at::linear(x, w, b) + residual), 1e-4) << what;
     }
+  }
+}
+
+// A forward's team follows the CPUs other processes leave free, so a
+// product's last bits must not follow the team size: on our kernels and
+// oneDNN's int8 product they do not, on the shapes a library would split
+// over the sum (few columns, one row) too. oneDNN's fp32 product does split
+// (up to 6e-6 apart at one row of 768 x 1152): it serves a shape only where
+// it measures clearly faster (packed_gemm.h).
+TEST(PackedGemm, ProductsDoNotFollowTheTeamSize) {
+  c10::InferenceMode guard;
+  at::manual_seed(17);
+  ensure_runtime_initialized();
+  struct Engine {
+    const char* name;
+    bool int8;
+  };
+  for (const Engine engine : {Engine{"own", false}, Engine{"own", true}, Engine{"onednn", true}}) {
+    for (const auto& [out, in] : std::vector<std::pair<int64_t, int64_t>>{{2, 64}, {14, 768}, {64, 96}, {768, 768}}) {
+      const auto packed = pack_on(engine.name, at::randn({out, in}) * 0.05, at::randn({out}), engine.int8);
+      ASSERT_NE(packed, nullptr);
+      for (int64_t rows : {1, 5, 20, 64, 200}) {
+        const at::Tensor x = at::randn({rows, in}), residual = at::randn({rows, out});
+        at::Tensor alone, pair;
+        {
+          const ScopedTeam team(1);
+          alone = packed->add_to(residual, x);
+        }
+        {
+          const ScopedTeam team(2);
+          pair = packed->add_to(residual, x);
+        }
+        EXPECT_TRUE(at::equal(alone, pair)) << engine.name << (engine.int8 ? " int8 " : " fp32 ") << out << " x " << in
+                                            << ", " << rows << " rows: " << max_abs_error(alone, pair);
+      }
+    }
+  }
+}
+
+// One head in one query block (4096 rows) is one task, run where it is
+// called: its products must not take the team either (oneDNN's sgemm on two
+// threads answered 1.8e-7 apart at 200 tokens).
+TEST(AttentionKernel, DoesNotFollowTheTeamSize) {
+  c10::InferenceMode guard;
+  at::manual_seed(19);
+  ensure_runtime_initialized();
+  for (const auto& [length, heads] : std::vector<std::pair<int64_t, int64_t>>{{24, 1}, {200, 1}, {1000, 1}, {40, 4}}) {
+    const at::Tensor q = at::randn({1, length, heads, 64}), k = at::randn({1, length, heads, 64}),
+                     v = at::randn({1, length, heads, 64});
+    at::Tensor alone, pair;
+    {
+      const ScopedTeam team(1);
+      alone = attention_cpu(q, k, v, {}, {}, 0.125, AttentionPattern{}, 4096, 0);
+    }
+    {
+      const ScopedTeam team(2);
+      pair = attention_cpu(q, k, v, {}, {}, 0.125, AttentionPattern{}, 4096, 0);
+    }
+    EXPECT_TRUE(at::equal(alone, pair)) << length << " tokens, " << heads << " heads: " << max_abs_error(alone, pair);
   }
 }
 
