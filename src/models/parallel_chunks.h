@@ -11,6 +11,7 @@
 #include <algorithm>
 #include <atomic>
 #include <cstdint>
+#include <optional>
 
 #include "core/free_cpus.h"
 
@@ -35,15 +36,8 @@ void parallel_chunks(int64_t count, int64_t chunk, const Fn& fn) {
   if (count <= 0) return;
   chunk = std::max<int64_t>(chunk, 1);
   const int64_t threads = std::min<int64_t>(at::get_num_threads(), (count + chunk - 1) / chunk);
-  if (threads <= 1) {
-    const ScopedTeam serial(1);
-    for (int64_t begin = 0; begin < count;) {
-      const int64_t end = begin + next_chunk(count - begin, chunk, 1);
-      fn(begin, end);
-      begin = end;
-    }
-    return;
-  }
+  std::optional<ScopedTeam> serial;  // one thread takes every chunk, here
+  if (threads <= 1) serial.emplace(1);
   std::atomic<int64_t> next{0};
   at::parallel_for(0, threads, 1, [&](int64_t, int64_t) {
     int64_t begin = next.load(std::memory_order_relaxed);
