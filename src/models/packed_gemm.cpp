@@ -27,6 +27,7 @@
 #include "core/weight_memory.h"
 #include "core/log.h"
 #include "core/runtime.h"
+#include "core/sanitized.h"
 #include "kernels/f32_gemm.h"
 #include "kernels/int8_gemm.h"
 #include "models/int8_rows.h"
@@ -528,7 +529,7 @@ void PackedGemm::State::pack_own_f32(const at::Tensor& weight, const at::Tensor&
   if (bias.defined()) f32_bias = bias.contiguous();
 }
 
-// bf16 runs on oneDNN; fp32 on our kernel unless SEMROUTE_F32_GEMM says otherwise.
+// bf16 runs on oneDNN; fp32 on the engine that measures faster for the shape.
 void PackedGemm::State::pack_float(const at::Tensor& weight, const at::Tensor& bias, Type type) {
   if (type != Type::f32) return pack_onednn_float(weight, bias, type);
   pack_faster(weight.size(0), weight.size(1), [&](State& s) { s.pack_own_f32(weight, bias); },
@@ -556,14 +557,15 @@ namespace {
 enum class Engine { kOwn, kOneDnn };
 
 // SEMROUTE_INT8_GEMM / SEMROUTE_F32_GEMM = own | onednn forces an engine
-// (for comparisons); "measure" runs each shape on the one that measures
-// faster. Unset, int8 measures and fp32 runs on our kernel: ours is level with
-// oneDNN's or ahead on every model shape measured (docs/speed.md), oneDNN's
-// won only where our code ran slowed (a sanitizer's build), and oneDNN's
-// fp32 product follows the team size in the last bits while ours does not.
+// (for comparisons); "measure" (and unset) runs each shape on the one that
+// measures faster. In a sanitizer's build every load of our kernels is
+// checked and none of oneDNN's, so a timing there measures the
+// instrumentation: unset, fp32 runs on our kernel (oneDNN's fp32 product
+// would also make answers under load differ in the last bits: its sums
+// follow the team size; oneDNN's int8 ones do not).
 std::optional<Engine> configured_engine(bool int8) {
   const char* variable = int8 ? "SEMROUTE_INT8_GEMM" : "SEMROUTE_F32_GEMM";
-  const std::optional<Engine> unset = int8 ? std::nullopt : std::optional(Engine::kOwn);
+  const std::optional<Engine> unset = kSanitizedBuild && !int8 ? std::optional(Engine::kOwn) : std::nullopt;
   const char* value = std::getenv(variable);
   if (value == nullptr || std::string(value).empty()) return unset;
   if (std::string(value) == "measure") return std::nullopt;

@@ -3,10 +3,12 @@
 // packed weight keeps short inputs (16-64 tokens, the router's common case)
 // near the machine's peak.
 //
-// fp32 runs on our kernel (kernels/f32_gemm.h); bf16 weights run on oneDNN,
-// on AMX / AVX-512 BF16 where the CPU has them; elsewhere they are widened to
-// fp32 at load and outputs rounded back: an emulated bf16 GEMM is slower
-// than fp32.
+// fp32 runs on our kernel (kernels/f32_gemm.h) or oneDNN's packed GEMM,
+// whichever measures faster for the shape at load (below; our kernel in a
+// sanitizer's build, where a timing measures the instrumentation). bf16
+// weights run on oneDNN, on AMX / AVX-512 BF16 where the CPU has them;
+// elsewhere they are widened to fp32 at load and outputs rounded back: an
+// emulated bf16 GEMM is slower than fp32.
 //
 // int8 (dynamic quantization): the weight is quantized per output channel
 // (symmetric, 127 levels) and packed at load; at run time each input row is
@@ -14,12 +16,10 @@
 // GEMM on our kernel (kernels/int8_gemm.h: VNNI, AVX-512, AVX2) or oneDNN's,
 // its epilogue scaling back to fp32.
 //
-// Engine choice (int8): the first weight of each shape is timed on both
-// engines (16 and 256 rows, one thread's CPU time); oneDNN takes the shape
-// only when our kernel's worst slowdown against it clearly exceeds its own
-// against ours. SEMROUTE_INT8_GEMM / SEMROUTE_F32_GEMM = own | onednn |
-// measure pins an engine or measures (fp32 is not measured by default: our
-// kernel is level with oneDNN's or ahead on the shapes measured). Our
+// Engine choice: the first weight of each shape is timed on both engines
+// (16 and 256 rows, one thread's CPU time); oneDNN takes the shape only when
+// our kernel's worst slowdown against it clearly exceeds its own against
+// ours (SEMROUTE_F32_GEMM / SEMROUTE_INT8_GEMM = own | onednn pins one). Our
 // kernels and oneDNN's int8 product answer the same whatever the calling
 // thread's team size; oneDNN's fp32 and bf16 ones may differ in the last bits.
 //

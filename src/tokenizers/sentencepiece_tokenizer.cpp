@@ -6,24 +6,13 @@
 #include <mutex>
 
 #include "core/file_input.h"
+#include "core/sanitized.h"
 #include "semroute/error.h"
 #include "tokenizers/post_processors.h"
 #include "tokenizers/sentencepiece_plugin.h"
 
 namespace semroute {
 namespace {
-
-#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
-constexpr bool kSanitized = true;
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
-constexpr bool kSanitized = true;
-#else
-constexpr bool kSanitized = false;
-#endif
-#else
-constexpr bool kSanitized = false;
-#endif
 
 // The plugin's entry points, resolved once per process.
 struct Plugin {
@@ -58,7 +47,7 @@ const Plugin& plugin() {
   static Plugin p{};
   static std::string error;
   std::call_once(once, [] {
-    if (kSanitized) {
+    if (kSanitizedBuild) {
       error = "SentencePiece models are not available in sanitizer builds (the plugin needs RTLD_DEEPBIND)";
       return;
     }

@@ -1,5 +1,6 @@
 #include "test_util.h"
 
+#include <cstdlib>
 #include <cstring>
 #include <fstream>
 #include <map>
@@ -10,6 +11,23 @@
 #include "tokenizer_test_util.h"
 
 namespace semroute::test {
+
+ScopedEnv::ScopedEnv(const char* name, const std::string& value) : name_(name) {
+  const char* before = std::getenv(name);
+  was_set_ = before != nullptr;
+  if (was_set_) before_ = before;
+  if (value.empty())
+    ::unsetenv(name);
+  else
+    ::setenv(name, value.c_str(), 1);
+}
+
+ScopedEnv::~ScopedEnv() {
+  if (was_set_)
+    ::setenv(name_.c_str(), before_.c_str(), 1);
+  else
+    ::unsetenv(name_.c_str());
+}
 
 std::shared_ptr<const Tokenizer> real_tokenizer(const std::string& name) {
   static std::mutex mutex;

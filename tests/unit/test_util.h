@@ -28,6 +28,21 @@ constexpr bool kSanitized = false;
 #endif
 constexpr double kSlowdown = kSanitized ? 10.0 : 1.0;
 
+// Sets an environment variable (unsets it for "") for its lifetime, then
+// puts back what was there.
+class ScopedEnv {
+ public:
+  ScopedEnv(const char* name, const std::string& value);
+  ~ScopedEnv();
+  ScopedEnv(const ScopedEnv&) = delete;
+  ScopedEnv& operator=(const ScopedEnv&) = delete;
+
+ private:
+  std::string name_;
+  bool was_set_;
+  std::string before_;
+};
+
 // A fresh directory removed at scope exit.
 class TempDir {
  public:
