@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "core/sanitized.h"
 #include "semroute/error.h"
 
 namespace semroute::test {
@@ -21,11 +22,7 @@ inline std::filesystem::path repo_dir() { return data_dir().parent_path().parent
 
 // Sanitizer builds run several times slower and keep freed memory in
 // quarantine: time and memory bounds are scaled or skipped there.
-#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
-constexpr bool kSanitized = true;
-#else
-constexpr bool kSanitized = false;
-#endif
+constexpr bool kSanitized = kSanitizedBuild;
 constexpr double kSlowdown = kSanitized ? 10.0 : 1.0;
 
 // Sets an environment variable (unsets it for "") for its lifetime, then
