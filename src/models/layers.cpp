@@ -250,37 +250,51 @@ Activation parse_activation(const std::string& name) {
 
 namespace {
 
-inline float apply(Activation activation, float x) {
+// T: float, or a vector type (V below).
+template <typename T>
+inline T apply(Activation activation, T x) {
   switch (activation) {
     case Activation::kGeluErf: return vec::gelu_erf(x);
     case Activation::kGeluTanh: return vec::gelu_tanh(x);
-    case Activation::kRelu: return x > 0 ? x : 0.0f;
+    case Activation::kRelu: return x > 0.0f ? x : T{};
     case Activation::kSilu: return vec::silu(x);
   }
   return x;
 }
 
+// act(x[j]) for j in [0, n): V's lanes at a time (Floats8 or Floats16), the
+// tail one by one. GCC left the float loop scalar under AVX2 (its exp), where
+// this made a 16-token int8 forward 13 % faster.
+template <typename V, Activation kActivation>
+inline void activate_row(const float* x, float* y, int64_t n) {
+  constexpr int64_t kWidth = sizeof(V) / sizeof(float);
+  int64_t j = 0;
+  for (; j + kWidth <= n; j += kWidth) vec::store(y + j, apply(kActivation, vec::load<V>(x + j)));
+  for (; j < n; ++j) y[j] = apply(kActivation, x[j]);
+}
+
 // out[r] = act(in[r]) (· gate[r]) for `rows` rows of `cols` floats; one
-// switch per row so the inner loops vectorize.
+// switch per row.
+template <typename V>
 inline void activate_rows_body(Activation activation, const float* in, int64_t in_stride, const float* gate,
                                int64_t gate_stride, float* out, int64_t rows, int64_t cols) {
   for (int64_t r = 0; r < rows; ++r) {
     const float* x = in + r * in_stride;
     float* y = out + r * cols;
     switch (activation) {
-      case Activation::kGeluErf: for (int64_t j = 0; j < cols; ++j) y[j] = apply(Activation::kGeluErf, x[j]); break;
-      case Activation::kGeluTanh: for (int64_t j = 0; j < cols; ++j) y[j] = apply(Activation::kGeluTanh, x[j]); break;
-      case Activation::kRelu: for (int64_t j = 0; j < cols; ++j) y[j] = apply(Activation::kRelu, x[j]); break;
-      case Activation::kSilu: for (int64_t j = 0; j < cols; ++j) y[j] = apply(Activation::kSilu, x[j]); break;
+      case Activation::kGeluErf: activate_row<V, Activation::kGeluErf>(x, y, cols); break;
+      case Activation::kGeluTanh: activate_row<V, Activation::kGeluTanh>(x, y, cols); break;
+      case Activation::kRelu: activate_row<V, Activation::kRelu>(x, y, cols); break;
+      case Activation::kSilu: activate_row<V, Activation::kSilu>(x, y, cols); break;
     }
     if (gate != nullptr)
       for (int64_t j = 0; j < cols; ++j) y[j] *= gate[r * gate_stride + j];
   }
 }
-SEMROUTE_ISA_DISPATCH(activate_rows, activate_rows_body,
-                      (Activation activation, const float* in, int64_t in_stride, const float* gate,
-                       int64_t gate_stride, float* out, int64_t rows, int64_t cols),
-                      (activation, in, in_stride, gate, gate_stride, out, rows, cols))
+SEMROUTE_ISA_DISPATCH_VECTOR(void, activate_rows, activate_rows_body,
+                             (Activation activation, const float* in, int64_t in_stride, const float* gate,
+                              int64_t gate_stride, float* out, int64_t rows, int64_t cols),
+                             (activation, in, in_stride, gate, gate_stride, out, rows, cols))
 
 // Rows of a float CPU tensor whose last dimension is contiguous: the fused path.
 bool fusable(const at::Tensor& x) {

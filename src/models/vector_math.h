@@ -179,13 +179,22 @@ __attribute__((target("avx512f"))) inline void exp_nonpositive_for_bf16_native(c
   std::memcpy(out, &e, sizeof e);
 }
 
-inline float absolute(float x) { return x < 0 ? -x : x; }
-inline float copy_sign(float magnitude, float sign) { return sign < 0 ? -magnitude : magnitude; }
+// The activations below take T: float, Floats8 or Floats16 (the vector
+// types under AVX2, where GCC leaves the float forms' loops scalar).
+template <typename T>
+inline T absolute(T x) {
+  return x < 0.0f ? -x : x;
+}
+template <typename T>
+inline T copy_sign(T magnitude, T sign) {
+  return sign < 0.0f ? -magnitude : magnitude;
+}
 
 // erf to ~1.5e-7 absolute (Abramowitz & Stegun 7.1.26).
-inline float erf(float x) {
-  const float a = absolute(x), t = 1.0f / (1.0f + 0.3275911f * a);
-  float p = 1.061405429f;
+template <typename T>
+inline T erf(T x) {
+  const T a = absolute(x), t = 1.0f / (1.0f + 0.3275911f * a);
+  T p = T{} + 1.061405429f;
   p = p * t - 1.453152027f;
   p = p * t + 1.421413741f;
   p = p * t - 0.284496736f;
@@ -194,15 +203,17 @@ inline float erf(float x) {
 }
 
 // tanh through e = exp(−2|x|) ≤ 1: tanh|x| = (1 − e) / (1 + e).
-inline float tanh(float x) {
-  const float e = exp_nonpositive(-2.0f * absolute(x));
+template <typename T>
+inline T tanh(T x) {
+  const T e = exp_nonpositive(-2.0f * absolute(x));
   return copy_sign((1.0f - e) / (1.0f + e), x);
 }
 
 // x · sigmoid(x), with the exponent kept non-positive on both sides.
-inline float silu(float x) {
-  const float e = exp_nonpositive(-absolute(x));
-  return x < 0 ? x * e / (1.0f + e) : x / (1.0f + e);
+template <typename T>
+inline T silu(T x) {
+  const T e = exp_nonpositive(-absolute(x));
+  return x < 0.0f ? x * e / (1.0f + e) : x / (1.0f + e);
 }
 
 // Reductions over n floats with kLanes partial results, so they vectorize
@@ -328,9 +339,13 @@ inline float sum(const float* x, int64_t n, bool squares = false, float center =
   return total;
 }
 
-inline float gelu_erf(float x) { return 0.5f * x * (1.0f + erf(x * 0.70710678f)); }
+template <typename T>
+inline T gelu_erf(T x) {
+  return 0.5f * x * (1.0f + erf(x * 0.70710678f));
+}
 
-inline float gelu_tanh(float x) {
+template <typename T>
+inline T gelu_tanh(T x) {
   return 0.5f * x * (1.0f + tanh(0.79788456f * (x + 0.044715f * x * x * x)));
 }
 
