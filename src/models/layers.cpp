@@ -262,15 +262,19 @@ inline T apply(Activation activation, T x) {
   return x;
 }
 
-// act(x[j]) for j in [0, n): V's lanes at a time (Floats8 or Floats16), the
-// tail one by one. GCC left the float loop scalar under AVX2 (its exp), where
-// this made a 16-token int8 forward 13 % faster.
+// y[j] = act(x[j]) (· gate[j]) for j in [0, n): V's lanes at a time (Floats8
+// or Floats16), the tail one by one, in one pass. GCC left the float loop
+// scalar under AVX2 (its exp), where this made a 16-token int8 forward 13 %
+// faster.
 template <typename V, Activation kActivation>
-inline void activate_row(const float* x, float* y, int64_t n) {
+inline void activate_row(const float* x, const float* gate, float* y, int64_t n) {
   constexpr int64_t kWidth = sizeof(V) / sizeof(float);
   int64_t j = 0;
-  for (; j + kWidth <= n; j += kWidth) vec::store(y + j, apply(kActivation, vec::load<V>(x + j)));
-  for (; j < n; ++j) y[j] = apply(kActivation, x[j]);
+  for (; j + kWidth <= n; j += kWidth) {
+    const V a = apply(kActivation, vec::load<V>(x + j));
+    vec::store(y + j, gate != nullptr ? a * vec::load<V>(gate + j) : a);
+  }
+  for (; j < n; ++j) y[j] = gate != nullptr ? apply(kActivation, x[j]) * gate[j] : apply(kActivation, x[j]);
 }
 
 // out[r] = act(in[r]) (· gate[r]) for `rows` rows of `cols` floats; one
@@ -280,15 +284,14 @@ inline void activate_rows_body(Activation activation, const float* in, int64_t i
                                int64_t gate_stride, float* out, int64_t rows, int64_t cols) {
   for (int64_t r = 0; r < rows; ++r) {
     const float* x = in + r * in_stride;
+    const float* g = gate != nullptr ? gate + r * gate_stride : nullptr;
     float* y = out + r * cols;
     switch (activation) {
-      case Activation::kGeluErf: activate_row<V, Activation::kGeluErf>(x, y, cols); break;
-      case Activation::kGeluTanh: activate_row<V, Activation::kGeluTanh>(x, y, cols); break;
-      case Activation::kRelu: activate_row<V, Activation::kRelu>(x, y, cols); break;
-      case Activation::kSilu: activate_row<V, Activation::kSilu>(x, y, cols); break;
+      case Activation::kGeluErf: activate_row<V, Activation::kGeluErf>(x, g, y, cols); break;
+      case Activation::kGeluTanh: activate_row<V, Activation::kGeluTanh>(x, g, y, cols); break;
+      case Activation::kRelu: activate_row<V, Activation::kRelu>(x, g, y, cols); break;
+      case Activation::kSilu: activate_row<V, Activation::kSilu>(x, g, y, cols); break;
     }
-    if (gate != nullptr)
-      for (int64_t j = 0; j < cols; ++j) y[j] *= gate[r * gate_stride + j];
   }
 }
 SEMROUTE_ISA_DISPATCH_VECTOR(void, activate_rows, activate_rows_body,
