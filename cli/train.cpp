@@ -15,6 +15,7 @@
 #include "cli.h"
 #include "training_run.h"
 #include "core/config_reader.h"
+#include "core/cpu_features.h"
 #include "core/device.h"
 #include "core/runtime.h"
 #include "core/tensor_cache.h"
@@ -296,6 +297,9 @@ int run_train(const std::vector<std::string>& argv) {
   // threshold, scores by source in and out of distribution (evaluation.json).
   if (kind != Objective::kMaskedLm && !valid_set.empty()) summary["evaluation"] = calibrate_saved_model(out, args, data);
   summary["options"] = args.values;
+  // Where it trained: the weights' last bits, and the minutes, follow from it.
+  summary["machine"] = {{"cpu", cpu_features().describe()}, {"threads", at::get_num_threads()},
+                        {"device", device.str()}};
   std::ofstream(fs::path(out) / "training_summary.json") << summary.dump(2) << "\n";
   if (args.json) {
     std::printf("%s\n", summary.dump(2).c_str());

@@ -220,11 +220,17 @@ def headline(summary):
     return "\n".join(lines)
 
 
-def machine(options):
-    """Where a run trained: the recipe's runs so far took these three forms."""
-    if options.get("device", "cpu").startswith("cuda"):
+def machine(summary):
+    """Where a run trained: as its summary records it, or (runs before it did) the three forms they took."""
+    o, m = summary["options"], summary.get("machine")
+    if m and not m["device"].startswith("cpu"):
         return "on a GPU (`--device cuda`)"
-    if options.get("compute-dtype") == "bfloat16":
+    dtype = " (bfloat16 compute)" if o.get("compute-dtype") == "bfloat16" else ""
+    if m:
+        return f"on {m['threads']} threads of an {m['cpu']}{dtype}"
+    if o.get("device", "cpu").startswith("cuda"):
+        return "on a GPU (`--device cuda`)"
+    if dtype:
         return "on 2 cores of an Intel Xeon (AMX, bfloat16 compute)"
     return "on 2 cores of an AMD EPYC (AVX-512)"
 
@@ -238,7 +244,7 @@ def training(summary, base):
     tr = summary["training"]
     return (f"Fine-tuned from `{base}` with `semroute train {flags}` (`scripts/train-default-models.sh`; seed 1; "
             f"80 / 10 / 10 % split of the texts by a seeded hash; early stopping on validation): best epoch "
-            f"{tr['best_epoch']} of {len(tr['epochs'])}, {tr['seconds'] / 60:.1f} min {machine(o)}. Examples: {summary['examples']['train']} train (with any added short forms or windows), "
+            f"{tr['best_epoch']} of {len(tr['epochs'])}, {tr['seconds'] / 60:.1f} min {machine(summary)}. Examples: {summary['examples']['train']} train (with any added short forms or windows), "
             f"{summary['examples']['valid']} validation, {summary['examples']['test']} test. Every option and score is "
             "in `training_summary.json`, and the scores by source in `evaluation.json`.")
 
@@ -278,20 +284,25 @@ def pretraining(summary):
     """Steps, epochs, time and where: the masked-LM run of `base/`."""
     o, tr = summary["options"], summary["training"]
     return (f"{tr['steps']} steps of {o['batch-size']} texts ({len(tr['epochs'])} epochs), "
-            f"{tr['seconds'] / 60:.1f} min {machine(o)}")
+            f"{tr['seconds'] / 60:.1f} min {machine(summary)}")
 
 
 def base_pretraining(base):
-    """The encoder's two stages: the task texts and WordNet (pretraining_stage1.json, where the recipe kept it),
-    then the textbooks beside them (training_summary.json)."""
+    """The encoder's stages: the task texts and WordNet (pretraining_stage1.json, where the recipe kept it), then
+    the textbooks beside them, once (pretraining_stage2.json where a second pass followed) and again
+    (training_summary.json)."""
     summary = load(base / "training_summary.json")
     last = f"{pretraining(summary)}; held-out masked-token accuracy {summary['test']['accuracy']:.3f}"
     if not (base / "pretraining_stage1.json").exists():
         return last
     first = load(base / "pretraining_stage1.json")
-    return (f"{pretraining(first)} (held-out masked-token accuracy {first['test']['accuracy']:.3f}; "
-            "`pretraining_stage1.json`), then on the textbooks' paragraphs beside the same texts, "
-            f"{last} (its held-out rows include the textbooks', which are harder to fill in)")
+    stages = (f"{pretraining(first)} (held-out masked-token accuracy {first['test']['accuracy']:.3f}; "
+              "`pretraining_stage1.json`), then on the textbooks' paragraphs beside the same texts, ")
+    if (base / "pretraining_stage2.json").exists():
+        second = load(base / "pretraining_stage2.json")
+        stages += (f"{pretraining(second)} (held-out masked-token accuracy {second['test']['accuracy']:.3f}; "
+                   "`pretraining_stage2.json`), and a second time over the same rows, ")
+    return stages + f"{last} (its held-out rows include the textbooks', which are harder to fill in)"
 
 
 def multitask_card():

@@ -70,6 +70,7 @@ assert "recall" in e["parts"]["test"]["all"]["alarm"] and "ece_scaled" in e["par
 assert json.load(open(sys.argv[1] + "/config.json"))["semroute_temperature"] == round(e["temperature"], 4)
 s = json.load(open(sys.argv[1] + "/training_summary.json"))
 assert s["examples"]["train"] > 8 and "out_of_source" in s, s["examples"]  # + final sentences; the held-out source scored
+assert s["machine"]["device"] == "cpu" and s["machine"]["threads"] >= 1 and "(" in s["machine"]["cpu"], s["machine"]
 PY
 "$cli" calibrate "$work/seq" --alarm-label law --max-false-alarms 0.5 > "$work/cal.txt"
 grep -q "alarm 'law' at" "$work/cal.txt" && grep -q "out_of_source  chat" "$work/cal.txt" ||
