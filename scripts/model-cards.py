@@ -288,21 +288,16 @@ def pretraining(summary):
 
 
 def base_pretraining(base):
-    """The encoder's stages: the task texts and WordNet (pretraining_stage1.json, where the recipe kept it), then
-    the textbooks beside them, once (pretraining_stage2.json where a second pass followed) and again
-    (training_summary.json)."""
+    """The encoder's two stages: the task texts and WordNet (pretraining_stage1.json, where the recipe kept it),
+    then the textbooks beside them (training_summary.json)."""
     summary = load(base / "training_summary.json")
     last = f"{pretraining(summary)}; held-out masked-token accuracy {summary['test']['accuracy']:.3f}"
     if not (base / "pretraining_stage1.json").exists():
         return last
     first = load(base / "pretraining_stage1.json")
-    stages = (f"{pretraining(first)} (held-out masked-token accuracy {first['test']['accuracy']:.3f}; "
-              "`pretraining_stage1.json`), then on the textbooks' paragraphs beside the same texts, ")
-    if (base / "pretraining_stage2.json").exists():
-        second = load(base / "pretraining_stage2.json")
-        stages += (f"{pretraining(second)} (held-out masked-token accuracy {second['test']['accuracy']:.3f}; "
-                   "`pretraining_stage2.json`), and a second time over the same rows, ")
-    return stages + f"{last} (its held-out rows include the textbooks', which are harder to fill in)"
+    return (f"{pretraining(first)} (held-out masked-token accuracy {first['test']['accuracy']:.3f}; "
+            "`pretraining_stage1.json`), then on the textbooks' paragraphs beside the same texts, "
+            f"{last} (its held-out rows include the textbooks', which are harder to fill in)")
 
 
 def multitask_card():
