@@ -223,16 +223,12 @@ def headline(summary):
 def machine(summary):
     """Where a run trained: as its summary records it, or (runs before it did) the three forms they took."""
     o, m = summary["options"], summary.get("machine")
-    if m and not m["device"].startswith("cpu"):
+    if (m["device"] if m else o.get("device", "cpu")).startswith("cuda"):
         return "on a GPU (`--device cuda`)"
     dtype = " (bfloat16 compute)" if o.get("compute-dtype") == "bfloat16" else ""
     if m:
         return f"on {m['threads']} threads of an {m['cpu']}{dtype}"
-    if o.get("device", "cpu").startswith("cuda"):
-        return "on a GPU (`--device cuda`)"
-    if dtype:
-        return "on 2 cores of an Intel Xeon (AMX, bfloat16 compute)"
-    return "on 2 cores of an AMD EPYC (AVX-512)"
+    return "on 2 cores of an Intel Xeon (AMX, bfloat16 compute)" if dtype else "on 2 cores of an AMD EPYC (AVX-512)"
 
 
 def training(summary, base):
