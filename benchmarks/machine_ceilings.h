@@ -44,6 +44,7 @@ inline void maddubs256(int64_t iterations) {
 }
 inline void fma512(int64_t iterations) { SEMROUTE_CEILING_LOOP(SEMROUTE_24, "vfmadd231ps %%zmm30, %%zmm31, %%zmm\\r"); }
 inline void fma256(int64_t iterations) { SEMROUTE_CEILING_LOOP(SEMROUTE_12, "vfmadd231ps %%ymm14, %%ymm15, %%ymm\\r"); }
+inline void bf16_512(int64_t iterations) { SEMROUTE_CEILING_LOOP(SEMROUTE_24, "vdpbf16ps %%zmm30, %%zmm31, %%zmm\\r"); }
 #undef SEMROUTE_24
 #undef SEMROUTE_12
 #undef SEMROUTE_CEILING_LOOP
@@ -89,6 +90,14 @@ inline Ceiling fp32_peak(int threads) {
   if (cpu.avx512) return {rate(fma512, 24.0 * 16 * 2, threads), "vfmadd231ps zmm"};
   if (cpu.avx2) return {rate(fma256, 12.0 * 8 * 2, threads), "vfmadd231ps ymm"};
   return {0, "no FMA"};
+}
+
+// The bf16 dot-product peak (AVX-512 BF16: what the attention's bf16
+// products use); 0 where the CPU has none.
+inline Ceiling bf16_peak(int threads) {
+  using namespace ceilings_detail;
+  if (cpu_features().avx512_bf16) return {rate(bf16_512, 24.0 * 32 * 2, threads), "vdpbf16ps zmm"};
+  return {0, "no bf16 dot product"};
 }
 
 // Bytes/s of `threads` threads each summing its own part of a 512 MB
