@@ -165,7 +165,8 @@ int main(int argc, char** argv) {
                   bandwidth.what.c_str(), int8 ? "int8" : "fp32", peak.rate / 1e9, peak.what.c_str());
       if (!int8) {
         const Ceiling bf16 = bf16_peak(threads);  // the long inputs' floor (docs/speed.md)
-        if (bf16.rate > 0) std::printf("  bf16 at %d threads: %.0f GFLOPS (%s)\n", threads, bf16.rate / 1e9, bf16.what.c_str());
+        if (bf16.rate > 0)
+          std::printf("  bf16 at %d threads: %.0f GFLOPS (%s)\n", threads, bf16.rate / 1e9, bf16.what.c_str());
       }
       for (size_t i = 0; i < args.lengths.size(); ++i) {
         const Measured m = measure(layers, args.lengths[i], int8 ? 1.0 : 4.0);

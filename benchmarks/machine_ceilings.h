@@ -1,6 +1,6 @@
 // The machine's measured ceilings that kernel speeds are stated against:
-// the rate of the int8 and fp32 multiply-add instructions our kernels use
-// (register-only loops, every thread at once) and the memory bandwidth a
+// the rate of the int8, fp32 and bf16 multiply-add instructions our kernels
+// use (register-only loops, every thread at once) and the memory bandwidth a
 // stream of reads gets (what a product of few rows is bound by: the weight
 // streams once). Inline assembly, so that what is timed is exactly the
 // instruction and not what a compiler made of a loop.
