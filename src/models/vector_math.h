@@ -56,6 +56,7 @@ using Floats16 = float __attribute__((vector_size(64)));
 using Ints16 = int32_t __attribute__((vector_size(64)));
 using Bits8 = uint32_t __attribute__((vector_size(32)));
 using Bits16 = uint32_t __attribute__((vector_size(64)));
+using Floats4 = float __attribute__((vector_size(16)));
 using Halves8 = uint16_t __attribute__((vector_size(16)));
 using Halves16 = uint16_t __attribute__((vector_size(32)));
 
@@ -220,21 +221,49 @@ inline T silu(T x) {
 // without -ffast-math (which would reorder every float sum in a file).
 constexpr int64_t kLanes = 16;
 
+// op over the lanes of v (Floats4, Floats8 or Floats16) by halves: log2 of
+// the lanes dependent steps, where a lane-by-lane loop is a chain of them
+// all (softmax rows of 16 keys spent most of their time in such chains).
+template <typename V, typename Op>
+inline float fold_lanes(V v, Op op) {
+  if constexpr (sizeof(V) == 16) {
+    return op(op(v[0], v[1]), op(v[2], v[3]));
+  } else {
+    using Half = std::conditional_t<sizeof(V) == 64, Floats8, Floats4>;
+    Half low, high;
+    std::memcpy(&low, &v, sizeof low);
+    std::memcpy(&high, reinterpret_cast<const char*>(&v) + sizeof low, sizeof high);
+    return fold_lanes(op(low, high), op);
+  }
+}
+template <typename V>
+inline float lane_sum(V v) {
+  return fold_lanes(v, [](auto a, auto b) { return a + b; });
+}
+template <typename V>
+inline float lane_max(V v) {
+  return fold_lanes(v, [](auto a, auto b) { return a > b ? a : b; });
+}
+
 // V: Floats8 or Floats16.
 template <typename V>
 inline float max(const float* x, int64_t n) {
   constexpr int64_t kWidth = sizeof(V) / sizeof(float), kStep = 4 * kWidth;
   constexpr float kLowest = -3.402823466e38f;
   V m[4] = {V{} + kLowest, V{} + kLowest, V{} + kLowest, V{} + kLowest};
-  const int64_t whole = n / kStep * kStep;
-  for (int64_t j = 0; j < whole; j += kStep)
+  const int64_t steps = n / kStep * kStep, whole = n / kWidth * kWidth;
+  for (int64_t j = 0; j < steps; j += kStep)
     for (int64_t a = 0; a < 4; ++a) {
       const V v = load<V>(x + j + kWidth * a);
       m[a] = m[a] > v ? m[a] : v;
     }
-  float best = kLowest;
-  for (int64_t a = 0; a < 4; ++a)
-    for (int64_t l = 0; l < kWidth; ++l) best = best > m[a][l] ? best : m[a][l];
+  for (int64_t j = steps; j < whole; j += kWidth) {
+    const V v = load<V>(x + j);
+    m[0] = m[0] > v ? m[0] : v;
+  }
+  m[0] = m[0] > m[1] ? m[0] : m[1];
+  m[2] = m[2] > m[3] ? m[2] : m[3];
+  float best = lane_max(m[0] > m[2] ? m[0] : m[2]);
   for (int64_t j = whole; j < n; ++j) best = best > x[j] ? best : x[j];
   return best;
 }
@@ -252,8 +281,7 @@ inline float exp_each_and_sum(const float* x, int64_t n, float shift, Exp exp, O
     out(j, e);
     total += e;
   }
-  float sum = 0;
-  for (int64_t l = 0; l < kWidth; ++l) sum += total[l];
+  float sum = lane_sum(total);
   for (int64_t j = whole; j < n; ++j) {
     const float e = exp(x[j] - shift);
     out(j, e);

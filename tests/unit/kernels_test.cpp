@@ -423,6 +423,34 @@ TEST(VectorMath, MatchesTheStandardLibrary) {
 // The coarse exp for bf16 consumers stays far below a bf16 rounding (2^-9),
 // and its rounding to bf16 is libtorch's (nearest, ties to even), lane by
 // lane as in the tail, NaN included.
+// The softmax's reductions: every length, so that each path (steps of four
+// vectors, single vectors, the scalar tail, their lane folds) is taken, for
+// both vector widths; the maximum anywhere in the row.
+template <typename V>
+void expect_max_and_exp_sum_exact(const std::vector<float>& x) {
+  for (size_t n = 1; n <= x.size(); ++n)
+    for (size_t peak : {size_t{0}, n / 2, n - 1}) {
+      std::vector<float> row(x.begin(), x.begin() + static_cast<std::ptrdiff_t>(n));
+      row[peak] = 9.0f;
+      ASSERT_EQ(vec::max<V>(row.data(), static_cast<int64_t>(n)), 9.0f) << "n " << n << ", peak at " << peak;
+      double expected = 0;
+      for (float v : row) expected += std::exp(static_cast<double>(v) - 9.0);
+      const float sum = vec::exp_and_sum<V>(row.data(), static_cast<int64_t>(n), 9.0f);
+      ASSERT_NEAR(sum, expected, 2e-6 * expected) << "n " << n;
+      ASSERT_NEAR(row[peak], 1.0f, 1e-6f);
+    }
+}
+
+TEST(VectorMath, MaxAndExpSumOverEveryLength) {
+  at::manual_seed(3);
+  const at::Tensor values = at::randn({150}) * 3;
+  const std::vector<float> x(values.data_ptr<float>(), values.data_ptr<float>() + values.numel());
+  expect_max_and_exp_sum_exact<vec::Floats8>(x);
+  expect_max_and_exp_sum_exact<vec::Floats16>(x);
+  EXPECT_EQ(vec::lane_sum(vec::Floats16{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16}), 136.0f);
+  EXPECT_EQ(vec::lane_max(vec::Floats8{-3, 7, 1, -9, 2, 6.5f, 0, 5}), 7.0f);
+}
+
 TEST(VectorMath, ExpForBf16AndItsRounding) {
   c10::InferenceMode guard;
   double error = 0;
