@@ -340,12 +340,8 @@ inline void range_with_zero(const float* x, int64_t n, float* lo, float* hi, boo
     high = v > high ? v : high;
     probe += v * 0.0f;
   }
-  float least = 0, most = 0, total = 0;
-  for (int64_t l = 0; l < kWidth; ++l) {
-    least = low[l] < least ? low[l] : least;
-    most = high[l] > most ? high[l] : most;
-    total += probe[l];
-  }
+  float least = fold_lanes(low, [](auto a, auto b) { return a < b ? a : b; });  // lanes start at 0
+  float most = lane_max(high), total = lane_sum(probe);
   for (int64_t j = whole; j < n; ++j) {
     least = x[j] < least ? x[j] : least;
     most = x[j] > most ? x[j] : most;

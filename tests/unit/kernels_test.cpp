@@ -24,6 +24,7 @@
 #include "kernels/bf16_gemm.h"
 #include "models/attention.h"
 #include "models/attention_cpu.h"
+#include "models/int8_rows.h"
 #include "models/packed_gemm.h"
 #include "models/layers.h"
 #include "models/parallel_chunks.h"
@@ -420,9 +421,6 @@ TEST(VectorMath, MatchesTheStandardLibrary) {
   EXPECT_EQ(vec::exp_nonpositive(-1000.0f), std::exp(-87.0f));  // clamped, never 0/denormal garbage
 }
 
-// The coarse exp for bf16 consumers stays far below a bf16 rounding (2^-9),
-// and its rounding to bf16 is libtorch's (nearest, ties to even), lane by
-// lane as in the tail, NaN included.
 // The softmax's reductions: every length, so that each path (steps of four
 // vectors, single vectors, the scalar tail, their lane folds) is taken, for
 // both vector widths; the maximum anywhere in the row.
@@ -451,6 +449,28 @@ TEST(VectorMath, MaxAndExpSumOverEveryLength) {
   EXPECT_EQ(vec::lane_max(vec::Floats8{-3, 7, 1, -9, 2, 6.5f, 0, 5}), 7.0f);
 }
 
+// A quantized row's range (its lane folds): every width across the vector
+// tails, the extreme anywhere; a row holding NaN or infinity gets a NaN scale.
+TEST(Int8Rows, RangeAndNonFiniteRowsAtEveryWidth) {
+  for (int64_t k = 1; k <= 70; ++k)
+    for (int64_t at : {int64_t{0}, k / 2, k - 1}) {
+      std::vector<float> x(static_cast<size_t>(2 * k), 0.5f);
+      x[static_cast<size_t>(at)] = -3.0f;                       // row 0: range [-3, 0.5]
+      x[static_cast<size_t>(k + at)] = std::numeric_limits<float>::infinity();  // row 1: not finite
+      std::vector<uint8_t> q(static_cast<size_t>(2 * k));
+      float scale[2];
+      int32_t zero[2];
+      int8::quantize_rows(x.data(), k, 2, k, 255, q.data(), k, scale, zero);
+      const float high = k > 1 ? 0.5f : 0.0f;  // the range always holds 0
+      ASSERT_FLOAT_EQ(scale[0], (high + 3.0f) / 255) << "k " << k << ", extreme at " << at;
+      ASSERT_EQ(q[static_cast<size_t>(at)], 0) << "k " << k;
+      ASSERT_TRUE(std::isnan(scale[1])) << "k " << k << ", infinity at " << at;
+    }
+}
+
+// The coarse exp for bf16 consumers stays far below a bf16 rounding (2^-9),
+// and its rounding to bf16 is libtorch's (nearest, ties to even), lane by
+// lane as in the tail, NaN included.
 TEST(VectorMath, ExpForBf16AndItsRounding) {
   c10::InferenceMode guard;
   double error = 0;
