@@ -5,8 +5,9 @@
 // pass; each shape on the engine PackedGemm chose, SEMROUTE_F32_GEMM /
 // SEMROUTE_INT8_GEMM pin one). Few rows are bound by the weight stream (GB/s
 // against the read bandwidth), many rows by the multiply-add rate (GOPS
-// against the int8 / fp32 peak). First our int8 and fp32 kernels alone, then
-// both precisions as the models run them.
+// against the int8 / fp32 peak). First our int8 and fp32 kernels alone (their
+// weights from memory, then one layer's from cache: the difference is what the
+// weight stream costs), then both precisions as the models run them.
 //
 //   semroute_kernel_bench [--threads 2] [--lengths 16,64,256,512]
 #include <ATen/ATen.h>
@@ -58,16 +59,19 @@ Measured measure(const std::vector<std::vector<std::unique_ptr<semroute::PackedG
 
 // One kernel alone, without PackedGemm's per-call work (int8: its quantize
 // pass): inputs made once, panels spread over threads. `make(shape)` gives
-// one layer's packed weight, `run(weight, y)` multiplies with it.
+// one layer's packed weight, `run(weight, y)` multiplies with it. `layers`
+// distinct weights of each shape: kLayers stream them from memory as a
+// forward does; 1 keeps one layer's (5 MB in int8) in cache where the last
+// level holds it, so the two differ by what the weight stream costs.
 template <class Make, class Run>
-Measured measure_kernel(int64_t rows, double bytes_per_weight, const Make& make, const Run& run) {
+Measured measure_kernel(int64_t rows, int layers, double bytes_per_weight, const Make& make, const Run& run) {
   Measured m;
   for (const Shape& shape : kShapes) {
     std::vector<decltype(make(shape))> weights;
-    for (int l = 0; l < kLayers; ++l) weights.push_back(make(shape));
+    for (int l = 0; l < layers; ++l) weights.push_back(make(shape));
     at::Tensor y = at::empty({rows, shape.out});
     const double seconds = median_seconds([&] {
-      for (const auto& weight : weights) run(*weight, y);
+      for (int l = 0; l < kLayers; ++l) run(*weights[static_cast<size_t>(l % layers)], y);
     });
     m.seconds += seconds / kLayers;
     m.weight_bytes += static_cast<double>(shape.in * shape.out) * bytes_per_weight;
@@ -76,7 +80,7 @@ Measured measure_kernel(int64_t rows, double bytes_per_weight, const Make& make,
   return m;
 }
 
-Measured measure_int8_kernel(int64_t rows) {
+Measured measure_int8_kernel(int64_t rows, int layers) {
   using semroute::kernels::PackedInt8Weight;
   const int64_t widest = 1152;
   const at::Tensor a = at::randint(0, semroute::PackedGemm::activation_levels() + 1, {rows, widest}, at::kByte);
@@ -87,7 +91,7 @@ Measured measure_int8_kernel(int64_t rows) {
     return std::make_unique<PackedInt8Weight>(w.data_ptr<int8_t>(), shape.out, shape.in, scale.data(),
                                               semroute::kernels::best_int8_path());
   };
-  return measure_kernel(rows, 1.0, make, [&](const PackedInt8Weight& weight, at::Tensor& y) {
+  return measure_kernel(rows, layers, 1.0, make, [&](const PackedInt8Weight& weight, at::Tensor& y) {
     semroute::kernels::Int8Output out;
     out.row_scale = row_scale.data();
     out.row_zero = row_zero.data();
@@ -99,7 +103,7 @@ Measured measure_int8_kernel(int64_t rows) {
   });
 }
 
-Measured measure_f32_kernel(int64_t rows) {
+Measured measure_f32_kernel(int64_t rows, int layers) {
   using semroute::kernels::PackedF32Weight;
   const int64_t widest = 1152;
   const at::Tensor a = at::randn({rows, widest});
@@ -108,7 +112,7 @@ Measured measure_f32_kernel(int64_t rows) {
     return std::make_unique<PackedF32Weight>(w.data_ptr<float>(), shape.out, shape.in,
                                              semroute::kernels::best_f32_path());
   };
-  return measure_kernel(rows, 4.0, make, [&](const PackedF32Weight& weight, at::Tensor& y) {
+  return measure_kernel(rows, layers, 4.0, make, [&](const PackedF32Weight& weight, at::Tensor& y) {
     semroute::kernels::F32Output out;
     out.y = y.data_ptr<float>();
     out.y_stride = weight.n();
@@ -138,12 +142,17 @@ int main(int argc, char** argv) {
                 int8 ? "no quantize pass" : semroute::kernels::to_string(semroute::kernels::best_f32_path()),
                 args.threads);
     const Ceiling bandwidth = read_bandwidth(args.threads), peak = int8 ? int8_peak(args.threads) : fp32_peak(args.threads);
-    std::printf("%5s %9s %8s %9s %9s %9s\n", "rows", "ms/layer", "GB/s", "of read", "GOPS", int8 ? "of int8" : "of fp32");
+    std::printf("%5s %9s %8s %9s %9s %9s %13s %9s\n", "rows", "ms/layer", "GB/s", "of read", "GOPS",
+                int8 ? "of int8" : "of fp32", "cached ms/l", "of peak");
     for (int64_t rows : args.lengths) {
-      const Measured m = int8 ? measure_int8_kernel(rows) : measure_f32_kernel(rows);
-      std::printf("%5lld %9.3f %8.1f %8.0f%% %9.0f %8.0f%%\n", static_cast<long long>(rows), m.seconds * 1e3,
-                  m.weight_bytes / m.seconds / 1e9, 100 * m.weight_bytes / m.seconds / bandwidth.rate,
-                  m.ops / m.seconds / 1e9, 100 * m.ops / m.seconds / peak.rate);
+      const auto measure_alone = [&](int layers) {
+        return int8 ? measure_int8_kernel(rows, layers) : measure_f32_kernel(rows, layers);
+      };
+      const Measured m = measure_alone(kLayers), cached = measure_alone(1);
+      std::printf("%5lld %9.3f %8.1f %8.0f%% %9.0f %8.0f%% %13.3f %8.0f%%\n", static_cast<long long>(rows),
+                  m.seconds * 1e3, m.weight_bytes / m.seconds / 1e9, 100 * m.weight_bytes / m.seconds / bandwidth.rate,
+                  m.ops / m.seconds / 1e9, 100 * m.ops / m.seconds / peak.rate, cached.seconds * 1e3,
+                  100 * cached.ops / cached.seconds / peak.rate);
     }
   }
   for (const bool int8 : {true, false}) {
