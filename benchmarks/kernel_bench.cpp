@@ -61,8 +61,9 @@ Measured measure(const std::vector<std::vector<std::unique_ptr<semroute::PackedG
 // pass): inputs made once, panels spread over threads. `make(shape)` gives
 // one layer's packed weight, `run(weight, y)` multiplies with it. `layers`
 // distinct weights of each shape: kLayers stream them from memory as a
-// forward does; 1 keeps one layer's (5 MB in int8) in cache where the last
-// level holds it, so the two differ by what the weight stream costs.
+// forward does; 1 keeps one layer's (5 MB in int8, 20 in fp32) in cache
+// where the last level holds it, so the two differ by what the weight
+// stream costs.
 template <class Make, class Run>
 Measured measure_kernel(int64_t rows, int layers, double bytes_per_weight, const Make& make, const Run& run) {
   Measured m;
