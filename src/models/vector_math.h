@@ -244,6 +244,10 @@ template <typename V>
 inline float lane_max(V v) {
   return fold_lanes(v, [](auto a, auto b) { return a > b ? a : b; });
 }
+template <typename V>
+inline float lane_min(V v) {
+  return fold_lanes(v, [](auto a, auto b) { return a < b ? a : b; });
+}
 
 // V: Floats8 or Floats16.
 template <typename V>
@@ -340,8 +344,7 @@ inline void range_with_zero(const float* x, int64_t n, float* lo, float* hi, boo
     high = v > high ? v : high;
     probe += v * 0.0f;
   }
-  float least = fold_lanes(low, [](auto a, auto b) { return a < b ? a : b; });  // lanes start at 0
-  float most = lane_max(high), total = lane_sum(probe);
+  float least = lane_min(low), most = lane_max(high), total = lane_sum(probe);  // lanes start at 0
   for (int64_t j = whole; j < n; ++j) {
     least = x[j] < least ? x[j] : least;
     most = x[j] > most ? x[j] : most;
