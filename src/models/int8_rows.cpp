@@ -56,37 +56,35 @@ SEMROUTE_ISA_DISPATCH(dequantize_row, dequantize_row_body,
 // Rows per task: about 16 K elements, so that tiny inputs stay on one thread.
 int64_t grain(int64_t width) { return std::max<int64_t>(1, 16384 / std::max<int64_t>(width, 1)); }
 
-// quantize_rows for rows [begin, end), on this thread.
-void quantize_rows_here(const float* x, int64_t x_stride, int64_t begin, int64_t end, int64_t k, int levels,
-                        uint8_t* q, int64_t q_stride, float* scale, int32_t* zero) {
+}  // namespace
+
+void quantize_rows_between(const float* x, int64_t x_stride, int64_t begin, int64_t end, int64_t k, int levels,
+                           uint8_t* q, int64_t q_stride, float* scale, int32_t* zero) {
   for (int64_t r = begin; r < end; ++r) {
     quantize_row(x + r * x_stride, k, levels, q + r * q_stride, scale + r, zero + r);
     std::fill(q + r * q_stride + k, q + (r + 1) * q_stride, uint8_t{0});
   }
 }
 
-}  // namespace
-
 void quantize_rows(const float* x, int64_t x_stride, int64_t rows, int64_t k, int levels, uint8_t* q,
                    int64_t q_stride, float* scale, int32_t* zero) {
   at::parallel_for(0, rows, grain(k), [&](int64_t begin, int64_t end) {
-    quantize_rows_here(x, x_stride, begin, end, k, levels, q, q_stride, scale, zero);
+    quantize_rows_between(x, x_stride, begin, end, k, levels, q, q_stride, scale, zero);
   });
 }
 
-void quantize_made_rows(const std::function<void(int64_t, int64_t, float*)>& make, int64_t rows, int64_t k,
-                        int levels, uint8_t* q, int64_t q_stride, float* scale, int32_t* zero) {
+void quantize_made_rows_between(const std::function<void(int64_t, int64_t, float*)>& make, int64_t begin,
+                                int64_t end, int64_t k, int levels, uint8_t* q, int64_t q_stride, float* scale,
+                                int32_t* zero) {
   constexpr int64_t kRowsAtOnce = 8;  // 8 rows of a 4K-wide input: 128 KB, within L2
-  at::parallel_for(0, rows, grain(k), [&](int64_t begin, int64_t end) {
-    thread_local std::vector<float> made;
-    made.resize(static_cast<size_t>(kRowsAtOnce * k));
-    for (int64_t first = begin; first < end; first += kRowsAtOnce) {
-      const int64_t last = std::min(end, first + kRowsAtOnce);
-      make(first, last, made.data());
-      quantize_rows_here(made.data(), k, 0, last - first, k, levels, q + first * q_stride, q_stride, scale + first,
-                         zero + first);
-    }
-  });
+  thread_local std::vector<float> made;
+  made.resize(static_cast<size_t>(kRowsAtOnce * k));
+  for (int64_t first = begin; first < end; first += kRowsAtOnce) {
+    const int64_t last = std::min(end, first + kRowsAtOnce);
+    make(first, last, made.data());
+    quantize_rows_between(made.data(), k, 0, last - first, k, levels, q + first * q_stride, q_stride, scale + first,
+                          zero + first);
+  }
 }
 
 void dequantize_rows(const int32_t* acc, int64_t rows, int64_t n, const float* scale, const int32_t* zero,

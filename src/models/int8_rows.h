@@ -20,11 +20,17 @@ namespace semroute::int8 {
 void quantize_rows(const float* x, int64_t x_stride, int64_t rows, int64_t k, int levels, uint8_t* q,
                    int64_t q_stride, float* scale, int32_t* zero);
 
-// quantize_rows of rows that make(begin, end, out) writes (rows of k floats,
-// k apart): made a few at a time into a buffer of the thread's and quantized
-// while in cache.
-void quantize_made_rows(const std::function<void(int64_t, int64_t, float*)>& make, int64_t rows, int64_t k,
-                        int levels, uint8_t* q, int64_t q_stride, float* scale, int32_t* zero);
+// quantize_rows for rows [begin, end) of x only, on the calling thread: for
+// a caller that splits the rows itself (an int8 product's own region).
+void quantize_rows_between(const float* x, int64_t x_stride, int64_t begin, int64_t end, int64_t k, int levels,
+                           uint8_t* q, int64_t q_stride, float* scale, int32_t* zero);
+
+// The same for rows [begin, end) that make(begin, end, out) writes (rows of
+// k floats, k apart): made a few at a time into a buffer of the thread's and
+// quantized while in cache.
+void quantize_made_rows_between(const std::function<void(int64_t, int64_t, float*)>& make, int64_t begin,
+                                int64_t end, int64_t k, int levels, uint8_t* q, int64_t q_stride, float* scale,
+                                int32_t* zero);
 
 // y[r][n] = scale[r] · weight_scale[n] · (acc[r][n] − zero[r] · weight_sum[n]) + bias[n]
 // for `rows` rows of `n` outputs; `weight_sum` is the sum of the int8 weights

@@ -352,48 +352,73 @@ kernels::Int8Output from_row(kernels::Int8Output out, int64_t row) {
   return out;
 }
 
-// Spreads (panel, row block) tasks of one of our kernels over libtorch's
-// threads, panel by panel, in chunks taken on demand
-// (models/parallel_chunks.h); a run of blocks of one panel is one call, the
-// panel's weights staying in cache while the rows stream past them. `a` has
-// rows of `stride` elements.
+// The (panel, row block) tasks of one of our kernels, spread over libtorch's
+// threads panel by panel in chunks taken on demand (models/parallel_chunks.h);
+// a run of blocks of one panel is one call, the panel's weights staying in
+// cache while the rows stream past them. `a` has rows of `stride` elements.
 template <class Weight, class Input, class Output>
-void multiply_in_parallel(const Weight& w, const Input* a, int64_t stride, int64_t rows, const Output& out) {
-  const int64_t panels = w.panels();
-  const int64_t block = rows <= kTaskRows ? rows : kTaskRows, blocks = (rows + block - 1) / block;
-  const int64_t tasks = panels * blocks;
+class PanelTasks {
+ public:
+  PanelTasks(const Weight& w, const Input* a, int64_t stride, int64_t rows, const Output& out)
+      : w_(w), a_(a), stride_(stride), rows_(rows), out_(out),
+        block_(rows <= kTaskRows ? rows : kTaskRows), blocks_((rows + block_ - 1) / block_) {}
   // One block (up to 96 rows: bound by streaming the weights): long runs of
-  // consecutive panels, which the prefetchers follow; more: finer chunks.
-  parallel_chunks(tasks, chunk_for(tasks, blocks > 1 ? 8 : 2), [&](int64_t begin, int64_t end) {
+  // consecutive panels, which the prefetchers follow; more: finer chunks. At
+  // least two tasks a claim (but the last): measured paired on 2 vCPUs, a
+  // 16-token int8 forward 1.8 % faster than with claims of single panels.
+  ChunkSplit split() const {
+    const int64_t count = w_.panels() * blocks_;
+    return {count, chunk_for(count, blocks_ > 1 ? 8 : 2), 2};
+  }
+  void operator()(int64_t begin, int64_t end) const {
     for (int64_t task = begin; task < end;) {
-      const int64_t panel = task / blocks, first = task % blocks, last = std::min(blocks, first + end - task);
-      const int64_t row = first * block, count = std::min(rows, last * block) - row;
-      w.multiply(a + row * stride, stride, count, panel, panel + 1, from_row(out, row));
+      const int64_t panel = task / blocks_, first = task % blocks_, last = std::min(blocks_, first + end - task);
+      const int64_t row = first * block_, count = std::min(rows_, last * block_) - row;
+      w_.multiply(a_ + row * stride_, stride_, count, panel, panel + 1, from_row(out_, row));
       task += last - first;
     }
-  });
-}
+  }
+
+ private:
+  const Weight& w_;
+  const Input* a_;
+  const int64_t stride_, rows_;
+  const Output out_;
+  const int64_t block_, blocks_;
+};
+
+// The fewest rows a thread claims to quantize before an int8 product (but
+// the last): a longer input's share ends in claims of this size.
+constexpr int64_t kQuantizeRows = 32;
 
 }  // namespace
 
 at::Tensor PackedGemm::State::multiply_own_int8(const GemmInput& a, const at::Tensor& residual) const {
   const kernels::PackedInt8Weight& w = *own_int8;
-  const int64_t rows = a.made() ? a.rows : a.tensor.size(0), stride = w.padded_k();
+  const int64_t rows = a.made() ? a.rows : a.tensor.size(0), stride = w.padded_k(), in = problem.in;
   Workspace& ws = Workspace::of_this_thread();
   auto* q = ws.get<uint8_t>(Workspace::kQuantized, rows * stride);
   auto* scale = ws.get<float>(Workspace::kScales, rows);
   auto* zero = ws.get<int32_t>(Workspace::kZeroPoints, rows);
-  if (a.made())
-    int8::quantize_made_rows(a.make, rows, problem.in, activation_levels, q, stride, scale, zero);
-  else
-    int8::quantize_rows(a.tensor.data_ptr<float>(), problem.in, rows, problem.in, activation_levels, q, stride, scale,
-                        zero);
+  const auto quantize = [&](int64_t begin, int64_t end) {
+    if (a.made())
+      int8::quantize_made_rows_between(a.make, begin, end, in, activation_levels, q, stride, scale, zero);
+    else
+      int8::quantize_rows_between(a.tensor.data_ptr<float>(), in, begin, end, in, activation_levels, q, stride, scale,
+                                  zero);
+  };
   at::Tensor y = at::empty({rows, problem.out}, at::kFloat);
   kernels::Int8Output out;
   set_output(out, int8_bias, residual, y, problem.out);
   out.row_scale = scale;
   out.row_zero = zero;
-  multiply_in_parallel(w, q, stride, rows, out);
+  // The rows are quantized and multiplied in one parallel region; the rows
+  // in a share for each thread (a claim per row took 2 % of a 16-token
+  // forward: cross-core traffic on the counters).
+  const int64_t threads = std::max(at::get_num_threads(), 1);
+  const int64_t share = (rows + threads - 1) / threads;
+  const PanelTasks tasks(w, q, stride, rows, out);
+  parallel_chunks_then({rows, share, std::min(share, kQuantizeRows)}, quantize, tasks.split(), tasks);
   return y;
 }
 
@@ -401,7 +426,9 @@ at::Tensor PackedGemm::State::multiply_own_f32(const at::Tensor& a, const at::Te
   at::Tensor y = at::empty({a.size(0), problem.out}, at::kFloat);
   kernels::F32Output out;
   set_output(out, f32_bias, residual, y, problem.out);
-  multiply_in_parallel(*own_f32, a.data_ptr<float>(), problem.in, a.size(0), out);
+  const PanelTasks tasks(*own_f32, a.data_ptr<float>(), problem.in, a.size(0), out);
+  const ChunkSplit split = tasks.split();
+  parallel_chunks(split.count, split.chunk, tasks, split.floor);
   return y;
 }
 

@@ -12,6 +12,7 @@
 #include <atomic>
 #include <cstdint>
 #include <optional>
+#include <thread>
 
 #include "core/free_cpus.h"
 
@@ -22,9 +23,82 @@ namespace semroute {
 // one). The first chunks keep long runs; the last ones are small, so a thread
 // that started late (its wake-up) or ran slow leaves the others little to wait
 // for. Measured on 2 vCPUs, paired: int8 16 and 64 tokens 2-5 % faster.
-inline int64_t next_chunk(int64_t left, int64_t chunk, int64_t threads) {
-  return std::clamp<int64_t>(left / (2 * threads), 1, chunk);
+// Past `floor` (at most `chunk`) they stop shrinking: fewer claims where an
+// item is short, each claim a cache line passed between cores.
+inline int64_t next_chunk(int64_t left, int64_t chunk, int64_t threads, int64_t floor = 1) {
+  return std::min(left, std::clamp<int64_t>(left / (2 * threads), std::min(floor, chunk), chunk));
 }
+
+// Items [0, count) in chunks of at most `chunk`, shrinking to `floor` (next_chunk).
+struct ChunkSplit {
+  int64_t count = 0, chunk = 1, floor = 1;
+};
+
+namespace detail {
+
+inline void spin_pause() {
+#if defined(__x86_64__) || defined(__i386__)
+  __builtin_ia32_pause();
+#endif
+}
+
+// A cache line of its own for a counter threads write while others spin on
+// another: sharing one, each write would take the line from the spinners.
+constexpr size_t kLine = 64;
+
+// Items [0, count) handed out in chunks (next_chunk) to whichever thread asks.
+class alignas(kLine) ChunkQueue {
+ public:
+  ChunkQueue(const ChunkSplit& split, int64_t threads)
+      : count_(split.count), chunk_(std::max<int64_t>(split.chunk, 1)), threads_(threads), floor_(split.floor) {}
+  // Runs fn(begin, end) on every chunk this thread takes, until none is left.
+  template <class Fn>
+  void drain(const Fn& fn) {
+    int64_t begin = next_.load(std::memory_order_relaxed);
+    while (begin < count_) {
+      const int64_t end = begin + next_chunk(count_ - begin, chunk_, threads_, floor_);
+      // On failure `begin` becomes what another thread left: size again.
+      if (next_.compare_exchange_weak(begin, end, std::memory_order_relaxed)) {
+        fn(begin, end);
+        begin = next_.load(std::memory_order_relaxed);
+      }
+    }
+  }
+
+ private:
+  std::atomic<int64_t> next_{0};
+  const int64_t count_, chunk_, threads_, floor_;
+};
+
+// Threads for chunks of `chunk` over `count` items: at most one a chunk.
+inline int64_t threads_for(int64_t count, int64_t chunk) {
+  return std::min<int64_t>(at::get_num_threads(), (count + std::max<int64_t>(chunk, 1) - 1) / std::max<int64_t>(chunk, 1));
+}
+
+// Runs body() on `threads` of libtorch's threads, or serially on this one.
+template <class Body>
+void run_team(int64_t threads, const Body& body) {
+  std::optional<ScopedTeam> serial;  // one thread takes every chunk, here
+  if (threads <= 1) serial.emplace(1);
+  at::parallel_for(0, std::max<int64_t>(threads, 1), 1, [&](int64_t, int64_t) { body(); });
+}
+
+// Spins until `done` reaches `count` or `failed` is set, yielding the core
+// after a few thousand tries (a thread that shares its core with another
+// process finishes sooner when the spinner lets it run).
+inline void wait_for(const std::atomic<int64_t>& done, int64_t count, const std::atomic<bool>& failed) {
+  constexpr int kSpinsBeforeYield = 4096;
+  for (int spins = 0; done.load(std::memory_order_acquire) < count && !failed.load(std::memory_order_relaxed);) {
+    if (++spins < kSpinsBeforeYield) {
+      spin_pause();
+    } else {
+      std::this_thread::yield();
+      spins = 0;
+    }
+  }
+}
+
+}  // namespace detail
 
 // Runs fn(begin, end) over consecutive chunks of at most `chunk` items,
 // shrinking as the work runs out (next_chunk); a call from inside a parallel
@@ -32,23 +106,41 @@ inline int64_t next_chunk(int64_t left, int64_t chunk, int64_t threads) {
 // calls (oneDNN's sgemm) takes one thread, as on a team's, since a library's
 // split of one product over threads changes its rounding with the team size.
 template <class Fn>
-void parallel_chunks(int64_t count, int64_t chunk, const Fn& fn) {
+void parallel_chunks(int64_t count, int64_t chunk, const Fn& fn, int64_t floor = 1) {
   if (count <= 0) return;
-  chunk = std::max<int64_t>(chunk, 1);
-  const int64_t threads = std::min<int64_t>(at::get_num_threads(), (count + chunk - 1) / chunk);
-  std::optional<ScopedTeam> serial;  // one thread takes every chunk, here
-  if (threads <= 1) serial.emplace(1);
-  std::atomic<int64_t> next{0};
-  at::parallel_for(0, threads, 1, [&](int64_t, int64_t) {
-    int64_t begin = next.load(std::memory_order_relaxed);
-    while (begin < count) {
-      const int64_t end = begin + next_chunk(count - begin, chunk, threads);
-      // On failure `begin` becomes what another thread left: size again.
-      if (next.compare_exchange_weak(begin, end, std::memory_order_relaxed)) {
-        fn(begin, end);
-        begin = next.load(std::memory_order_relaxed);
+  const int64_t threads = detail::threads_for(count, chunk);
+  detail::ChunkQueue queue({count, chunk, floor}, threads);
+  detail::run_team(threads, [&] { queue.drain(fn); });
+}
+
+// Two passes in one parallel region: first(begin, end) over the chunks of
+// `first_split`, then, once every one of them has finished, second(begin,
+// end) over those of `second_split` (a product reading every row the first
+// pass made). Against two calls of parallel_chunks it saves a region's start
+// and end (3 µs measured on 2 vCPUs) and spreads a first pass too small for a
+// region of its own. A thread that ends its share of the first pass waits
+// only for chunks other threads took, so a team of any size finishes; an
+// exception in the first pass ends the wait and is rethrown.
+template <class First, class Second>
+void parallel_chunks_then(const ChunkSplit& first_split, const First& first, const ChunkSplit& second_split,
+                          const Second& second) {
+  const int64_t threads = std::max(detail::threads_for(first_split.count, first_split.chunk),
+                                   detail::threads_for(second_split.count, second_split.chunk));
+  detail::ChunkQueue first_queue(first_split, threads), second_queue(second_split, threads);
+  alignas(detail::kLine) std::atomic<int64_t> made{0};
+  alignas(detail::kLine) std::atomic<bool> failed{false};
+  detail::run_team(threads, [&] {
+    first_queue.drain([&](int64_t begin, int64_t end) {
+      try {
+        first(begin, end);
+      } catch (...) {
+        failed.store(true, std::memory_order_relaxed);
+        throw;
       }
-    }
+      made.fetch_add(end - begin, std::memory_order_release);
+    });
+    detail::wait_for(made, first_split.count, failed);
+    if (!failed.load(std::memory_order_relaxed)) second_queue.drain(second);
   });
 }
 

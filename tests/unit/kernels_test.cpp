@@ -7,12 +7,14 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <limits>
 #include <mutex>
+#include <stdexcept>
 #include <string>
 #include <thread>
 #include <vector>
@@ -678,6 +680,93 @@ TEST(ParallelChunks, CoverEveryItemOnceInShrinkingChunks) {
   EXPECT_EQ(next_chunk(24, 6, 2), 6);
   EXPECT_EQ(next_chunk(18, 6, 2), 4);
   EXPECT_EQ(next_chunk(3, 6, 2), 1);
+}
+
+// Claims stop shrinking at the floor (but the last, which takes what is left).
+TEST(ParallelChunks, ChunksStopShrinkingAtTheFloor) {
+  const ScopedTeam team(2);
+  EXPECT_EQ(next_chunk(24, 6, 2, 2), 6);
+  EXPECT_EQ(next_chunk(3, 6, 2, 2), 2);
+  EXPECT_EQ(next_chunk(1, 6, 2, 2), 1);
+  EXPECT_EQ(next_chunk(10, 3, 2, 5), 3);  // a floor above the chunk: the chunk
+  std::mutex mutex;
+  std::vector<int64_t> sizes;
+  parallel_chunks(
+      100, 10,
+      [&](int64_t begin, int64_t end) {
+        std::lock_guard<std::mutex> lock(mutex);
+        sizes.push_back(end - begin);
+      },
+      4);
+  int64_t total = 0, below_floor = 0;
+  for (int64_t size : sizes) {
+    total += size;
+    below_floor += size < 4;
+  }
+  EXPECT_EQ(total, 100);
+  EXPECT_LE(below_floor, 1);
+}
+
+// The second pass starts only when every item of the first has finished, on
+// whichever thread; each item of each pass runs once. The first pass is made
+// slow (a sleep) so that a thread not waiting would start the second early.
+TEST(ParallelChunks, SecondPassStartsAfterTheWholeFirst) {
+  const ScopedTeam team(2);
+  for (int64_t first_count : {1, 2, 16, 64}) {
+    for (int64_t second_count : {1, 5, 36}) {
+      std::vector<std::atomic<int>> first_runs(static_cast<size_t>(first_count));
+      std::vector<std::atomic<int>> second_runs(static_cast<size_t>(second_count));
+      std::atomic<int64_t> first_done{0}, early{0};
+      parallel_chunks_then(
+          {first_count, std::max<int64_t>(1, first_count / 2), 1},
+          [&](int64_t begin, int64_t end) {
+            std::this_thread::sleep_for(std::chrono::milliseconds(2));
+            for (int64_t i = begin; i < end; ++i) first_runs[static_cast<size_t>(i)]++;
+            first_done += end - begin;
+          },
+          {second_count, 2, 1},
+          [&](int64_t begin, int64_t end) {
+            if (first_done.load() != first_count) early++;
+            for (int64_t i = begin; i < end; ++i) second_runs[static_cast<size_t>(i)]++;
+          });
+      const std::string what = std::to_string(first_count) + " then " + std::to_string(second_count);
+      EXPECT_EQ(early.load(), 0) << what;
+      for (const auto& runs : first_runs) EXPECT_EQ(runs.load(), 1) << what;
+      for (const auto& runs : second_runs) EXPECT_EQ(runs.load(), 1) << what;
+    }
+  }
+}
+
+// An exception in the first pass reaches the caller; the other threads stop
+// waiting for the item that never finished (a hang here would time out).
+TEST(ParallelChunks, FirstPassExceptionIsRethrownWithoutAHang) {
+  const ScopedTeam team(2);
+  std::atomic<int> second_runs{0};
+  EXPECT_THROW(parallel_chunks_then(
+                   {8, 1, 1},
+                   [&](int64_t begin, int64_t) {
+                     if (begin == 0) throw std::runtime_error("first pass failed");
+                     std::this_thread::sleep_for(std::chrono::milliseconds(1));
+                   },
+                   {8, 1, 1}, [&](int64_t, int64_t) { second_runs++; }),
+               std::runtime_error);
+  EXPECT_EQ(second_runs.load(), 0);
+}
+
+// Called inside a parallel region, both passes run on the calling thread.
+TEST(ParallelChunks, BothPassesRunInsideAParallelRegion) {
+  const ScopedTeam team(2);
+  std::atomic<int64_t> first_items{0}, second_items{0};
+  at::parallel_for(0, 2, 1, [&](int64_t begin, int64_t end) {
+    for (int64_t i = begin; i < end; ++i)
+      parallel_chunks_then({10, 3, 1}, [&](int64_t b, int64_t e) { first_items += e - b; }, {7, 2, 1},
+                           [&](int64_t b, int64_t e) {
+                             EXPECT_GE(first_items.load(), 10);
+                             second_items += e - b;
+                           });
+  });
+  EXPECT_EQ(first_items.load(), 20);
+  EXPECT_EQ(second_items.load(), 14);
 }
 
 TEST(PackedGemm, RowLadderIsBoundedAndAscending) {
