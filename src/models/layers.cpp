@@ -99,6 +99,12 @@ at::Tensor Linear::add_to(const at::Tensor& residual, const GemmInput& x, const 
   return add_to(residual, x.materialize(), deltas);
 }
 
+std::optional<ProductPasses> Linear::passes(const GemmInput& x, const at::Tensor& residual,
+                                            const LinearDeltas* deltas) const {
+  if (packed_ == nullptr || deltas != nullptr) return std::nullopt;
+  return packed_->passes(x, residual);
+}
+
 LayerNorm LayerNorm::load(WeightMap& weights, const std::string& name, int64_t dim, double eps, bool bias) {
   const at::Tensor weight = weights.get(name + ".weight", {dim});
   return from(weight, bias ? weights.get(name + ".bias", {dim}) : at::Tensor(), eps);
@@ -160,8 +166,10 @@ GemmInput norm_rows(const at::Tensor& x, Norm norm) {
 
 }  // namespace
 
+bool LayerNorm::rows_made_for(const at::Tensor& x) const { return fp32_rows(x, weight_, bias_) && x.dim() == 2; }
+
 GemmInput LayerNorm::rows(const at::Tensor& x) const {
-  if (!fp32_rows(x, weight_, bias_) || x.dim() != 2) return GemmInput((*this)(x));
+  if (!rows_made_for(x)) return GemmInput((*this)(x));
   const at::Tensor w = weight_.contiguous(), b = bias_.defined() ? bias_.contiguous() : at::Tensor();
   const float *wp = w.data_ptr<float>(), *bp = b.defined() ? b.data_ptr<float>() : nullptr;
   const auto eps = static_cast<float>(eps_);
@@ -352,8 +360,12 @@ at::Tensor gated_activation(Activation activation, const at::Tensor& input, cons
   return eager_activate(activation, input) * gate;
 }
 
+bool gated_activation_fuses(const at::Tensor& input, const at::Tensor& gate) {
+  return fusable(input) && fusable(gate) && input.sizes() == gate.sizes();
+}
+
 GemmInput gated_activation_rows(Activation activation, const at::Tensor& input, const at::Tensor& gate) {
-  if (fusable(input) && fusable(gate) && input.sizes() == gate.sizes()) return activation_rows(activation, input, gate);
+  if (gated_activation_fuses(input, gate)) return activation_rows(activation, input, gate);
   return GemmInput(gated_activation(activation, input, gate));
 }
 

@@ -6,6 +6,7 @@
 #include <ATen/core/Tensor.h>
 
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -40,6 +41,11 @@ class Linear {
   // a gated activation: GemmInput). A LoRA delta reads the input as a tensor.
   at::Tensor operator()(const GemmInput& x, const LinearDeltas* deltas = nullptr) const;
   at::Tensor add_to(const at::Tensor& residual, const GemmInput& x, const LinearDeltas* deltas = nullptr) const;
+  // The passes of add_to(residual, x) (an undefined residual: operator()) to
+  // run in a region with others (PackedGemm::passes); none with a LoRA delta
+  // or where the product does not run on our int8 kernel.
+  std::optional<ProductPasses> passes(const GemmInput& x, const at::Tensor& residual,
+                                      const LinearDeltas* deltas = nullptr) const;
   int64_t out_features() const { return out_features_; }
   // The checkpoint name of this layer (its weight tensor without ".weight").
   const std::string& module() const { return module_; }
@@ -85,6 +91,8 @@ class LayerNorm {
   // The normed rows of a 2-D x as the input of a Linear: made as the product
   // reads them where the norm runs on our row kernel (fp32 on the CPU).
   GemmInput rows(const at::Tensor& x) const;
+  // Whether rows(x) is made as it is read (else it is computed when called).
+  bool rows_made_for(const at::Tensor& x) const;
 
  private:
   at::Tensor weight_;
@@ -119,6 +127,8 @@ at::Tensor gated_activation(Activation activation, const at::Tensor& input, cons
 // gated_activation of 2-D rows as the input of a Linear, made as the product
 // reads it where the activation fuses.
 GemmInput gated_activation_rows(Activation activation, const at::Tensor& input, const at::Tensor& gate);
+// Whether gated_activation_rows is made as it is read (else computed when called).
+bool gated_activation_fuses(const at::Tensor& input, const at::Tensor& gate);
 
 // The projections of a Llama-family layer (Qwen3, Gemma3): self_attn.{q,k,v,o}_proj
 // with per-head self_attn.{q,k}_norm, and a gated MLP

@@ -50,6 +50,10 @@ class ModernBertEncoder final : public CoreModel {
   // One layer over packed tokens x [tokens, hidden] of sequences of `lengths`.
   at::Tensor run_layer(const Layer& layer, const at::Tensor& x, const std::vector<int64_t>& lengths,
                        const Rope& rope, int64_t block, const LinearDeltas* deltas) const;
+  // h = x + Wo(attention), then h + its MLP, as one parallel region where the
+  // three products run on our int8 kernel (Linear::passes); none otherwise.
+  std::optional<at::Tensor> output_and_mlp_in_one_region(const Layer& layer, const at::Tensor& x,
+                                                         const at::Tensor& attention, const LinearDeltas* deltas) const;
 
   ModernBertConfig config_;
   Activation activation_;

@@ -249,7 +249,8 @@ struct PackedGemm::State {
   void multiply(int64_t rows, const void* src, void* dst) const;
   at::Tensor multiply_float(const at::Tensor& a) const;
   at::Tensor multiply_int8(const at::Tensor& a) const;
-  at::Tensor multiply_own_int8(const GemmInput& a, const at::Tensor& residual) const;
+  // The two passes of a product on our int8 kernel (ProductPasses).
+  ProductPasses own_int8_passes(const GemmInput& a, const at::Tensor& residual) const;
   at::Tensor multiply_own_f32(const at::Tensor& a, const at::Tensor& residual) const;
   // The product of `a` [rows, in] (fp32 for int8, else the compute dtype),
   // with `residual` added when it is defined (in the epilogue where the
@@ -387,39 +388,52 @@ class PanelTasks {
   const int64_t block_, blocks_;
 };
 
+// Runs a product's two passes in one region: its output.
+at::Tensor run_passes(const ProductPasses& product) {
+  parallel_passes({product.quantize, product.multiply});
+  return product.y;
+}
+
 // The fewest rows a thread claims to quantize before an int8 product (but
 // the last): a longer input's share ends in claims of this size.
 constexpr int64_t kQuantizeRows = 32;
 
 }  // namespace
 
-at::Tensor PackedGemm::State::multiply_own_int8(const GemmInput& a, const at::Tensor& residual) const {
+ProductPasses PackedGemm::State::own_int8_passes(const GemmInput& a, const at::Tensor& residual) const {
   const kernels::PackedInt8Weight& w = *own_int8;
   const int64_t rows = a.made() ? a.rows : a.tensor.size(0), stride = w.padded_k(), in = problem.in;
-  Workspace& ws = Workspace::of_this_thread();
-  auto* q = ws.get<uint8_t>(Workspace::kQuantized, rows * stride);
-  auto* scale = ws.get<float>(Workspace::kScales, rows);
-  auto* zero = ws.get<int32_t>(Workspace::kZeroPoints, rows);
-  const auto quantize = [&](int64_t begin, int64_t end) {
-    if (a.made())
-      int8::quantize_made_rows_between(a.make, begin, end, in, activation_levels, q, stride, scale, zero);
-    else
-      int8::quantize_rows_between(a.tensor.data_ptr<float>(), in, begin, end, in, activation_levels, q, stride, scale,
-                                  zero);
-  };
-  at::Tensor y = at::empty({rows, problem.out}, at::kFloat);
+  // The quantized rows, their scales and zero points, in one block the passes keep.
+  const int64_t scales_at = (rows * stride + 63) / 64 * 64, zeros_at = scales_at + rows * 4;
+  const at::Tensor buffer = at::empty({zeros_at + rows * 4}, at::kByte);
+  auto* q = buffer.data_ptr<uint8_t>();
+  auto* scale = reinterpret_cast<float*>(q + scales_at);
+  auto* zero = reinterpret_cast<int32_t*>(q + zeros_at);
+  ProductPasses product;
+  product.y = at::empty({rows, problem.out}, at::kFloat);
   kernels::Int8Output out;
-  set_output(out, int8_bias, residual, y, problem.out);
+  set_output(out, int8_bias, residual, product.y, problem.out);
   out.row_scale = scale;
   out.row_zero = zero;
-  // The rows are quantized and multiplied in one parallel region; the rows
-  // in a share for each thread (a claim per row took 2 % of a 16-token
-  // forward: cross-core traffic on the counters).
+  // The rows in a share for each thread: a claim per row took 2 % of a
+  // 16-token forward (cross-core traffic on the counters).
   const int64_t threads = std::max(at::get_num_threads(), 1);
   const int64_t share = (rows + threads - 1) / threads;
-  const PanelTasks tasks(w, q, stride, rows, out);
-  parallel_chunks_then({rows, share, std::min(share, kQuantizeRows)}, quantize, tasks.split(), tasks);
-  return y;
+  const int levels = activation_levels;
+  product.quantize = {{rows, share, std::min(share, kQuantizeRows)}, [a, buffer, q, scale, zero, in, stride, levels](
+                                                                        int64_t begin, int64_t end) {
+                       if (a.made())
+                         int8::quantize_made_rows_between(a.make, begin, end, in, levels, q, stride, scale, zero);
+                       else
+                         int8::quantize_rows_between(a.tensor.data_ptr<float>(), in, begin, end, in, levels, q, stride,
+                                                     scale, zero);
+                     }};
+  const auto tasks = std::make_shared<const PanelTasks<kernels::PackedInt8Weight, uint8_t, kernels::Int8Output>>(
+      w, q, stride, rows, out);
+  product.multiply = {tasks->split(), [tasks, buffer, residual, y = product.y](int64_t begin, int64_t end) {
+                       (*tasks)(begin, end);
+                     }};
+  return product;
 }
 
 at::Tensor PackedGemm::State::multiply_own_f32(const at::Tensor& a, const at::Tensor& residual) const {
@@ -433,7 +447,7 @@ at::Tensor PackedGemm::State::multiply_own_f32(const at::Tensor& a, const at::Te
 }
 
 at::Tensor PackedGemm::State::product(const at::Tensor& a, const at::Tensor& residual) const {
-  if (own_int8) return multiply_own_int8(GemmInput(a), residual);
+  if (own_int8) return run_passes(own_int8_passes(GemmInput(a), residual));
   if (own_f32) return multiply_own_f32(a, residual);
   const at::Tensor y = compute == at::kChar ? multiply_int8(a) : multiply_float(a);
   return residual.defined() ? y.add_(residual) : y;
@@ -753,6 +767,20 @@ void check_shapes(const Problem& problem, int64_t width, const at::Tensor& resid
 
 }  // namespace
 
+std::optional<ProductPasses> PackedGemm::passes(const GemmInput& x, const at::Tensor& residual) const {
+  const State& s = *state_;
+  const auto plain_rows = [](const at::Tensor& t) {
+    return t.device().is_cpu() && t.scalar_type() == at::kFloat && t.dim() == 2 && t.is_contiguous();
+  };
+  const int64_t rows = x.made() ? x.rows : (x.tensor.dim() == 2 ? x.tensor.size(0) : 0);
+  const int64_t width = x.made() ? x.width : x.tensor.size(-1);
+  if (!s.own_int8 || s.dtype != at::kFloat || rows <= 0 || (!x.made() && !plain_rows(x.tensor)) ||
+      (residual.defined() && !plain_rows(residual)))
+    return std::nullopt;
+  check_shapes(s.problem, width, residual, {rows, s.problem.out});
+  return s.own_int8_passes(x, residual);
+}
+
 // A made input goes to our int8 kernel as it is made (a float32 residual
 // added in its epilogue); to the others as a tensor.
 at::Tensor PackedGemm::run(const GemmInput& x, const at::Tensor& residual) const {
@@ -762,7 +790,7 @@ at::Tensor PackedGemm::run(const GemmInput& x, const at::Tensor& residual) const
   if (!fused) return run(x.materialize(), residual);
   check_shapes(s.problem, x.width, residual, {x.rows, s.problem.out});
   prepare_calling_thread();
-  return s.multiply_own_int8(x, residual.defined() ? residual.contiguous() : residual);
+  return run_passes(s.own_int8_passes(x, residual.defined() ? residual.contiguous() : residual));
 }
 
 at::Tensor PackedGemm::run(const at::Tensor& x, const at::Tensor& residual) const {

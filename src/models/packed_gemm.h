@@ -33,6 +33,9 @@
 
 #include <functional>
 #include <memory>
+#include <optional>
+
+#include "models/parallel_chunks.h"
 
 namespace semroute {
 
@@ -55,6 +58,15 @@ struct GemmInput {
   Make make;
 };
 
+// The passes of a product on our int8 kernel, to run in a parallel region
+// with others (parallel_passes, models/parallel_chunks.h): the input's rows
+// quantized, then multiplied into `y` (the residual added). What they read
+// must be made by then: a made input may read tensors earlier passes write.
+struct ProductPasses {
+  at::Tensor y;
+  ParallelPass quantize, multiply;
+};
+
 class PackedGemm {
  public:
   // Packs `weight` [out, in] (and `bias` [out], optional); with `int8`,
@@ -73,6 +85,9 @@ class PackedGemm {
   // The same for an input that may be made as it is read (GemmInput).
   at::Tensor operator()(const GemmInput& x) const;
   at::Tensor add_to(const at::Tensor& residual, const GemmInput& x) const;
+  // The passes of add_to(residual, x) (an undefined residual: operator()),
+  // for float32 2-D rows on our int8 kernel; none otherwise.
+  std::optional<ProductPasses> passes(const GemmInput& x, const at::Tensor& residual) const;
   int64_t in_features() const;
   int64_t out_features() const;
   // The dtype the product is computed in: float32 (also for bf16 weights on a

@@ -11,8 +11,10 @@
 #include <algorithm>
 #include <atomic>
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <thread>
+#include <vector>
 
 #include "core/free_cpus.h"
 
@@ -113,36 +115,21 @@ void parallel_chunks(int64_t count, int64_t chunk, const Fn& fn, int64_t floor =
   detail::run_team(threads, [&] { queue.drain(fn); });
 }
 
-// Two passes in one parallel region: first(begin, end) over the chunks of
-// `first_split`, then, once every one of them has finished, second(begin,
-// end) over those of `second_split` (a product reading every row the first
-// pass made). Against two calls of parallel_chunks it saves a region's start
-// and end (3 µs measured on 2 vCPUs) and spreads a first pass too small for a
-// region of its own. A thread that ends its share of the first pass waits
-// only for chunks other threads took, so a team of any size finishes; an
-// exception in the first pass ends the wait and is rethrown.
-template <class First, class Second>
-void parallel_chunks_then(const ChunkSplit& first_split, const First& first, const ChunkSplit& second_split,
-                          const Second& second) {
-  const int64_t threads = std::max(detail::threads_for(first_split.count, first_split.chunk),
-                                   detail::threads_for(second_split.count, second_split.chunk));
-  detail::ChunkQueue first_queue(first_split, threads), second_queue(second_split, threads);
-  alignas(detail::kLine) std::atomic<int64_t> made{0};
-  alignas(detail::kLine) std::atomic<bool> failed{false};
-  detail::run_team(threads, [&] {
-    first_queue.drain([&](int64_t begin, int64_t end) {
-      try {
-        first(begin, end);
-      } catch (...) {
-        failed.store(true, std::memory_order_relaxed);
-        throw;
-      }
-      made.fetch_add(end - begin, std::memory_order_release);
-    });
-    detail::wait_for(made, first_split.count, failed);
-    if (!failed.load(std::memory_order_relaxed)) second_queue.drain(second);
-  });
-}
+// One pass of a region that runs several in turn: run(begin, end) over the
+// chunks of `split`.
+struct ParallelPass {
+  ChunkSplit split;
+  std::function<void(int64_t, int64_t)> run;
+};
+
+// Passes in one parallel region, each starting once every chunk of the one
+// before has finished, on whichever thread (a product reading every row the
+// pass before made; a norm reading every column of a product). Against a
+// region per pass it saves each region's start and end (3 µs measured on 2
+// vCPUs) and spreads passes too small for a region of their own. A thread
+// that ends its share of a pass waits only for chunks other threads took, so
+// a team of any size finishes; an exception ends every wait and is rethrown.
+void parallel_passes(const std::vector<ParallelPass>& passes);
 
 // A chunk that gives each thread about `per_thread` chunks of `count` items.
 inline int64_t chunk_for(int64_t count, int64_t per_thread) {

@@ -717,18 +717,16 @@ TEST(ParallelChunks, SecondPassStartsAfterTheWholeFirst) {
       std::vector<std::atomic<int>> first_runs(static_cast<size_t>(first_count));
       std::vector<std::atomic<int>> second_runs(static_cast<size_t>(second_count));
       std::atomic<int64_t> first_done{0}, early{0};
-      parallel_chunks_then(
-          {first_count, std::max<int64_t>(1, first_count / 2), 1},
-          [&](int64_t begin, int64_t end) {
-            std::this_thread::sleep_for(std::chrono::milliseconds(2));
-            for (int64_t i = begin; i < end; ++i) first_runs[static_cast<size_t>(i)]++;
-            first_done += end - begin;
-          },
-          {second_count, 2, 1},
-          [&](int64_t begin, int64_t end) {
-            if (first_done.load() != first_count) early++;
-            for (int64_t i = begin; i < end; ++i) second_runs[static_cast<size_t>(i)]++;
-          });
+      parallel_passes({{{first_count, std::max<int64_t>(1, first_count / 2), 1},
+                        [&](int64_t begin, int64_t end) {
+                          std::this_thread::sleep_for(std::chrono::milliseconds(2));
+                          for (int64_t i = begin; i < end; ++i) first_runs[static_cast<size_t>(i)]++;
+                          first_done += end - begin;
+                        }},
+                       {{second_count, 2, 1}, [&](int64_t begin, int64_t end) {
+                          if (first_done.load() != first_count) early++;
+                          for (int64_t i = begin; i < end; ++i) second_runs[static_cast<size_t>(i)]++;
+                        }}});
       const std::string what = std::to_string(first_count) + " then " + std::to_string(second_count);
       EXPECT_EQ(early.load(), 0) << what;
       for (const auto& runs : first_runs) EXPECT_EQ(runs.load(), 1) << what;
@@ -742,13 +740,12 @@ TEST(ParallelChunks, SecondPassStartsAfterTheWholeFirst) {
 TEST(ParallelChunks, FirstPassExceptionIsRethrownWithoutAHang) {
   const ScopedTeam team(2);
   std::atomic<int> second_runs{0};
-  EXPECT_THROW(parallel_chunks_then(
-                   {8, 1, 1},
-                   [&](int64_t begin, int64_t) {
-                     if (begin == 0) throw std::runtime_error("first pass failed");
-                     std::this_thread::sleep_for(std::chrono::milliseconds(1));
-                   },
-                   {8, 1, 1}, [&](int64_t, int64_t) { second_runs++; }),
+  EXPECT_THROW(parallel_passes({{{8, 1, 1},
+                                 [&](int64_t begin, int64_t) {
+                                   if (begin == 0) throw std::runtime_error("first pass failed");
+                                   std::this_thread::sleep_for(std::chrono::milliseconds(1));
+                                 }},
+                                {{8, 1, 1}, [&](int64_t, int64_t) { second_runs++; }}}),
                std::runtime_error);
   EXPECT_EQ(second_runs.load(), 0);
 }
@@ -759,11 +756,11 @@ TEST(ParallelChunks, BothPassesRunInsideAParallelRegion) {
   std::atomic<int64_t> first_items{0}, second_items{0};
   at::parallel_for(0, 2, 1, [&](int64_t begin, int64_t end) {
     for (int64_t i = begin; i < end; ++i)
-      parallel_chunks_then({10, 3, 1}, [&](int64_t b, int64_t e) { first_items += e - b; }, {7, 2, 1},
-                           [&](int64_t b, int64_t e) {
-                             EXPECT_GE(first_items.load(), 10);
-                             second_items += e - b;
-                           });
+      parallel_passes({{{10, 3, 1}, [&](int64_t b, int64_t e) { first_items += e - b; }},
+                       {{7, 2, 1}, [&](int64_t b, int64_t e) {
+                          EXPECT_GE(first_items.load(), 10);
+                          second_items += e - b;
+                        }}});
   });
   EXPECT_EQ(first_items.load(), 20);
   EXPECT_EQ(second_items.load(), 14);
@@ -900,6 +897,52 @@ TEST(PackedGemm, MadeInputsEqualTheirTensors) {
   }
   // Inputs a row kernel does not take (bf16, 3-D) arrive as tensors.
   EXPECT_FALSE(norm.rows(at::randn({2, 3, 200})).made());
+}
+
+// Products planned as passes and run in one region (a transformer layer's
+// tail: h = x + Wo·a, then h + W2·act(W1·norm(h))), each reading what the
+// pass before wrote, give exactly what the products give one at a time: the
+// same kernels on the same rows. Where a product is not on our int8 kernel,
+// or a LoRA delta applies, there are no passes.
+TEST(PackedGemm, ProductsAsPassesOfOneRegionEqualProductsAlone) {
+  c10::InferenceMode guard;
+  at::manual_seed(13);
+  const ScopedTeam team(2);
+  const int64_t width = 96, inner = 160;
+  const Linear wo = Linear::from(at::randn({width, width}) * 0.1, at::randn({width}), "wo", true);
+  const Linear wi = Linear::from(at::randn({2 * inner, width}) * 0.1, at::randn({2 * inner}), "wi", true);
+  const Linear w2 = Linear::from(at::randn({width, inner}) * 0.1, at::Tensor(), "w2", true);
+  const LayerNorm norm = LayerNorm::from(at::randn({width}), at::Tensor(), 1e-5);
+  for (int64_t rows : {1, 3, 16, 64, 200}) {
+    const std::string what = std::to_string(rows) + " rows";
+    const at::Tensor x = at::randn({rows, width}), a = at::randn({rows, width});
+    const at::Tensor h = wo.add_to(x, a);
+    const auto gate = wi(norm.rows(h)).chunk(2, -1);
+    const at::Tensor alone = w2.add_to(h, gated_activation_rows(Activation::kGeluErf, gate[0], gate[1]));
+
+    const auto output = wo.passes(GemmInput(a), x);
+    ASSERT_TRUE(output.has_value()) << what;
+    ASSERT_TRUE(norm.rows_made_for(output->y)) << what;
+    const auto input_gate = wi.passes(norm.rows(output->y), at::Tensor());
+    ASSERT_TRUE(input_gate.has_value()) << what;
+    const auto parts = input_gate->y.chunk(2, -1);
+    ASSERT_TRUE(gated_activation_fuses(parts[0], parts[1])) << what;
+    const auto mlp = w2.passes(gated_activation_rows(Activation::kGeluErf, parts[0], parts[1]), output->y);
+    ASSERT_TRUE(mlp.has_value()) << what;
+    parallel_passes({output->quantize, output->multiply, input_gate->quantize, input_gate->multiply, mlp->quantize,
+                     mlp->multiply});
+    EXPECT_TRUE(at::equal(output->y, h)) << what;
+    EXPECT_TRUE(at::equal(mlp->y, alone)) << what << ": max abs difference "
+                                          << (mlp->y - alone).abs().max().item<float>();
+  }
+  const Linear fp32 = Linear::from(at::randn({width, width}), at::Tensor(), "fp32", false);
+  EXPECT_FALSE(fp32.passes(GemmInput(at::randn({4, width})), at::Tensor()).has_value());
+  struct NoDelta : LinearDeltas {
+    at::Tensor add(const std::string&, const at::Tensor&, const at::Tensor& y) const override { return y; }
+  } delta;
+  EXPECT_FALSE(wo.passes(GemmInput(at::randn({4, width})), at::Tensor(), &delta).has_value());
+  EXPECT_FALSE(wo.passes(GemmInput(at::randn({width, 4}).t()), at::Tensor()).has_value());  // not contiguous
+  EXPECT_FALSE(wo.passes(GemmInput(at::randn({0, width})), at::Tensor()).has_value());
 }
 
 }  // namespace
