@@ -772,12 +772,11 @@ std::optional<ProductPasses> PackedGemm::passes(const GemmInput& x, const at::Te
   const auto plain_rows = [](const at::Tensor& t) {
     return t.device().is_cpu() && t.scalar_type() == at::kFloat && t.dim() == 2 && t.is_contiguous();
   };
-  const int64_t rows = x.made() ? x.rows : (x.tensor.dim() == 2 ? x.tensor.size(0) : 0);
-  const int64_t width = x.made() ? x.width : x.tensor.size(-1);
-  if (!s.own_int8 || s.dtype != at::kFloat || rows <= 0 || (!x.made() && !plain_rows(x.tensor)) ||
-      (residual.defined() && !plain_rows(residual)))
-    return std::nullopt;
+  if (!s.own_int8 || s.dtype != at::kFloat || (!x.made() && !plain_rows(x.tensor))) return std::nullopt;
+  const int64_t rows = x.made() ? x.rows : x.tensor.size(0), width = x.made() ? x.width : x.tensor.size(1);
+  if (rows <= 0 || (residual.defined() && !plain_rows(residual))) return std::nullopt;
   check_shapes(s.problem, width, residual, {rows, s.problem.out});
+  prepare_calling_thread();
   return s.own_int8_passes(x, residual);
 }
 
