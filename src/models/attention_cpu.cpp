@@ -18,6 +18,8 @@
 #include <cmath>
 #include <cstdint>
 #include <cstring>
+#include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -297,23 +299,58 @@ int64_t attention_query_block(int64_t keys) {
   return std::clamp<int64_t>(kTaskScores / std::max<int64_t>(keys, 1), 16, 64) / 16 * 16;
 }
 
-at::Tensor attention_cpu_packed(const at::Tensor& q_in, const at::Tensor& k_in, const at::Tensor& v_in,
-                                const std::vector<int64_t>& lengths, const at::Tensor& cos_in, const at::Tensor& sin_in,
-                                double scale, AttentionPattern pattern, int64_t forced_block, double softcap,
-                                bool bf16_products) {
+namespace {
+
+// One call's tasks and what they read, kept while they run (a pass may run
+// them after the call that planned it has returned).
+struct AttentionWork {
+  std::vector<int64_t> lengths, offsets;
+  std::vector<Task> tasks;
+  at::Tensor cos, sin, out;  // out: [tokens, heads * dim] fp32
+  std::optional<TokenMajor> q, k, v;
+  KeysAndValues packed;
+  double scale = 1, softcap = 0;
+  AttentionPattern pattern;
+  bool rotary = false, keys_in_task = false, bf16_products = false;
+  int64_t dim = 0, group = 1, out_stride = 0;
+
+  // Tasks differ in cost (a window clipped at a sequence's ends, sequences
+  // of mixed lengths): threads take them on demand.
+  ChunkSplit split() const {
+    const auto count = static_cast<int64_t>(tasks.size());
+    return {count, chunk_for(count, 8), 1};
+  }
+  // Tasks [begin, end), on this thread.
+  void run(int64_t begin, int64_t end) const;
+};
+
+// The tasks of attention_cpu_packed. Without `may_read`, none (null) where
+// setting them up would read q, k or v (rotating keys that several query
+// blocks share, packing them to bf16, copying a strided or non-fp32 input):
+// for a pass planned before the pass that writes them.
+std::shared_ptr<AttentionWork> plan_attention(const at::Tensor& q_in, const at::Tensor& k_in, const at::Tensor& v_in,
+                                              const std::vector<int64_t>& lengths, const at::Tensor& cos_in,
+                                              const at::Tensor& sin_in, double scale, AttentionPattern pattern,
+                                              int64_t forced_block, double softcap, bool bf16_products,
+                                              bool may_read) {
   if (bf16_products && !kernels::bf16_dot_here()) throw InternalError("bf16 attention products on a CPU without them");
   // Below 128 tokens packing the keys and values costs what the faster
   // products save (ModernBERT-base int8, 2 threads: 16 tokens 7 % slower,
   // 64 even, 256 3 % and 512 7 % faster).
   if (lengths.empty() || *std::max_element(lengths.begin(), lengths.end()) < kBf16MinTokens) bf16_products = false;
+  const auto plain = [](const at::Tensor& x) { return x.scalar_type() == at::kFloat && x.stride(-1) == 1; };
+  if (!may_read && (bf16_products || !plain(q_in) || !plain(k_in) || !plain(v_in))) return nullptr;
+  auto work = std::make_shared<AttentionWork>();
+  AttentionWork& w = *work;
   const int64_t tokens = q_in.size(0), heads = q_in.size(1), dim = q_in.size(2), kv_heads = k_in.size(1);
-  at::Tensor out = at::empty({tokens, heads * dim}, q_in.options().dtype(at::kFloat));
-  if (out.numel() == 0) return out.to(q_in.scalar_type());
-  const Sequences sequences(lengths);
-  const bool rotary = cos_in.defined();
+  w.out = at::empty({tokens, heads * dim}, q_in.options().dtype(at::kFloat));
+  if (w.out.numel() == 0) return work;
+  w.lengths = lengths;
+  const Sequences sequences(w.lengths);
+  w.offsets = sequences.offsets;
+  w.rotary = cos_in.defined();
   // Every block of every head of every sequence is a task: one parallel
   // region for the whole batch, whatever its mix of lengths.
-  std::vector<Task> tasks;
   bool one_block_each = true;  // every (sequence, head) is a single task
   for (size_t i = 0; i < lengths.size(); ++i) {
     const int64_t length = lengths[i], window = pattern.window >= length - 1 ? -1 : pattern.window;
@@ -321,109 +358,134 @@ at::Tensor attention_cpu_packed(const at::Tensor& q_in, const at::Tensor& k_in, 
     one_block_each = one_block_each && block >= length;
     for (int64_t head = 0; head < heads; ++head)
       for (int64_t q0 = 0; q0 < length; q0 += block)
-        tasks.push_back({static_cast<int64_t>(i), head, q0, std::min(length, q0 + block)});
+        w.tasks.push_back({static_cast<int64_t>(i), head, q0, std::min(length, q0 + block)});
   }
   // RoPE: each task rotates its own queries into its buffer (no pass and no
   // tensor of their own), and its keys too when it is the only task reading
   // them; where query blocks share keys, the keys are rotated once, before
   // the tasks (a task per block would rotate every key it reads again: 8
   // times per head at 512 global keys).
-  const bool keys_in_task = rotary && one_block_each;
-  const at::Tensor cos = rotary ? cos_in.to(at::kFloat).contiguous() : at::Tensor();
-  const at::Tensor sin = rotary ? sin_in.to(at::kFloat).contiguous() : at::Tensor();
-  const TokenMajor q(q_in);
-  const bool rotate_keys_first = rotary && (!keys_in_task || bf16_products);
-  const TokenMajor k(rotate_keys_first ? rotated(k_in, sequences, cos, sin) : k_in);
-  const TokenMajor v(v_in);
-  const KeysAndValues packed = bf16_products ? KeysAndValues(k, v, sequences, kv_heads, dim) : KeysAndValues();
-  const int64_t group = heads / kv_heads, out_stride = heads * dim;
-  float* op = out.data_ptr<float>();
+  w.keys_in_task = w.rotary && one_block_each;
+  const bool rotate_keys_first = w.rotary && (!w.keys_in_task || bf16_products);
+  if (!may_read && rotate_keys_first) return nullptr;
+  w.cos = w.rotary ? cos_in.to(at::kFloat).contiguous() : at::Tensor();
+  w.sin = w.rotary ? sin_in.to(at::kFloat).contiguous() : at::Tensor();
+  w.q.emplace(q_in);
+  w.k.emplace(rotate_keys_first ? rotated(k_in, sequences, w.cos, w.sin) : k_in);
+  w.v.emplace(v_in);
+  if (bf16_products) w.packed = KeysAndValues(*w.k, *w.v, sequences, kv_heads, dim);
+  w.scale = scale;
+  w.softcap = softcap;
+  w.pattern = pattern;
+  w.bf16_products = bf16_products;
+  w.dim = dim;
+  w.group = heads / kv_heads;
+  w.out_stride = heads * dim;
+  return work;
+}
 
-  // Tasks differ in cost (a window clipped at a sequence's ends, sequences of
-  // mixed lengths): threads take them on demand.
-  const auto count = static_cast<int64_t>(tasks.size());
-  parallel_chunks(count, chunk_for(count, 8), [&](int64_t begin, int64_t end) {
-    std::vector<float> scores, inverse_sums, rotated_q, rotated_k, transposed_k;
-    std::vector<uint16_t> bf16_rows;
-    for (int64_t t = begin; t < end; ++t) {
-      const Task& task = tasks[static_cast<size_t>(t)];
-      const int64_t length = lengths[static_cast<size_t>(task.sequence)];
-      const int64_t first = sequences.offsets[static_cast<size_t>(task.sequence)];
-      const int64_t window = pattern.window >= length - 1 ? -1 : pattern.window;
-      const int64_t q0 = task.q0, q1 = task.q1, rows = q1 - q0, kv_head = task.head / group;
-      int64_t k0 = window >= 0 ? std::max<int64_t>(0, q0 - window) : 0;
-      // bf16 keys are packed in panels of 16 from the sequence's first: start at one.
-      if (bf16_products) k0 = k0 / KeysAndValues::kPanel * KeysAndValues::kPanel;
-      int64_t k1 = window >= 0 ? std::min(length, q1 + window) : length;
-      if (pattern.causal) k1 = std::min(k1, q1);
-      const int64_t keys = k1 - k0;
-      const bool small = !bf16_products && keys <= kSmallBlockKeys && dim % 16 == 0;
-      const int64_t score_stride = small ? small_block_padded(keys) : keys;
-      scores.resize(static_cast<size_t>(rows * score_stride));
-      inverse_sums.resize(static_cast<size_t>(rows));
-      const float* qp = q.row(first + q0, task.head);
-      int64_t q_stride = q.token_stride;
-      if (rotary) {
-        qp = rotate_into(rotated_q, qp, q_stride, rows, q0, cos, sin, dim);
-        q_stride = dim;
-      }
-      if (bf16_products) {
-        bf16_rows.resize(static_cast<size_t>(rows * kernels::bf16_padded_k(std::max(dim, keys))));
-        kernels::bf16_rows(qp, q_stride, rows, dim, bf16_rows.data());
-        kernels::bf16_gemm(bf16_rows.data(), rows, packed.keys(task.sequence, kv_head, k0), keys, dim,
-                           static_cast<float>(scale), scores.data(), keys);
-      } else if (small) {
-        const float* kp = k.row(first + k0, kv_head);
-        int64_t k_stride = k.token_stride;
-        if (keys_in_task) {
-          kp = rotate_into(rotated_k, kp, k_stride, keys, k0, cos, sin, dim);
-          k_stride = dim;
-        }
-        transposed_k.resize(static_cast<size_t>(dim * score_stride));
-        small_block_scores(qp, q_stride, rows, kp, k_stride, keys, dim, static_cast<float>(scale), transposed_k.data(),
-                           scores.data());
-      } else if (keys_in_task) {
-        const float* kp = rotate_into(rotated_k, k.row(first + k0, kv_head), k.token_stride, keys, k0, cos, sin, dim);
-        sgemm('T', rows, keys, dim, static_cast<float>(scale), qp, q_stride, kp, dim, scores.data(), keys);
-      } else {
-        sgemm('T', rows, keys, dim, static_cast<float>(scale), qp, q_stride, k.row(first + k0, kv_head), k.token_stride,
-              scores.data(), keys);
-      }
-      for (int64_t r = 0; r < rows; ++r) {
-        float* row = scores.data() + r * score_stride;
-        const int64_t query = q0 + r;
-        int64_t lo = 0, hi = keys;
-        if (window >= 0) {
-          lo = std::max<int64_t>(0, query - window - k0);
-          hi = std::min<int64_t>(keys, query + window + 1 - k0);
-        }
-        if (pattern.causal) hi = std::min<int64_t>(hi, query + 1 - k0);
-        if (softcap > 0)
-          for (int64_t j = lo; j < hi; ++j) row[j] = static_cast<float>(softcap * std::tanh(row[j] / softcap));
-        // (bf16_rows held this task's queries: their product is done.)
-        inverse_sums[static_cast<size_t>(r)] =
-            1.0f / (bf16_products ? unnormalized_softmax_to_bf16(row, keys, lo, hi,
-                                                                 bf16_rows.data() + r * kernels::bf16_padded_k(keys))
-                                  : unnormalized_softmax(row, keys, lo, hi));
-      }
-      float* context = op + (first + q0) * out_stride + task.head * dim;
-      if (small) {
-        small_block_context(scores.data(), rows, keys, v.row(first + k0, kv_head), v.token_stride, dim,
-                            inverse_sums.data(), context, out_stride);
-        continue;
-      }
-      if (bf16_products) {
-        kernels::bf16_gemm(bf16_rows.data(), rows, packed.values(task.sequence, kv_head, k0), dim, keys, 1.0f, context,
-                           out_stride, packed.value_panel(task.sequence));
-      } else {
-        sgemm('N', rows, dim, keys, 1.0f, scores.data(), keys, v.row(first + k0, kv_head), v.token_stride, context,
-              out_stride);
-      }
-      for (int64_t r = 0; r < rows; ++r)
-        for (int64_t d = 0; d < dim; ++d) context[r * out_stride + d] *= inverse_sums[static_cast<size_t>(r)];
+void AttentionWork::run(int64_t begin, int64_t end) const {
+  std::vector<float> scores, inverse_sums, rotated_q, rotated_k, transposed_k;
+  std::vector<uint16_t> bf16_rows;
+  for (int64_t t = begin; t < end; ++t) {
+    const Task& task = tasks[static_cast<size_t>(t)];
+    const int64_t length = lengths[static_cast<size_t>(task.sequence)];
+    const int64_t first = offsets[static_cast<size_t>(task.sequence)];
+    const int64_t window = pattern.window >= length - 1 ? -1 : pattern.window;
+    const int64_t q0 = task.q0, q1 = task.q1, rows = q1 - q0, kv_head = task.head / group;
+    int64_t k0 = window >= 0 ? std::max<int64_t>(0, q0 - window) : 0;
+    // bf16 keys are packed in panels of 16 from the sequence's first: start at one.
+    if (bf16_products) k0 = k0 / KeysAndValues::kPanel * KeysAndValues::kPanel;
+    int64_t k1 = window >= 0 ? std::min(length, q1 + window) : length;
+    if (pattern.causal) k1 = std::min(k1, q1);
+    const int64_t keys = k1 - k0;
+    const bool small = !bf16_products && keys <= kSmallBlockKeys && dim % 16 == 0;
+    const int64_t score_stride = small ? small_block_padded(keys) : keys;
+    scores.resize(static_cast<size_t>(rows * score_stride));
+    inverse_sums.resize(static_cast<size_t>(rows));
+    const float* qp = q->row(first + q0, task.head);
+    int64_t q_stride = q->token_stride;
+    if (rotary) {
+      qp = rotate_into(rotated_q, qp, q_stride, rows, q0, cos, sin, dim);
+      q_stride = dim;
     }
-  });
-  return out.to(q_in.scalar_type());
+    if (bf16_products) {
+      bf16_rows.resize(static_cast<size_t>(rows * kernels::bf16_padded_k(std::max(dim, keys))));
+      kernels::bf16_rows(qp, q_stride, rows, dim, bf16_rows.data());
+      kernels::bf16_gemm(bf16_rows.data(), rows, packed.keys(task.sequence, kv_head, k0), keys, dim,
+                         static_cast<float>(scale), scores.data(), keys);
+    } else if (small) {
+      const float* kp = k->row(first + k0, kv_head);
+      int64_t k_stride = k->token_stride;
+      if (keys_in_task) {
+        kp = rotate_into(rotated_k, kp, k_stride, keys, k0, cos, sin, dim);
+        k_stride = dim;
+      }
+      transposed_k.resize(static_cast<size_t>(dim * score_stride));
+      small_block_scores(qp, q_stride, rows, kp, k_stride, keys, dim, static_cast<float>(scale), transposed_k.data(),
+                         scores.data());
+    } else if (keys_in_task) {
+      const float* kp = rotate_into(rotated_k, k->row(first + k0, kv_head), k->token_stride, keys, k0, cos, sin, dim);
+      sgemm('T', rows, keys, dim, static_cast<float>(scale), qp, q_stride, kp, dim, scores.data(), keys);
+    } else {
+      sgemm('T', rows, keys, dim, static_cast<float>(scale), qp, q_stride, k->row(first + k0, kv_head), k->token_stride,
+            scores.data(), keys);
+    }
+    for (int64_t r = 0; r < rows; ++r) {
+      float* row = scores.data() + r * score_stride;
+      const int64_t query = q0 + r;
+      int64_t lo = 0, hi = keys;
+      if (window >= 0) {
+        lo = std::max<int64_t>(0, query - window - k0);
+        hi = std::min<int64_t>(keys, query + window + 1 - k0);
+      }
+      if (pattern.causal) hi = std::min<int64_t>(hi, query + 1 - k0);
+      if (softcap > 0)
+        for (int64_t j = lo; j < hi; ++j) row[j] = static_cast<float>(softcap * std::tanh(row[j] / softcap));
+      // (bf16_rows held this task's queries: their product is done.)
+      inverse_sums[static_cast<size_t>(r)] =
+          1.0f / (bf16_products ? unnormalized_softmax_to_bf16(row, keys, lo, hi,
+                                                               bf16_rows.data() + r * kernels::bf16_padded_k(keys))
+                                : unnormalized_softmax(row, keys, lo, hi));
+    }
+    float* context = out.data_ptr<float>() + (first + q0) * out_stride + task.head * dim;
+    if (small) {
+      small_block_context(scores.data(), rows, keys, v->row(first + k0, kv_head), v->token_stride, dim,
+                          inverse_sums.data(), context, out_stride);
+      continue;
+    }
+    if (bf16_products) {
+      kernels::bf16_gemm(bf16_rows.data(), rows, packed.values(task.sequence, kv_head, k0), dim, keys, 1.0f, context,
+                         out_stride, packed.value_panel(task.sequence));
+    } else {
+      sgemm('N', rows, dim, keys, 1.0f, scores.data(), keys, v->row(first + k0, kv_head), v->token_stride, context,
+            out_stride);
+    }
+    for (int64_t r = 0; r < rows; ++r)
+      for (int64_t d = 0; d < dim; ++d) context[r * out_stride + d] *= inverse_sums[static_cast<size_t>(r)];
+  }
+}
+
+}  // namespace
+
+at::Tensor attention_cpu_packed(const at::Tensor& q_in, const at::Tensor& k_in, const at::Tensor& v_in,
+                                const std::vector<int64_t>& lengths, const at::Tensor& cos_in, const at::Tensor& sin_in,
+                                double scale, AttentionPattern pattern, int64_t forced_block, double softcap,
+                                bool bf16_products) {
+  const auto work = plan_attention(q_in, k_in, v_in, lengths, cos_in, sin_in, scale, pattern, forced_block, softcap,
+                                   bf16_products, true);
+  const ChunkSplit split = work->split();
+  parallel_chunks(split.count, split.chunk, [&](int64_t begin, int64_t end) { work->run(begin, end); });
+  return work->out.to(q_in.scalar_type());
+}
+
+std::optional<AttentionPass> attention_cpu_packed_pass(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v,
+                                                       const std::vector<int64_t>& lengths, const at::Tensor& cos,
+                                                       const at::Tensor& sin, double scale, AttentionPattern pattern,
+                                                       int64_t block, double softcap, bool bf16_products) {
+  const auto work = plan_attention(q, k, v, lengths, cos, sin, scale, pattern, block, softcap, bf16_products, false);
+  if (!work) return std::nullopt;
+  return AttentionPass{work->out, {work->split(), [work](int64_t begin, int64_t end) { work->run(begin, end); }}};
 }
 
 at::Tensor attention_cpu(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v, const at::Tensor& cos,

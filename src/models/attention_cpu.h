@@ -3,9 +3,11 @@
 
 #include <ATen/core/Tensor.h>
 
+#include <optional>
 #include <vector>
 
 #include "models/attention.h"
+#include "models/parallel_chunks.h"
 
 namespace semroute {
 
@@ -30,6 +32,23 @@ at::Tensor attention_cpu_packed(const at::Tensor& q, const at::Tensor& k, const 
                                 const std::vector<int64_t>& lengths, const at::Tensor& cos, const at::Tensor& sin,
                                 double scale, AttentionPattern pattern, int64_t block, double softcap,
                                 bool bf16_products = false);
+
+// One attention_cpu_packed call as a pass of a region that runs others too
+// (parallel_passes): `out` ([tokens, heads * dim], fp32) holds its answer
+// once the pass has run.
+struct AttentionPass {
+  at::Tensor out;
+  ParallelPass pass;
+};
+// attention_cpu_packed planned as such a pass, which reads q, k and v only as
+// it runs (they may be the output of a pass before it); none where the call
+// would read them first: keys that several query blocks share (rotated
+// before the tasks), bf16 products (packed first), or inputs that are not
+// fp32 with a contiguous last dimension (copied).
+std::optional<AttentionPass> attention_cpu_packed_pass(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v,
+                                                       const std::vector<int64_t>& lengths, const at::Tensor& cos,
+                                                       const at::Tensor& sin, double scale, AttentionPattern pattern,
+                                                       int64_t block, double softcap, bool bf16_products = false);
 
 // Queries per task: 64, fewer when a task's scores would outgrow L2 (1 MB).
 int64_t attention_query_block(int64_t keys);

@@ -77,23 +77,48 @@ at::Tensor ModernBertEncoder::run_layer(const Layer& layer, const at::Tensor& x,
   spec.pattern = AttentionPattern{window, false};
   spec.block = block;
   spec.bf16_products = bf16_attention();
+  const at::Tensor& cos = layer.global ? rope.cos_global : rope.cos_local;
+  const at::Tensor& sin = layer.global ? rope.sin_global : rope.sin_local;
+  if (auto passes = layer_passes(layer, x, normed, lengths, cos, sin, spec, deltas)) {
+    parallel_passes(passes->passes);
+    return passes->out;
+  }
   const auto qkv = layer.wqkv(normed, deltas).chunk(3, -1);
-  const at::Tensor attention = attend_packed(qkv[0], qkv[1], qkv[2], lengths, layer.global ? rope.cos_global : rope.cos_local,
-                                             layer.global ? rope.sin_global : rope.sin_local, spec);
-  if (auto out = output_and_mlp_in_one_region(layer, x, attention, deltas)) return *out;
+  const at::Tensor attention = attend_packed(qkv[0], qkv[1], qkv[2], lengths, cos, sin, spec);
+  if (auto passes = tail_passes(layer, x, attention, deltas)) {
+    parallel_passes(passes->passes);
+    return passes->out;
+  }
   const at::Tensor h = layer.wo.add_to(x, attention, deltas);
   const auto input_gate = layer.wi(layer.mlp_norm.rows(h), deltas).chunk(2, -1);
   return layer.mlp_wo.add_to(h, gated_activation_rows(activation_, input_gate[0], input_gate[1]), deltas);
 }
 
+// A layer in one region instead of five (each region's start and end ~3 µs
+// on 2 vCPUs): every pass reads what the passes before it wrote. Prompts
+// whose attention rotates shared keys first (query blocks of a long
+// sequence) keep the attention's own region: the tail is still one.
+std::optional<ModernBertEncoder::LayerPasses> ModernBertEncoder::layer_passes(
+    const Layer& layer, const at::Tensor& x, const GemmInput& normed, const std::vector<int64_t>& lengths,
+    const at::Tensor& cos, const at::Tensor& sin, const PackedAttention& spec, const LinearDeltas* deltas) const {
+  const auto qkv = layer.wqkv.passes(normed, at::Tensor(), deltas);
+  if (!qkv) return std::nullopt;
+  const auto parts = qkv->y.chunk(3, -1);
+  const auto attention = attend_packed_pass(parts[0], parts[1], parts[2], lengths, cos, sin, spec);
+  if (!attention) return std::nullopt;
+  auto passes = tail_passes(layer, x, attention->out, deltas);
+  if (!passes) return std::nullopt;
+  passes->passes.insert(passes->passes.begin(), {qkv->quantize, qkv->multiply, attention->pass});
+  return passes;
+}
+
 // The passes of the three products (each quantizing its input, then
-// multiplying) run in turn in one region: two regions' starts and ends fewer
-// a layer, each ~3 µs on 2 vCPUs. Their inputs are planned as passes that read
-// what the pass before wrote (h, then Wi's output); a norm or an activation
-// that would be computed now instead (other dtypes) ends the plan first.
-std::optional<at::Tensor> ModernBertEncoder::output_and_mlp_in_one_region(const Layer& layer, const at::Tensor& x,
-                                                                          const at::Tensor& attention,
-                                                                          const LinearDeltas* deltas) const {
+// multiplying), their inputs planned as passes that read what the pass
+// before wrote (h, then Wi's output); a norm or an activation that would be
+// computed now instead (other dtypes) ends the plan first.
+std::optional<ModernBertEncoder::LayerPasses> ModernBertEncoder::tail_passes(const Layer& layer, const at::Tensor& x,
+                                                                             const at::Tensor& attention,
+                                                                             const LinearDeltas* deltas) const {
   const auto output = layer.wo.passes(GemmInput(attention), x, deltas);
   if (!output || !layer.mlp_norm.rows_made_for(output->y)) return std::nullopt;
   const auto input_gate = layer.wi.passes(layer.mlp_norm.rows(output->y), at::Tensor(), deltas);
@@ -102,9 +127,9 @@ std::optional<at::Tensor> ModernBertEncoder::output_and_mlp_in_one_region(const 
   if (!gated_activation_fuses(parts[0], parts[1])) return std::nullopt;
   const auto mlp = layer.mlp_wo.passes(gated_activation_rows(activation_, parts[0], parts[1]), output->y, deltas);
   if (!mlp) return std::nullopt;
-  parallel_passes({output->quantize, output->multiply, input_gate->quantize, input_gate->multiply, mlp->quantize,
-                   mlp->multiply});
-  return mlp->y;
+  return LayerPasses{mlp->y,
+                     {output->quantize, output->multiply, input_gate->quantize, input_gate->multiply, mlp->quantize,
+                      mlp->multiply}};
 }
 
 LayerState ModernBertEncoder::embed(const ModelInputs& inputs) const {

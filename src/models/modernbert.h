@@ -50,10 +50,21 @@ class ModernBertEncoder final : public CoreModel {
   // One layer over packed tokens x [tokens, hidden] of sequences of `lengths`.
   at::Tensor run_layer(const Layer& layer, const at::Tensor& x, const std::vector<int64_t>& lengths,
                        const Rope& rope, int64_t block, const LinearDeltas* deltas) const;
-  // h = x + Wo(attention), then h + its MLP, as one parallel region where the
-  // three products run on our int8 kernel (Linear::passes); none otherwise.
-  std::optional<at::Tensor> output_and_mlp_in_one_region(const Layer& layer, const at::Tensor& x,
-                                                         const at::Tensor& attention, const LinearDeltas* deltas) const;
+  // A layer's work as passes of one parallel region (parallel_passes), where
+  // its products run on our int8 kernel: `out` once they have run.
+  struct LayerPasses {
+    at::Tensor out;
+    std::vector<ParallelPass> passes;
+  };
+  // The whole layer: Wqkv, the attention, then tail_passes; none where one
+  // of them has no passes (attend_packed_pass, Linear::passes).
+  std::optional<LayerPasses> layer_passes(const Layer& layer, const at::Tensor& x, const GemmInput& normed,
+                                          const std::vector<int64_t>& lengths, const at::Tensor& cos,
+                                          const at::Tensor& sin, const PackedAttention& spec,
+                                          const LinearDeltas* deltas) const;
+  // h = x + Wo(attention), then h + its MLP; none where a product has no passes.
+  std::optional<LayerPasses> tail_passes(const Layer& layer, const at::Tensor& x, const at::Tensor& attention,
+                                         const LinearDeltas* deltas) const;
 
   ModernBertConfig config_;
   Activation activation_;

@@ -98,6 +98,19 @@ at::Tensor attend_packed(const at::Tensor& q, const at::Tensor& k, const at::Ten
   });
 }
 
+std::optional<AttentionPass> attend_packed_pass(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v,
+                                                const std::vector<int64_t>& lengths, const at::Tensor& cos,
+                                                const at::Tensor& sin, const PackedAttention& spec) {
+  if (lengths.empty() || spec.q_norm != nullptr || spec.k_norm != nullptr || !q.device().is_cpu()) return std::nullopt;
+  const int64_t longest = *std::max_element(lengths.begin(), lengths.end());
+  if (spec.block >= longest) return std::nullopt;  // attend_packed's tensor path
+  const auto heads_of = [&](const at::Tensor& x, int64_t count) { return x.view({x.size(0), count, spec.head_dim}); };
+  const auto rope_rows = [&](const at::Tensor& table) { return table.defined() ? table.narrow(0, 0, longest) : table; };
+  return attention_cpu_packed_pass(heads_of(q, spec.heads), heads_of(k, spec.kv_heads), heads_of(v, spec.kv_heads),
+                                   lengths, rope_rows(cos), rope_rows(sin), spec.scale, spec.pattern, spec.block,
+                                   spec.softcap, spec.bf16_products);
+}
+
 at::Tensor gated_self_attention(const GatedProjections& p, const at::Tensor& normed, const std::vector<int64_t>& lengths,
                                 const at::Tensor& cos, const at::Tensor& sin, PackedAttention spec,
                                 const LinearDeltas* deltas) {

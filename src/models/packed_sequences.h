@@ -6,9 +6,11 @@
 #include <ATen/core/Tensor.h>
 
 #include <functional>
+#include <optional>
 #include <vector>
 
 #include "models/attention.h"
+#include "models/attention_cpu.h"
 #include "models/layers.h"
 
 namespace semroute {
@@ -57,6 +59,12 @@ struct PackedAttention {
 at::Tensor attend_packed(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v,
                          const std::vector<int64_t>& lengths, const at::Tensor& cos, const at::Tensor& sin,
                          const PackedAttention& spec);
+// attend_packed as a pass of a region that runs others too, reading q, k
+// and v only as it runs (attention_cpu_packed_pass): none where it would run
+// elsewhere or read them first (per-head norms, and attention_cpu_packed_pass's cases).
+std::optional<AttentionPass> attend_packed_pass(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v,
+                                                const std::vector<int64_t>& lengths, const at::Tensor& cos,
+                                                const at::Tensor& sin, const PackedAttention& spec);
 
 // The self-attention of a Llama-family layer (Qwen3, Gemma3) on its normed
 // input: q/k/v projections, per-head q/k norms, attend_packed, o_proj.
