@@ -1,9 +1,31 @@
 #include "models/parallel_chunks.h"
 
 #include <memory>
+#include <thread>
 
 namespace semroute {
 namespace {
+
+void spin_pause() {
+#if defined(__x86_64__) || defined(__i386__)
+  __builtin_ia32_pause();
+#endif
+}
+
+// Spins until `done` reaches `count` or `failed` is set, yielding the core
+// after a few thousand tries (a thread that shares its core with another
+// process finishes sooner when the spinner lets it run).
+void wait_for(const std::atomic<int64_t>& done, int64_t count, const std::atomic<bool>& failed) {
+  constexpr int kSpinsBeforeYield = 4096;
+  for (int spins = 0; done.load(std::memory_order_acquire) < count && !failed.load(std::memory_order_relaxed);) {
+    if (++spins < kSpinsBeforeYield) {
+      spin_pause();
+    } else {
+      std::this_thread::yield();
+      spins = 0;
+    }
+  }
+}
 
 // A pass's queue and the count of its items finished, apart from the other
 // passes' (each counter on its own cache line: detail::kLine).
@@ -34,7 +56,7 @@ void parallel_passes(const std::vector<ParallelPass>& passes) {
         }
         state.finished.fetch_add(end - begin, std::memory_order_release);
       });
-      detail::wait_for(state.finished, passes[i].split.count, failed);
+      wait_for(state.finished, passes[i].split.count, failed);
     }
   });
 }

@@ -13,7 +13,6 @@
 #include <cstdint>
 #include <functional>
 #include <optional>
-#include <thread>
 #include <vector>
 
 #include "core/free_cpus.h"
@@ -37,12 +36,6 @@ struct ChunkSplit {
 };
 
 namespace detail {
-
-inline void spin_pause() {
-#if defined(__x86_64__) || defined(__i386__)
-  __builtin_ia32_pause();
-#endif
-}
 
 // A cache line of its own for a counter threads write while others spin on
 // another: sharing one, each write would take the line from the spinners.
@@ -83,21 +76,6 @@ void run_team(int64_t threads, const Body& body) {
   std::optional<ScopedTeam> serial;  // one thread takes every chunk, here
   if (threads <= 1) serial.emplace(1);
   at::parallel_for(0, std::max<int64_t>(threads, 1), 1, [&](int64_t, int64_t) { body(); });
-}
-
-// Spins until `done` reaches `count` or `failed` is set, yielding the core
-// after a few thousand tries (a thread that shares its core with another
-// process finishes sooner when the spinner lets it run).
-inline void wait_for(const std::atomic<int64_t>& done, int64_t count, const std::atomic<bool>& failed) {
-  constexpr int kSpinsBeforeYield = 4096;
-  for (int spins = 0; done.load(std::memory_order_acquire) < count && !failed.load(std::memory_order_relaxed);) {
-    if (++spins < kSpinsBeforeYield) {
-      spin_pause();
-    } else {
-      std::this_thread::yield();
-      spins = 0;
-    }
-  }
 }
 
 }  // namespace detail
