@@ -66,32 +66,40 @@ void ModernBertEncoder::load(WeightMap& w) {
   }
 }
 
-at::Tensor ModernBertEncoder::run_layer(const Layer& layer, const at::Tensor& x, const std::vector<int64_t>& lengths,
-                                        const Rope& rope, int64_t block, const LinearDeltas* deltas) const {
-  // The norms and the GeGLU reach their products as passes (GemmInput): made
-  // and quantized together on the int8 path.
-  const GemmInput normed = layer.has_attn_norm ? layer.attn_norm.rows(x) : GemmInput(x);
-  const int64_t window = layer.global ? -1 : config_.local_attention / 2;
+PackedAttention ModernBertEncoder::attention_spec(const Layer& layer, int64_t block) const {
   const int64_t heads = config_.base.num_attention_heads, hd = config_.head_dim();
   PackedAttention spec{heads, heads, hd, 1.0 / std::sqrt(static_cast<double>(hd))};
-  spec.pattern = AttentionPattern{window, false};
+  spec.pattern = AttentionPattern{layer.global ? -1 : config_.local_attention / 2, false};
   spec.block = block;
   spec.bf16_products = bf16_attention();
-  const at::Tensor& cos = layer.global ? rope.cos_global : rope.cos_local;
-  const at::Tensor& sin = layer.global ? rope.sin_global : rope.sin_local;
-  if (auto passes = layer_passes(layer, x, normed, lengths, cos, sin, spec, deltas)) {
+  return spec;
+}
+
+// The norms and the GeGLU reach their products as passes (GemmInput): made
+// and quantized together on the int8 path.
+GemmInput ModernBertEncoder::attention_input(const Layer& layer, const at::Tensor& x) {
+  return layer.has_attn_norm ? layer.attn_norm.rows(x) : GemmInput(x);
+}
+
+std::optional<ModernBertEncoder::LayerPasses> ModernBertEncoder::plan_layer(const Layer& layer, const at::Tensor& x,
+                                                                            const LayerRange& range,
+                                                                            const Rope& rope) const {
+  return layer_passes(layer, x, attention_input(layer, x), range.lengths, rope.cos(layer.global),
+                      rope.sin(layer.global), attention_spec(layer, range.attention_block), range.deltas);
+}
+
+at::Tensor ModernBertEncoder::run_layer_in_steps(const Layer& layer, const at::Tensor& x, const LayerRange& range,
+                                                 const Rope& rope) const {
+  const auto qkv = layer.wqkv(attention_input(layer, x), range.deltas).chunk(3, -1);
+  const at::Tensor attention = attend_packed(qkv[0], qkv[1], qkv[2], range.lengths, rope.cos(layer.global),
+                                             rope.sin(layer.global), attention_spec(layer, range.attention_block));
+  if (auto passes = tail_passes(layer, x, attention, range.deltas)) {
     parallel_passes(passes->passes);
     return passes->out;
   }
-  const auto qkv = layer.wqkv(normed, deltas).chunk(3, -1);
-  const at::Tensor attention = attend_packed(qkv[0], qkv[1], qkv[2], lengths, cos, sin, spec);
-  if (auto passes = tail_passes(layer, x, attention, deltas)) {
-    parallel_passes(passes->passes);
-    return passes->out;
-  }
-  const at::Tensor h = layer.wo.add_to(x, attention, deltas);
-  const auto input_gate = layer.wi(layer.mlp_norm.rows(h), deltas).chunk(2, -1);
-  return layer.mlp_wo.add_to(h, gated_activation_rows(activation_, input_gate[0], input_gate[1]), deltas);
+  const at::Tensor h = layer.wo.add_to(x, attention, range.deltas);
+  const auto input_gate = layer.wi(layer.mlp_norm.rows(h), range.deltas).chunk(2, -1);
+  return layer.mlp_wo.add_to(h, gated_activation_rows(activation_, input_gate[0], input_gate[1]), range.deltas);
 }
 
 // A layer in one region instead of five (each region's start and end ~3 µs
@@ -145,9 +153,29 @@ void ModernBertEncoder::run_range(LayerState& state, const LayerRange& range) co
   Rope rope;
   std::tie(rope.cos_global, rope.sin_global) = global_rope_.cos_sin(state.packed.longest(), dtype(), device());
   std::tie(rope.cos_local, rope.sin_local) = local_rope_.cos_sin(state.packed.longest(), dtype(), device());
-  for (int64_t i = range.begin; i < range.end; ++i)
-    state.hidden = run_layer(layers_[static_cast<size_t>(i)], state.hidden, range.lengths, rope,
-                             range.attention_block, range.deltas);
+  const auto plan = [&](int64_t i, const at::Tensor& x) { return plan_layer(layers_[static_cast<size_t>(i)], x, range, rope); };
+  // A plan reads only shapes, so the next layer's is made on one thread while
+  // the others start on this layer's passes: the team does not wait for it.
+  std::optional<LayerPasses> next;
+  bool next_planned = false;
+  for (int64_t i = range.begin; i < range.end; ++i) {
+    std::optional<LayerPasses> layer = next_planned ? std::move(next) : plan(i, state.hidden);
+    next.reset();
+    next_planned = false;
+    if (!layer) {
+      state.hidden = run_layer_in_steps(layers_[static_cast<size_t>(i)], state.hidden, range, rope);
+      continue;
+    }
+    std::function<void()> plan_next;
+    if (i + 1 < range.end) {
+      plan_next = [&, i] {
+        next = plan(i + 1, layer->out);
+        next_planned = true;
+      };
+    }
+    parallel_passes(layer->passes, plan_next);
+    state.hidden = layer->out;
+  }
 }
 
 at::Tensor ModernBertEncoder::finish(const LayerState& state, int64_t group) const {

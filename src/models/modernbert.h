@@ -46,16 +46,23 @@ class ModernBertEncoder final : public CoreModel {
   void load(WeightMap& weights);
   struct Rope {
     at::Tensor cos_global, sin_global, cos_local, sin_local;
+    const at::Tensor& cos(bool global) const { return global ? cos_global : cos_local; }
+    const at::Tensor& sin(bool global) const { return global ? sin_global : sin_local; }
   };
-  // One layer over packed tokens x [tokens, hidden] of sequences of `lengths`.
-  at::Tensor run_layer(const Layer& layer, const at::Tensor& x, const std::vector<int64_t>& lengths,
-                       const Rope& rope, int64_t block, const LinearDeltas* deltas) const;
+  PackedAttention attention_spec(const Layer& layer, int64_t block) const;
+  static GemmInput attention_input(const Layer& layer, const at::Tensor& x);
   // A layer's work as passes of one parallel region (parallel_passes), where
   // its products run on our int8 kernel: `out` once they have run.
   struct LayerPasses {
     at::Tensor out;
     std::vector<ParallelPass> passes;
   };
+  // One layer over packed tokens x [tokens, hidden] (range.lengths): as one
+  // region (plan_layer, run by run_range), or else step by step.
+  std::optional<LayerPasses> plan_layer(const Layer& layer, const at::Tensor& x, const LayerRange& range,
+                                        const Rope& rope) const;
+  at::Tensor run_layer_in_steps(const Layer& layer, const at::Tensor& x, const LayerRange& range,
+                                const Rope& rope) const;
   // The whole layer: Wqkv, the attention, then tail_passes; none where one
   // of them has no passes (attend_packed_pass, Linear::passes).
   std::optional<LayerPasses> layer_passes(const Layer& layer, const at::Tensor& x, const GemmInput& normed,

@@ -107,7 +107,11 @@ struct ParallelPass {
 // vCPUs) and spreads passes too small for a region of their own. A thread
 // that ends its share of a pass waits only for chunks other threads took, so
 // a team of any size finishes; an exception ends every wait and is rethrown.
-void parallel_passes(const std::vector<ParallelPass>& passes);
+// `aside`, if given, runs once on the calling thread before it takes a chunk,
+// while the others start on the passes: work they do not need (planning the
+// next region's passes), in the caller's thread-local state (InferenceMode;
+// libtorch's per-thread setup, which only the caller has surely had).
+void parallel_passes(const std::vector<ParallelPass>& passes, const std::function<void()>& aside = {});
 
 // A chunk that gives each thread about `per_thread` chunks of `count` items.
 inline int64_t chunk_for(int64_t count, int64_t per_thread) {

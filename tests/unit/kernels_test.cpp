@@ -808,6 +808,74 @@ TEST(ParallelChunks, BothPassesRunInsideAParallelRegion) {
   EXPECT_EQ(second_items.load(), 14);
 }
 
+// `aside` runs once, on the calling thread, while the other thread starts on
+// the passes: it waits (bounded) for an item some other thread finished.
+TEST(ParallelChunks, AsideRunsOnTheCallerWhileTheTeamStarts) {
+  const ScopedTeam team(2);
+  const std::thread::id caller = std::this_thread::get_id();
+  std::atomic<int64_t> first_done{0}, second_done{0};
+  std::atomic<int> asides{0}, caller_early{0};
+  std::atomic<bool> on_caller{false}, saw_the_team{false};
+  const auto on_this_thread = [&](std::atomic<int64_t>& done, int64_t items) {
+    if (std::this_thread::get_id() != caller) {
+      done += items;
+    } else if (asides.load() == 0) {
+      caller_early++;  // the caller took a chunk before its aside
+    }
+  };
+  parallel_passes({{{64, 4, 1}, [&](int64_t begin, int64_t end) { on_this_thread(first_done, end - begin); }},
+                   {{8, 1, 1}, [&](int64_t begin, int64_t end) { on_this_thread(second_done, end - begin); }}},
+                  [&] {
+                    asides++;
+                    on_caller = std::this_thread::get_id() == caller;
+                    const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+                    while (first_done.load() == 0 && std::chrono::steady_clock::now() < give_up)
+                      std::this_thread::yield();
+                    saw_the_team = first_done.load() > 0;
+                  });
+  EXPECT_EQ(asides.load(), 1);
+  EXPECT_TRUE(on_caller.load());
+  EXPECT_TRUE(saw_the_team.load());
+  EXPECT_EQ(caller_early.load(), 0);
+}
+
+// With one thread, or inside a parallel region, `aside` runs first on the
+// calling thread, once a call; an exception it throws reaches the caller
+// and the passes' threads stop waiting (a hang here would time out).
+TEST(ParallelChunks, AsideRunsOnceAloneAndItsExceptionIsRethrown) {
+  for (int threads : {1, 2}) {
+    const ScopedTeam team(threads);
+    std::atomic<int> asides{0}, early{0};
+    std::atomic<int64_t> items{0};
+    const auto count = [&](int64_t begin, int64_t end) {
+      if (asides.load() == 0 && threads == 1) early++;
+      items += end - begin;
+    };
+    parallel_passes({{{10, 3, 1}, count}}, [&] { asides++; });
+    EXPECT_EQ(asides.load(), 1);
+    EXPECT_EQ(early.load(), 0);
+    at::parallel_for(0, 2, 1, [&](int64_t begin, int64_t end) {
+      for (int64_t i = begin; i < end; ++i) parallel_passes({{{10, 3, 1}, count}}, [&] { asides++; });
+    });
+    EXPECT_EQ(asides.load(), 3) << threads << " threads";
+    EXPECT_EQ(items.load(), 30);
+    // The first pass's items last until the aside has thrown, and 1 ms more.
+    std::atomic<bool> thrown{false};
+    const auto after_the_throw = [&](int64_t, int64_t) {
+      const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+      while (!thrown.load() && std::chrono::steady_clock::now() < give_up) std::this_thread::yield();
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    };
+    EXPECT_THROW(parallel_passes({{{8, 1, 1}, after_the_throw}, {{8, 1, 1}, count}},
+                                 [&] {
+                                   thrown = true;
+                                   throw std::runtime_error("planning failed");
+                                 }),
+                 std::runtime_error);
+    EXPECT_EQ(items.load(), 30) << "the second pass ran after the aside had failed";
+  }
+}
+
 TEST(PackedGemm, RowLadderIsBoundedAndAscending) {
   const auto& ladder = PackedGemm::row_ladder();
   ASSERT_FALSE(ladder.empty());
