@@ -94,7 +94,7 @@ at::Tensor ModernBertEncoder::run_layer_in_steps(const Layer& layer, const at::T
   const at::Tensor attention = attend_packed(qkv[0], qkv[1], qkv[2], range.lengths, rope.cos(layer.global),
                                              rope.sin(layer.global), attention_spec(layer, range.attention_block));
   if (auto passes = tail_passes(layer, x, attention, range.deltas)) {
-    parallel_passes(passes->passes);
+    parallel_passes(std::move(passes->passes));
     return passes->out;
   }
   const at::Tensor h = layer.wo.add_to(x, attention, range.deltas);
@@ -153,28 +153,31 @@ void ModernBertEncoder::run_range(LayerState& state, const LayerRange& range) co
   Rope rope;
   std::tie(rope.cos_global, rope.sin_global) = global_rope_.cos_sin(state.packed.longest(), dtype(), device());
   std::tie(rope.cos_local, rope.sin_local) = local_rope_.cos_sin(state.packed.longest(), dtype(), device());
-  const auto plan = [&](int64_t i, const at::Tensor& x) { return plan_layer(layers_[static_cast<size_t>(i)], x, range, rope); };
-  // A plan reads only shapes, so the next layer's is made on one thread while
-  // the others start on this layer's passes: the team does not wait for it.
-  std::optional<LayerPasses> next;
-  bool next_planned = false;
+  const auto plan = [&](int64_t i, const at::Tensor& x) {
+    return plan_layer(layers_[static_cast<size_t>(i)], x, range, rope);
+  };
+  int64_t unplannable = -1;  // a layer whose plan, made in the region before, had no passes
   for (int64_t i = range.begin; i < range.end; ++i) {
-    std::optional<LayerPasses> layer = next_planned ? std::move(next) : plan(i, state.hidden);
-    next.reset();
-    next_planned = false;
+    std::optional<LayerPasses> layer = i == unplannable ? std::nullopt : plan(i, state.hidden);
     if (!layer) {
       state.hidden = run_layer_in_steps(layers_[static_cast<size_t>(i)], state.hidden, range, rope);
       continue;
     }
-    std::function<void()> plan_next;
-    if (i + 1 < range.end) {
-      plan_next = [&, i] {
-        next = plan(i + 1, layer->out);
-        next_planned = true;
-      };
-    }
-    parallel_passes(layer->passes, plan_next);
-    state.hidden = layer->out;
+    // This layer and the ones after it as one region: a plan reads only
+    // shapes, so each next layer is planned while the team runs this one.
+    at::Tensor out = layer->out;
+    parallel_pass_batches(std::move(layer->passes), [&]() -> std::optional<PassBatch> {
+      if (i + 1 == range.end) return std::nullopt;
+      std::optional<LayerPasses> next = plan(i + 1, out);
+      if (!next) {
+        unplannable = i + 1;
+        return std::nullopt;
+      }
+      ++i;
+      out = next->out;
+      return std::move(next->passes);
+    });
+    state.hidden = out;
   }
 }
 

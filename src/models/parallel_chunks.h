@@ -107,11 +107,22 @@ struct ParallelPass {
 // vCPUs) and spreads passes too small for a region of their own. A thread
 // that ends its share of a pass waits only for chunks other threads took, so
 // a team of any size finishes; an exception ends every wait and is rethrown.
-// `aside`, if given, runs once on the calling thread before it takes a chunk,
-// while the others start on the passes: work they do not need (planning the
-// next region's passes), in the caller's thread-local state (InferenceMode;
-// libtorch's per-thread setup, which only the caller has surely had).
-void parallel_passes(const std::vector<ParallelPass>& passes, const std::function<void()>& aside = {});
+using PassBatch = std::vector<ParallelPass>;
+void parallel_passes(PassBatch passes);
+
+// Passes planned in batches (a model's layers), run in turn as one region.
+// The batch after the one it returned last; none: that was the last.
+using NextPassBatch = std::function<std::optional<PassBatch>()>;
+
+// Batches of passes in one region, as parallel_passes runs a batch's, each
+// batch starting once the one before has finished. `next` is asked for the
+// batch after this one on the calling thread, at the start of this one and
+// before it takes a chunk, while the other threads start on its passes:
+// planning costs the team no wait, and a region no start and end. `next`
+// runs in the caller's thread-local state (InferenceMode; libtorch's
+// per-thread setup, which only the caller has surely had). A batch's passes
+// (and what they hold) are destroyed once the batch after starts.
+void parallel_pass_batches(PassBatch first, const NextPassBatch& next);
 
 // A chunk that gives each thread about `per_thread` chunks of `count` items.
 inline int64_t chunk_for(int64_t count, int64_t per_thread) {

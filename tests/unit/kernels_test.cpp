@@ -13,6 +13,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <limits>
+#include <memory>
 #include <mutex>
 #include <stdexcept>
 #include <string>
@@ -808,71 +809,79 @@ TEST(ParallelChunks, BothPassesRunInsideAParallelRegion) {
   EXPECT_EQ(second_items.load(), 14);
 }
 
-// `aside` runs once, on the calling thread, while the other thread starts on
-// the passes: it waits (bounded) for an item some other thread finished.
-TEST(ParallelChunks, AsideRunsOnTheCallerWhileTheTeamStarts) {
+// `next` runs once a batch, on the calling thread, before the caller takes
+// a chunk of that batch and while the other thread starts on it: it waits
+// (bounded) for an item another thread finished. Each item runs once, a
+// batch only after the whole one before, whose passes are gone by then.
+TEST(ParallelChunks, NextBatchIsPlannedOnTheCallerWhileTheTeamRuns) {
   const ScopedTeam team(2);
   const std::thread::id caller = std::this_thread::get_id();
-  std::atomic<int64_t> first_done{0}, second_done{0};
-  std::atomic<int> asides{0}, caller_early{0};
-  std::atomic<bool> on_caller{false}, saw_the_team{false};
-  const auto on_this_thread = [&](std::atomic<int64_t>& done, int64_t items) {
-    if (std::this_thread::get_id() != caller) {
-      done += items;
-    } else if (asides.load() == 0) {
-      caller_early++;  // the caller took a chunk before its aside
-    }
+  constexpr int kBatches = 3;
+  std::atomic<int64_t> done[kBatches] = {};
+  std::atomic<int> planned{0}, caller_early{0}, not_on_caller{0}, team_unseen{0}, kept{0}, early{0};
+  std::weak_ptr<int> held_by[kBatches];  // something each batch's passes hold
+  const auto batch = [&](int k) {
+    auto held = std::make_shared<int>(k);
+    held_by[k] = held;
+    return PassBatch{{{64, 4, 1}, [&, k, held](int64_t begin, int64_t end) {
+                        if (k > 0 && done[k - 1].load() != 64) early++;
+                        if (std::this_thread::get_id() == caller && planned.load() <= k) caller_early++;
+                        done[k] += end - begin;
+                      }}};
   };
-  parallel_passes({{{64, 4, 1}, [&](int64_t begin, int64_t end) { on_this_thread(first_done, end - begin); }},
-                   {{8, 1, 1}, [&](int64_t begin, int64_t end) { on_this_thread(second_done, end - begin); }}},
-                  [&] {
-                    asides++;
-                    on_caller = std::this_thread::get_id() == caller;
-                    const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(5);
-                    while (first_done.load() == 0 && std::chrono::steady_clock::now() < give_up)
-                      std::this_thread::yield();
-                    saw_the_team = first_done.load() > 0;
-                  });
-  EXPECT_EQ(asides.load(), 1);
-  EXPECT_TRUE(on_caller.load());
-  EXPECT_TRUE(saw_the_team.load());
+  parallel_pass_batches(batch(0), [&]() -> std::optional<PassBatch> {
+    const int k = planned++;  // the batch running now
+    if (std::this_thread::get_id() != caller) not_on_caller++;
+    if (k > 0 && !held_by[k - 1].expired()) kept++;
+    const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+    while (done[k].load() == 0 && std::chrono::steady_clock::now() < give_up) std::this_thread::yield();
+    if (done[k].load() == 0) team_unseen++;
+    if (k + 1 == kBatches) return std::nullopt;
+    return batch(k + 1);
+  });
+  EXPECT_EQ(planned.load(), kBatches);
+  for (const auto& items : done) EXPECT_EQ(items.load(), 64);
+  EXPECT_EQ(early.load(), 0);
   EXPECT_EQ(caller_early.load(), 0);
+  EXPECT_EQ(not_on_caller.load(), 0);
+  EXPECT_EQ(team_unseen.load(), 0);
+  EXPECT_EQ(kept.load(), 0) << "a batch's passes outlived the start of the batch after";
 }
 
-// With one thread, or inside a parallel region, `aside` runs first on the
-// calling thread, once a call; an exception it throws reaches the caller
-// and the passes' threads stop waiting (a hang here would time out).
-TEST(ParallelChunks, AsideRunsOnceAloneAndItsExceptionIsRethrown) {
+// With one thread, or inside a parallel region, the batches run in turn on
+// the calling thread; an exception `next` throws reaches the caller and the
+// other threads stop waiting (a hang here would time out).
+TEST(ParallelChunks, BatchesRunAloneAndAPlanningExceptionIsRethrown) {
   for (int threads : {1, 2}) {
     const ScopedTeam team(threads);
-    std::atomic<int> asides{0}, early{0};
     std::atomic<int64_t> items{0};
-    const auto count = [&](int64_t begin, int64_t end) {
-      if (asides.load() == 0 && threads == 1) early++;
-      items += end - begin;
+    const PassBatch batch{{{10, 3, 1}, [&](int64_t begin, int64_t end) { items += end - begin; }}};
+    const auto twice = [&] {
+      return [&, left = 1]() mutable -> std::optional<PassBatch> {
+        if (left-- == 0) return std::nullopt;
+        return batch;
+      };
     };
-    parallel_passes({{{10, 3, 1}, count}}, [&] { asides++; });
-    EXPECT_EQ(asides.load(), 1);
-    EXPECT_EQ(early.load(), 0);
+    parallel_pass_batches(batch, twice());
+    EXPECT_EQ(items.load(), 20);
     at::parallel_for(0, 2, 1, [&](int64_t begin, int64_t end) {
-      for (int64_t i = begin; i < end; ++i) parallel_passes({{{10, 3, 1}, count}}, [&] { asides++; });
+      for (int64_t i = begin; i < end; ++i) parallel_pass_batches(batch, twice());
     });
-    EXPECT_EQ(asides.load(), 3) << threads << " threads";
-    EXPECT_EQ(items.load(), 30);
-    // The first pass's items last until the aside has thrown, and 1 ms more.
+    EXPECT_EQ(items.load(), 60) << threads << " threads";
+    // The first batch's items last until `next` has thrown, and 1 ms more.
     std::atomic<bool> thrown{false};
     const auto after_the_throw = [&](int64_t, int64_t) {
       const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(5);
       while (!thrown.load() && std::chrono::steady_clock::now() < give_up) std::this_thread::yield();
       std::this_thread::sleep_for(std::chrono::milliseconds(1));
     };
-    EXPECT_THROW(parallel_passes({{{8, 1, 1}, after_the_throw}, {{8, 1, 1}, count}},
-                                 [&] {
-                                   thrown = true;
-                                   throw std::runtime_error("planning failed");
-                                 }),
+    EXPECT_THROW(parallel_pass_batches({{{8, 1, 1}, after_the_throw}, batch[0]},
+                                       [&]() -> std::optional<PassBatch> {
+                                         thrown = true;
+                                         throw std::runtime_error("planning failed");
+                                       }),
                  std::runtime_error);
-    EXPECT_EQ(items.load(), 30) << "the second pass ran after the aside had failed";
+    EXPECT_EQ(items.load(), 60) << "a pass ran after planning had failed";
   }
 }
 
