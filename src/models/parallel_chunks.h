@@ -110,8 +110,8 @@ struct ParallelPass {
 using PassBatch = std::vector<ParallelPass>;
 void parallel_passes(PassBatch passes);
 
-// Passes planned in batches (a model's layers), run in turn as one region.
-// The batch after the one it returned last; none: that was the last.
+// The batch of passes after the one it returned last (a model's next
+// layer); none: that one was the last.
 using NextPassBatch = std::function<std::optional<PassBatch>()>;
 
 // Batches of passes in one region, as parallel_passes runs a batch's, each
