@@ -51,8 +51,9 @@ class ModernBertEncoder final : public CoreModel {
   };
   PackedAttention attention_spec(const Layer& layer, int64_t block) const;
   static GemmInput attention_input(const Layer& layer, const at::Tensor& x);
-  // A layer's work as passes of one parallel region (parallel_passes), where
-  // its products run on our int8 kernel: `out` once they have run.
+  // A layer's work as passes of a parallel region (a batch of
+  // parallel_pass_batches), where its products run on our int8 kernel:
+  // `out` once they have run.
   struct LayerPasses {
     at::Tensor out;
     std::vector<ParallelPass> passes;
