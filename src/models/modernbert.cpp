@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <iterator>
 
 #include "models/attention.h"
 #include "models/packed_sequences.h"
@@ -81,13 +82,6 @@ GemmInput ModernBertEncoder::attention_input(const Layer& layer, const at::Tenso
   return layer.has_attn_norm ? layer.attn_norm.rows(x) : GemmInput(x);
 }
 
-std::optional<ModernBertEncoder::LayerPasses> ModernBertEncoder::plan_layer(const Layer& layer, const at::Tensor& x,
-                                                                            const LayerRange& range,
-                                                                            const Rope& rope) const {
-  return layer_passes(layer, x, attention_input(layer, x), range.lengths, rope.cos(layer.global),
-                      rope.sin(layer.global), attention_spec(layer, range.attention_block), range.deltas);
-}
-
 at::Tensor ModernBertEncoder::run_layer_in_steps(const Layer& layer, const at::Tensor& x, const LayerRange& range,
                                                  const Rope& rope) const {
   const auto qkv = layer.wqkv(attention_input(layer, x), range.deltas).chunk(3, -1);
@@ -106,18 +100,20 @@ at::Tensor ModernBertEncoder::run_layer_in_steps(const Layer& layer, const at::T
 // on 2 vCPUs): every pass reads what the passes before it wrote. Prompts
 // whose attention rotates shared keys first (query blocks of a long
 // sequence) keep the attention's own region: the tail is still one.
-std::optional<ModernBertEncoder::LayerPasses> ModernBertEncoder::layer_passes(
-    const Layer& layer, const at::Tensor& x, const GemmInput& normed, const std::vector<int64_t>& lengths,
-    const at::Tensor& cos, const at::Tensor& sin, const PackedAttention& spec, const LinearDeltas* deltas) const {
-  const auto qkv = layer.wqkv.passes(normed, at::Tensor(), deltas);
+std::optional<ModernBertEncoder::LayerPasses> ModernBertEncoder::layer_passes(const Layer& layer, const at::Tensor& x,
+                                                                              const LayerRange& range,
+                                                                              const Rope& rope) const {
+  auto qkv = layer.wqkv.passes(attention_input(layer, x), at::Tensor(), range.deltas);
   if (!qkv) return std::nullopt;
   const auto parts = qkv->y.chunk(3, -1);
-  const auto attention = attend_packed_pass(parts[0], parts[1], parts[2], lengths, cos, sin, spec);
+  auto attention = attend_packed_pass(parts[0], parts[1], parts[2], range.lengths, rope.cos(layer.global),
+                                      rope.sin(layer.global), attention_spec(layer, range.attention_block));
   if (!attention) return std::nullopt;
-  auto passes = tail_passes(layer, x, attention->out, deltas);
-  if (!passes) return std::nullopt;
-  passes->passes.insert(passes->passes.begin(), {qkv->quantize, qkv->multiply, attention->pass});
-  return passes;
+  auto tail = tail_passes(layer, x, attention->out, range.deltas);
+  if (!tail) return std::nullopt;
+  LayerPasses whole{tail->out, {std::move(qkv->quantize), std::move(qkv->multiply), std::move(attention->pass)}};
+  std::move(tail->passes.begin(), tail->passes.end(), std::back_inserter(whole.passes));
+  return whole;
 }
 
 // The passes of the three products (each quantizing its input, then
@@ -154,7 +150,7 @@ void ModernBertEncoder::run_range(LayerState& state, const LayerRange& range) co
   std::tie(rope.cos_global, rope.sin_global) = global_rope_.cos_sin(state.packed.longest(), dtype(), device());
   std::tie(rope.cos_local, rope.sin_local) = local_rope_.cos_sin(state.packed.longest(), dtype(), device());
   const auto plan = [&](int64_t i, const at::Tensor& x) {
-    return plan_layer(layers_[static_cast<size_t>(i)], x, range, rope);
+    return layer_passes(layers_[static_cast<size_t>(i)], x, range, rope);
   };
   int64_t unplannable = -1;  // a layer whose plan, made in the region before, had no passes
   for (int64_t i = range.begin; i < range.end; ++i) {

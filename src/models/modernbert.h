@@ -58,18 +58,15 @@ class ModernBertEncoder final : public CoreModel {
     at::Tensor out;
     std::vector<ParallelPass> passes;
   };
-  // One layer over packed tokens x [tokens, hidden] (range.lengths): as one
-  // region (plan_layer, run by run_range), or else step by step.
-  std::optional<LayerPasses> plan_layer(const Layer& layer, const at::Tensor& x, const LayerRange& range,
-                                        const Rope& rope) const;
+  // One layer over packed tokens x [tokens, hidden] (range.lengths): as
+  // passes (layer_passes, run by run_range in one region with the layers
+  // around it), or else step by step.
   at::Tensor run_layer_in_steps(const Layer& layer, const at::Tensor& x, const LayerRange& range,
                                 const Rope& rope) const;
   // The whole layer: Wqkv, the attention, then tail_passes; none where one
   // of them has no passes (attend_packed_pass, Linear::passes).
-  std::optional<LayerPasses> layer_passes(const Layer& layer, const at::Tensor& x, const GemmInput& normed,
-                                          const std::vector<int64_t>& lengths, const at::Tensor& cos,
-                                          const at::Tensor& sin, const PackedAttention& spec,
-                                          const LinearDeltas* deltas) const;
+  std::optional<LayerPasses> layer_passes(const Layer& layer, const at::Tensor& x, const LayerRange& range,
+                                          const Rope& rope) const;
   // h = x + Wo(attention), then h + its MLP; none where a product has no passes.
   std::optional<LayerPasses> tail_passes(const Layer& layer, const at::Tensor& x, const at::Tensor& attention,
                                          const LinearDeltas* deltas) const;

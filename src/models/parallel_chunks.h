@@ -121,7 +121,8 @@ using NextPassBatch = std::function<std::optional<PassBatch>()>;
 // planning costs the team no wait, and a region no start and end. `next`
 // runs in the caller's thread-local state (InferenceMode; libtorch's
 // per-thread setup, which only the caller has surely had). A batch's passes
-// (and what they hold) are destroyed once the batch after starts.
+// (and what they hold) are destroyed once the batch after starts. The first
+// batch sizes the team (a model's layers are alike).
 void parallel_pass_batches(PassBatch first, const NextPassBatch& next);
 
 // A chunk that gives each thread about `per_thread` chunks of `count` items.
