@@ -164,6 +164,8 @@ struct TokenMajor {
     head_stride = data.stride(1);
   }
   const float* row(int64_t token, int64_t head) const { return base + token * token_stride + head * head_stride; }
+  // The same row to write, in a tensor the call made itself.
+  float* row_to_write(int64_t token, int64_t head) const { return data.data_ptr<float>() + (row(token, head) - base); }
 };
 
 // C[m, n] = alpha · A[m, k] · op(B) through oneDNN; where it answers
@@ -206,43 +208,18 @@ const float* rotate_into(std::vector<float>& buffer, const float* x, int64_t str
   return buffer.data();
 }
 
-// x [tokens, heads, dim] rotated (RoPE) at each token's position in its own
-// sequence: a new fp32 tensor, one parallel pass over the tokens. `cos` and
-// `sin`: fp32, contiguous.
-at::Tensor rotated(const at::Tensor& x_in, const Sequences& sequences, const at::Tensor& cos, const at::Tensor& sin) {
-  const TokenMajor x(x_in);
-  const int64_t tokens = x_in.size(0), heads = x_in.size(1), dim = x_in.size(2);
-  at::Tensor out = at::empty({tokens, heads, dim}, x_in.options().dtype(at::kFloat));
-  std::vector<int64_t> position(static_cast<size_t>(tokens));
-  for (size_t i = 0; i < sequences.lengths.size(); ++i)
-    for (int64_t t = 0; t < sequences.lengths[i]; ++t) position[static_cast<size_t>(sequences.offsets[i] + t)] = t;
-  float* o = out.data_ptr<float>();
-  const float *c = cos.data_ptr<float>(), *s = sin.data_ptr<float>();
-  at::parallel_for(0, tokens, std::max<int64_t>(1, 4096 / std::max<int64_t>(heads * dim, 1)),
-                   [&](int64_t begin, int64_t end) {
-                     for (int64_t t = begin; t < end; ++t) {
-                       // The heads of one token share its cos/sin row: rows of `dim` at head stride.
-                       const int64_t p = position[static_cast<size_t>(t)];
-                       rotate_rows(x.row(t, 0), x.head_stride, heads, 0, c + p * dim, s + p * dim, dim,
-                                   o + t * heads * dim, 0);
-                     }
-                   });
-  return out;
-}
-
 // For bf16 products: every sequence's keys and values, per kv head, packed
 // once before the tasks (kernels/bf16_gemm.h): keys as B (panels of 16 keys x
 // pairs of dims), values as Vᵀ (panels of 16 dims x pairs of keys), each
 // from the sequence's first key, so that a task starting at a multiple of 16
-// keys reads its range in place.
+// keys reads its range in place. Laid out when planned, packed by pack().
 class KeysAndValues {
  public:
   static constexpr int64_t kPanel = 16;
   KeysAndValues() = default;
-  KeysAndValues(const TokenMajor& k, const TokenMajor& v, const Sequences& sequences, int64_t kv_heads, int64_t dim)
-      : dim_(dim) {
+  KeysAndValues(const std::vector<int64_t>& lengths, int64_t kv_heads, int64_t dim) : dim_(dim) {
     int64_t total = 0;
-    for (int64_t length : sequences.lengths) {
+    for (int64_t length : lengths) {
       Sequence s;
       s.key_size = static_cast<int64_t>(kernels::bf16_panels_size(length, dim));
       s.value_size = static_cast<int64_t>(kernels::bf16_panels_size(dim, length));
@@ -253,18 +230,15 @@ class KeysAndValues {
       sequences_.push_back(s);
     }
     data_.resize(static_cast<size_t>(total));
-    const auto pairs = static_cast<int64_t>(sequences_.size()) * kv_heads;
-    at::parallel_for(0, pairs, 1, [&](int64_t begin, int64_t end) {
-      for (int64_t p = begin; p < end; ++p) {
-        const auto i = static_cast<size_t>(p / kv_heads);
-        const int64_t head = p % kv_heads, length = sequences.lengths[i], first = sequences.offsets[i];
-        const Sequence& s = sequences_[i];
-        kernels::pack_bf16_panels(k.row(first, head), k.token_stride, 1, length, dim,
-                                  data_.data() + s.keys + head * s.key_size);
-        kernels::pack_bf16_panels(v.row(first, head), 1, v.token_stride, dim, length,
-                                  data_.data() + s.values + head * s.value_size);
-      }
-    });
+  }
+  // Packs the keys and values of sequence i's kv head, which holds tokens
+  // [first, first + length) of k and v.
+  void pack(int64_t i, int64_t head, int64_t first, int64_t length, const TokenMajor& k, const TokenMajor& v) {
+    const Sequence& s = sequences_[static_cast<size_t>(i)];
+    kernels::pack_bf16_panels(k.row(first, head), k.token_stride, 1, length, dim_,
+                              data_.data() + s.keys + head * s.key_size);
+    kernels::pack_bf16_panels(v.row(first, head), 1, v.token_stride, dim_, length,
+                              data_.data() + s.values + head * s.value_size);
   }
   // Keys from `first` (a multiple of kPanel) of sequence i's kv head.
   const uint16_t* keys(int64_t i, int64_t head, int64_t first) const {
@@ -307,12 +281,24 @@ struct AttentionWork {
   std::vector<int64_t> lengths, offsets;
   std::vector<Task> tasks;
   at::Tensor cos, sin, out;  // out: [tokens, heads * dim] fp32
-  std::optional<TokenMajor> q, k, v;
+  // k: the keys the tasks read; given_k: the call's, where prepare() rotates
+  // them into k first.
+  std::optional<TokenMajor> q, k, v, given_k;
   KeysAndValues packed;
   double scale = 1, softcap = 0;
   AttentionPattern pattern;
   bool rotary = false, keys_in_task = false, bf16_products = false;
-  int64_t dim = 0, group = 1, out_stride = 0;
+  int64_t dim = 0, group = 1, out_stride = 0, kv_heads = 1;
+
+  // Keys that several query blocks share are rotated, and bf16 keys and
+  // values packed, once before the tasks: a pass over (sequence, kv head).
+  bool needs_preparing() const { return given_k.has_value() || bf16_products; }
+  ChunkSplit prepare_split() const {
+    const auto count = static_cast<int64_t>(lengths.size()) * kv_heads;
+    return {count, chunk_for(count, 4), 1};
+  }
+  // (sequence, kv head) pairs [begin, end), on this thread.
+  void prepare(int64_t begin, int64_t end);
 
   // Tasks differ in cost (a window clipped at a sequence's ends, sequences
   // of mixed lengths): threads take them on demand.
@@ -325,9 +311,8 @@ struct AttentionWork {
 };
 
 // The tasks of attention_cpu_packed. Without `may_read`, none (null) where
-// setting them up would read q, k or v (rotating keys that several query
-// blocks share, packing them to bf16, copying a strided or non-fp32 input):
-// for a pass planned before the pass that writes them.
+// setting them up would read q, k or v (copying a strided or non-fp32
+// input): for passes planned before the pass that writes them.
 std::shared_ptr<AttentionWork> plan_attention(const at::Tensor& q_in, const at::Tensor& k_in, const at::Tensor& v_in,
                                               const std::vector<int64_t>& lengths, const at::Tensor& cos_in,
                                               const at::Tensor& sin_in, double scale, AttentionPattern pattern,
@@ -339,7 +324,7 @@ std::shared_ptr<AttentionWork> plan_attention(const at::Tensor& q_in, const at::
   // 64 even, 256 3 % and 512 7 % faster).
   if (lengths.empty() || *std::max_element(lengths.begin(), lengths.end()) < kBf16MinTokens) bf16_products = false;
   const auto plain = [](const at::Tensor& x) { return x.scalar_type() == at::kFloat && x.stride(-1) == 1; };
-  if (!may_read && (bf16_products || !plain(q_in) || !plain(k_in) || !plain(v_in))) return nullptr;
+  if (!may_read && (!plain(q_in) || !plain(k_in) || !plain(v_in))) return nullptr;
   auto work = std::make_shared<AttentionWork>();
   AttentionWork& w = *work;
   const int64_t tokens = q_in.size(0), heads = q_in.size(1), dim = q_in.size(2), kv_heads = k_in.size(1);
@@ -364,16 +349,21 @@ std::shared_ptr<AttentionWork> plan_attention(const at::Tensor& q_in, const at::
   // tensor of their own), and its keys too when it is the only task reading
   // them; where query blocks share keys, the keys are rotated once, before
   // the tasks (a task per block would rotate every key it reads again: 8
-  // times per head at 512 global keys).
+  // times per head at 512 global keys), into [kv_heads, tokens, dim] rows.
   w.keys_in_task = w.rotary && one_block_each;
   const bool rotate_keys_first = w.rotary && (!w.keys_in_task || bf16_products);
-  if (!may_read && rotate_keys_first) return nullptr;
   w.cos = w.rotary ? cos_in.to(at::kFloat).contiguous() : at::Tensor();
   w.sin = w.rotary ? sin_in.to(at::kFloat).contiguous() : at::Tensor();
   w.q.emplace(q_in);
-  w.k.emplace(rotate_keys_first ? rotated(k_in, sequences, w.cos, w.sin) : k_in);
   w.v.emplace(v_in);
-  if (bf16_products) w.packed = KeysAndValues(*w.k, *w.v, sequences, kv_heads, dim);
+  if (rotate_keys_first) {
+    w.given_k.emplace(k_in);
+    w.k.emplace(at::empty({kv_heads, tokens, dim}, w.out.options()).permute({1, 0, 2}));
+  } else {
+    w.k.emplace(k_in);
+  }
+  if (bf16_products) w.packed = KeysAndValues(w.lengths, kv_heads, dim);
+  w.kv_heads = kv_heads;
   w.scale = scale;
   w.softcap = softcap;
   w.pattern = pattern;
@@ -382,6 +372,17 @@ std::shared_ptr<AttentionWork> plan_attention(const at::Tensor& q_in, const at::
   w.group = heads / kv_heads;
   w.out_stride = heads * dim;
   return work;
+}
+
+void AttentionWork::prepare(int64_t begin, int64_t end) {
+  for (int64_t p = begin; p < end; ++p) {
+    const int64_t i = p / kv_heads, head = p % kv_heads;
+    const int64_t first = offsets[static_cast<size_t>(i)], length = lengths[static_cast<size_t>(i)];
+    if (given_k)
+      rotate_rows(given_k->row(first, head), given_k->token_stride, length, 0, cos.data_ptr<float>(),
+                  sin.data_ptr<float>(), dim, k->row_to_write(first, head), 1);
+    if (bf16_products) packed.pack(i, head, first, length, *k, *v);
+  }
 }
 
 void AttentionWork::run(int64_t begin, int64_t end) const {
@@ -466,6 +467,15 @@ void AttentionWork::run(int64_t begin, int64_t end) const {
   }
 }
 
+// The work's passes: its keys and values prepared where needed, then its tasks.
+std::vector<ParallelPass> passes_of(const std::shared_ptr<AttentionWork>& work) {
+  std::vector<ParallelPass> passes;
+  if (work->needs_preparing())
+    passes.push_back({work->prepare_split(), [work](int64_t begin, int64_t end) { work->prepare(begin, end); }});
+  passes.push_back({work->split(), [work](int64_t begin, int64_t end) { work->run(begin, end); }});
+  return passes;
+}
+
 }  // namespace
 
 at::Tensor attention_cpu_packed(const at::Tensor& q_in, const at::Tensor& k_in, const at::Tensor& v_in,
@@ -474,8 +484,7 @@ at::Tensor attention_cpu_packed(const at::Tensor& q_in, const at::Tensor& k_in, 
                                 bool bf16_products) {
   const auto work = plan_attention(q_in, k_in, v_in, lengths, cos_in, sin_in, scale, pattern, forced_block, softcap,
                                    bf16_products, true);
-  const ChunkSplit split = work->split();
-  parallel_chunks(split.count, split.chunk, [&](int64_t begin, int64_t end) { work->run(begin, end); });
+  parallel_passes(passes_of(work));
   return work->out.to(q_in.scalar_type());
 }
 
@@ -485,7 +494,7 @@ std::optional<AttentionPass> attention_cpu_packed_pass(const at::Tensor& q, cons
                                                        int64_t block, double softcap, bool bf16_products) {
   const auto work = plan_attention(q, k, v, lengths, cos, sin, scale, pattern, block, softcap, bf16_products, false);
   if (!work) return std::nullopt;
-  return AttentionPass{work->out, {work->split(), [work](int64_t begin, int64_t end) { work->run(begin, end); }}};
+  return AttentionPass{work->out, passes_of(work)};
 }
 
 at::Tensor attention_cpu(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v, const at::Tensor& cos,

@@ -33,18 +33,18 @@ at::Tensor attention_cpu_packed(const at::Tensor& q, const at::Tensor& k, const 
                                 double scale, AttentionPattern pattern, int64_t block, double softcap,
                                 bool bf16_products = false);
 
-// One attention_cpu_packed call as a pass of a region that runs others too
-// (parallel_passes): `out` ([tokens, heads * dim], fp32) holds its answer
-// once the pass has run.
+// One attention_cpu_packed call as passes of a region that runs others too
+// (parallel_passes): keys that several query blocks share rotated and bf16
+// keys and values packed where needed, then the tasks. `out` ([tokens,
+// heads * dim], fp32) holds the answer once the passes have run.
 struct AttentionPass {
   at::Tensor out;
-  ParallelPass pass;
+  std::vector<ParallelPass> passes;
 };
-// attention_cpu_packed planned as such a pass, which reads q, k and v only as
-// it runs (they may be the output of a pass before it); none where the call
-// would read them first: keys that several query blocks share (rotated
-// before the tasks), bf16 products (packed first), or inputs that are not
-// fp32 with a contiguous last dimension (copied).
+// attention_cpu_packed planned as such passes, which read q, k and v only as
+// they run (they may be the output of a pass before them); none where the
+// call would read them first: inputs that are not fp32 with a contiguous
+// last dimension (copied).
 std::optional<AttentionPass> attention_cpu_packed_pass(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v,
                                                        const std::vector<int64_t>& lengths, const at::Tensor& cos,
                                                        const at::Tensor& sin, double scale, AttentionPattern pattern,

@@ -97,9 +97,7 @@ at::Tensor ModernBertEncoder::run_layer_in_steps(const Layer& layer, const at::T
 }
 
 // A layer in one region instead of five (each region's start and end ~3 µs
-// on 2 vCPUs): every pass reads what the passes before it wrote. Prompts
-// whose attention rotates shared keys first (query blocks of a long
-// sequence) keep the attention's own region: the tail is still one.
+// on 2 vCPUs): every pass reads what the passes before it wrote.
 std::optional<ModernBertEncoder::LayerPasses> ModernBertEncoder::layer_passes(const Layer& layer, const at::Tensor& x,
                                                                               const LayerRange& range,
                                                                               const Rope& rope) const {
@@ -111,8 +109,9 @@ std::optional<ModernBertEncoder::LayerPasses> ModernBertEncoder::layer_passes(co
   if (!attention) return std::nullopt;
   auto tail = tail_passes(layer, x, attention->out, range.deltas);
   if (!tail) return std::nullopt;
-  LayerPasses whole{tail->out, {std::move(qkv->quantize), std::move(qkv->multiply), std::move(attention->pass)}};
-  std::move(tail->passes.begin(), tail->passes.end(), std::back_inserter(whole.passes));
+  LayerPasses whole{tail->out, {std::move(qkv->quantize), std::move(qkv->multiply)}};
+  for (auto* passes : {&attention->passes, &tail->passes})
+    std::move(passes->begin(), passes->end(), std::back_inserter(whole.passes));
   return whole;
 }
 

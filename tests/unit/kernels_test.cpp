@@ -15,6 +15,7 @@
 #include <limits>
 #include <memory>
 #include <mutex>
+#include <numeric>
 #include <stdexcept>
 #include <string>
 #include <thread>
@@ -147,39 +148,44 @@ TEST(AttentionKernel, PackedSequencesOfMixedLengthsEqualEachAlone) {
   }
 }
 
-// The attention planned as a pass (to run in a region after the product that
-// writes q, k and v) gives exactly what the call gives, the inputs written
-// only after the plan. Where the call would read its inputs first (keys that
-// several query blocks share, strided or non-fp32 inputs), there is no pass.
-TEST(AttentionKernel, AsAPassEqualsTheCall) {
+// The attention planned as passes (to run in a region after the product
+// that writes q, k and v) gives exactly what the call gives, the inputs
+// written only after the plan: short sequences, keys that several query
+// blocks share (rotated by a pass first), and bf16 products (packed by it).
+// Where the call would copy its inputs first (strided or non-fp32), there
+// are no passes.
+TEST(AttentionKernel, AsPassesEqualsTheCall) {
   c10::InferenceMode guard;
   at::manual_seed(14);
   const ScopedTeam team(2);
-  const std::vector<int64_t> lengths = {1, 37, 20, 5};
-  const int64_t tokens = 63, heads = 4, kv_heads = 2, dim = 16;
-  const at::Tensor angles = at::arange(64, at::kFloat).unsqueeze(1) * at::rand({dim / 2});
+  const int64_t heads = 4, kv_heads = 2, dim = 16;
+  const at::Tensor angles = at::arange(300, at::kFloat).unsqueeze(1) * at::rand({dim / 2});
   const at::Tensor cos = at::cat({angles.cos(), angles.cos()}, -1), sin = at::cat({angles.sin(), angles.sin()}, -1);
-  const at::Tensor q_data = at::randn({tokens, heads, dim}), k_data = at::randn({tokens, kv_heads, dim});
-  const at::Tensor v_data = at::randn({tokens, kv_heads, dim});
-  for (const AttentionPattern pattern : {AttentionPattern{-1, false}, AttentionPattern{9, false}, AttentionPattern{-1, true}}) {
-    const std::string what = "window " + std::to_string(pattern.window) + ", causal " + std::to_string(pattern.causal);
-    const at::Tensor called = attention_cpu_packed(q_data, k_data, v_data, lengths, cos, sin, 0.25, pattern, 0, 0);
+  const auto check = [&](const std::vector<int64_t>& lengths, AttentionPattern pattern, bool bf16, size_t passes) {
+    const int64_t tokens = std::accumulate(lengths.begin(), lengths.end(), int64_t{0});
+    const std::string what = std::to_string(tokens) + " tokens, window " + std::to_string(pattern.window) +
+                             ", causal " + std::to_string(pattern.causal) + (bf16 ? ", bf16" : "");
+    const at::Tensor q_data = at::randn({tokens, heads, dim}), k_data = at::randn({tokens, kv_heads, dim});
+    const at::Tensor v_data = at::randn({tokens, kv_heads, dim});
+    const at::Tensor called = attention_cpu_packed(q_data, k_data, v_data, lengths, cos, sin, 0.25, pattern, 0, 0, bf16);
     at::Tensor q = at::empty_like(q_data), k = at::empty_like(k_data), v = at::empty_like(v_data);
-    const auto planned = attention_cpu_packed_pass(q, k, v, lengths, cos, sin, 0.25, pattern, 0, 0);
+    auto planned = attention_cpu_packed_pass(q, k, v, lengths, cos, sin, 0.25, pattern, 0, 0, bf16);
     ASSERT_TRUE(planned.has_value()) << what;
+    EXPECT_EQ(planned->passes.size(), passes) << what;
     q.copy_(q_data);
     k.copy_(k_data);
     v.copy_(v_data);
-    parallel_passes({planned->pass});
+    parallel_passes(std::move(planned->passes));
     EXPECT_TRUE(at::equal(planned->out, called)) << what;
+  };
+  for (const AttentionPattern pattern : {AttentionPattern{-1, false}, AttentionPattern{9, false}, AttentionPattern{-1, true}}) {
+    check({1, 37, 20, 5}, pattern, false, 1);  // a task per (sequence, head): each rotates its own keys
+    check({300, 7}, pattern, false, 2);        // query blocks of 300 tokens share their keys
+    if (kernels::bf16_dot_here()) check({150, 3, 140}, pattern, true, 2);
   }
-  // 300 tokens: several query blocks share the keys, rotated first.
-  const at::Tensor long_angles = at::arange(300, at::kFloat).unsqueeze(1) * at::rand({dim / 2});
-  const at::Tensor long_cos = long_angles.cos().repeat({1, 2}), long_sin = long_angles.sin().repeat({1, 2});
-  EXPECT_FALSE(attention_cpu_packed_pass(at::randn({300, heads, dim}), at::randn({300, kv_heads, dim}),
-                                         at::randn({300, kv_heads, dim}), {300}, long_cos, long_sin, 0.25,
-                                         AttentionPattern{-1, false}, 0, 0)
-                   .has_value());
+  const std::vector<int64_t> lengths = {1, 37, 20, 5};
+  const at::Tensor q_data = at::randn({63, heads, dim}), k_data = at::randn({63, kv_heads, dim});
+  const at::Tensor v_data = at::randn({63, kv_heads, dim});
   EXPECT_FALSE(attention_cpu_packed_pass(q_data.to(at::kBFloat16), k_data, v_data, lengths, cos, sin, 0.25,
                                          AttentionPattern{-1, false}, 0, 0)
                    .has_value());
