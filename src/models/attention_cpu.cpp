@@ -186,18 +186,16 @@ void sgemm(char trans_b, int64_t m, int64_t n, int64_t k, float alpha, const flo
   at::addmm_out(out, out, view(a, m, k, lda), op_b, /*beta=*/0, alpha);
 }
 
-// Sequence i holds tokens [offsets[i], offsets[i] + lengths[i]).
-struct Sequences {
-  const std::vector<int64_t>& lengths;
+// Where each sequence starts: sequence i holds tokens [offsets[i], offsets[i] + lengths[i]).
+std::vector<int64_t> offsets_of(const std::vector<int64_t>& lengths) {
   std::vector<int64_t> offsets;
-  explicit Sequences(const std::vector<int64_t>& l) : lengths(l) {
-    int64_t offset = 0;
-    for (int64_t length : lengths) {
-      offsets.push_back(offset);
-      offset += length;
-    }
+  int64_t offset = 0;
+  for (int64_t length : lengths) {
+    offsets.push_back(offset);
+    offset += length;
   }
-};
+  return offsets;
+}
 
 // Rows x[r] (row stride `stride`) of one head at positions first + r,
 // rotated (RoPE) into `buffer` (rows x dim): its data.
@@ -331,8 +329,7 @@ std::shared_ptr<AttentionWork> plan_attention(const at::Tensor& q_in, const at::
   w.out = at::empty({tokens, heads * dim}, q_in.options().dtype(at::kFloat));
   if (w.out.numel() == 0) return work;
   w.lengths = lengths;
-  const Sequences sequences(w.lengths);
-  w.offsets = sequences.offsets;
+  w.offsets = offsets_of(w.lengths);
   w.rotary = cos_in.defined();
   // Every block of every head of every sequence is a task: one parallel
   // region for the whole batch, whatever its mix of lengths.
