@@ -27,7 +27,7 @@ function(semroute_compile_for_build_time target)
   if(SEMROUTE_SANITIZE)
     target_compile_options(${target} PRIVATE -O0)
   else()
-    target_compile_options(${target} PRIVATE $<$<CONFIG:Release,RelWithDebInfo>:-O1>)
+    target_compile_options(${target} PRIVATE $<$<OR:$<CONFIG:Release>,$<CONFIG:RelWithDebInfo>>:-O1>)
   endif()
 endfunction()
 
