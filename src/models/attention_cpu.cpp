@@ -35,7 +35,7 @@ namespace {
 constexpr int64_t kTaskScores = 256 * 1024;
 
 // The most keys a block takes our own small-block loops for (above, sgemm).
-constexpr int64_t kSmallBlockKeys = 32;
+constexpr int64_t kSmallBlockKeys = 128;
 
 // The shortest longest sequence of a batch that takes bf16 products.
 constexpr int64_t kBf16MinTokens = 128;
@@ -87,17 +87,80 @@ SEMROUTE_ISA_DISPATCH(rotate_rows, rotate_rows_body,
 
 // Scores and context of a block with few keys in our own loops, where
 // oneDNN's sgemm costs more per call than the arithmetic (a 16-token head:
-// 65 kFLOP; ModernBERT-base int8, paired forwards, 2 threads: 0.985 of the
-// time at 16 and 32 tokens; with 64 keys sgemm's blocking wins, 1.04). Keys
+// 65 kFLOP). With register tiles (below), up to 128 keys: ModernBERT-base
+// int8, 2 threads, AVX-512, a 64-token layer's attention 70-88 µs a thread
+// against 93-112 with sgemm, 100 tokens 208 against 250; at 256 keys (AVX2)
+// sgemm's blocking wins by 5-10 %. Keys
 // (rows of `k`, stride `k_stride`) are transposed into `kt` (dim x padded
 // keys), so that a register holds one score per key; scores[r] is written
 // at r · padded. `dim` a multiple of the widest vector (16).
 inline int64_t small_block_padded(int64_t keys) { return (keys + 15) / 16 * 16; }
 
+// The product both steps are: out[i] = factor[i · factor_step] · Σₜ
+// a[i][t] · b[t] over `depth`, for `rows` rows of `a` (`a_stride` apart) and
+// `columns` columns of b (rows `b_stride` apart; a multiple of the vector).
+// Tiles of R rows x J vectors stay in registers over `depth`: 6 x 2 is 12
+// sums, with the 2 loaded and a broadcast 15 registers (AVX2 has 16), and
+// enough independent sums to keep both FMA pipes busy.
+constexpr int kTileRows = 6, kTileVectors = 2;
+
+struct SmallProduct {
+  const float* a;
+  int64_t a_stride, rows;
+  const float* b;
+  int64_t b_stride, depth, columns;
+  const float* factor;
+  int64_t factor_step;
+  float* out;
+  int64_t out_stride;
+};
+
+template <typename V, int R, int J>
+inline void small_product_tile(const SmallProduct& p, int64_t row, int64_t column) {
+  constexpr int64_t kLanes = sizeof(V) / sizeof(float);
+  const float* a = p.a + row * p.a_stride;
+  const float* b = p.b + column;
+  V acc[R][J] = {};
+  for (int64_t t = 0; t < p.depth; ++t) {
+    V w[J];
+    for (int j = 0; j < J; ++j) w[j] = vec::load<V>(b + t * p.b_stride + j * kLanes);
+    for (int i = 0; i < R; ++i) {
+      const float ai = a[i * p.a_stride + t];
+      for (int j = 0; j < J; ++j) acc[i][j] += ai * w[j];
+    }
+  }
+  for (int i = 0; i < R; ++i)
+    for (int j = 0; j < J; ++j)
+      vec::store(p.out + (row + i) * p.out_stride + column + j * kLanes, acc[i][j] * p.factor[(row + i) * p.factor_step]);
+}
+
+// The rows' tiles: R = rows (1..kTileRows) fixed at compile time.
+template <typename V, int R>
+inline void small_product_rows(const SmallProduct& p, int64_t row) {
+  constexpr int64_t kLanes = sizeof(V) / sizeof(float);
+  int64_t column = 0;
+  for (; column + kTileVectors * kLanes <= p.columns; column += kTileVectors * kLanes)
+    small_product_tile<V, R, kTileVectors>(p, row, column);
+  for (; column < p.columns; column += kLanes) small_product_tile<V, R, 1>(p, row, column);
+}
+
+template <typename V>
+inline void small_product(const SmallProduct& p) {
+  for (int64_t row = 0; row < p.rows; row += kTileRows) {
+    switch (std::min<int64_t>(kTileRows, p.rows - row)) {
+      case 1: small_product_rows<V, 1>(p, row); break;
+      case 2: small_product_rows<V, 2>(p, row); break;
+      case 3: small_product_rows<V, 3>(p, row); break;
+      case 4: small_product_rows<V, 4>(p, row); break;
+      case 5: small_product_rows<V, 5>(p, row); break;
+      default: small_product_rows<V, kTileRows>(p, row);
+    }
+  }
+}
+
 template <typename V>
 inline void small_block_scores_body(const float* q, int64_t q_stride, int64_t rows, const float* k, int64_t k_stride,
                                     int64_t keys, int64_t dim, float scale, float* kt, float* scores) {
-  constexpr int64_t kLanes = sizeof(V) / sizeof(float), kRows = 4;
   const int64_t padded = small_block_padded(keys);
   // Key by key (its dims contiguous): a scalar loop over the keys of each
   // dim spent ~70 % of this function in its loop overhead.
@@ -107,18 +170,7 @@ inline void small_block_scores_body(const float* q, int64_t q_stride, int64_t ro
     for (int64_t d = 0; d < dim; ++d) kt[d * padded + j] = key[d];
   }
   for (int64_t d = 0; d < dim; ++d) std::fill(kt + d * padded + keys, kt + (d + 1) * padded, 0.0f);
-  for (int64_t r0 = 0; r0 < rows; r0 += kRows) {
-    const int64_t block = std::min(kRows, rows - r0);
-    for (int64_t j = 0; j < padded; j += kLanes) {
-      V acc[kRows] = {};
-      for (int64_t d = 0; d < dim; ++d) {
-        const V w = vec::load<V>(kt + d * padded + j);
-        for (int64_t i = 0; i < kRows; ++i)
-          if (i < block) acc[i] += q[(r0 + i) * q_stride + d] * w;
-      }
-      for (int64_t i = 0; i < block; ++i) vec::store(scores + (r0 + i) * padded + j, acc[i] * scale);
-    }
-  }
+  small_product<V>({q, q_stride, rows, kt, padded, dim, padded, &scale, 0, scores, padded});
 }
 SEMROUTE_ISA_DISPATCH_VECTOR(void, small_block_scores, small_block_scores_body,
                              (const float* q, int64_t q_stride, int64_t rows, const float* k, int64_t k_stride,
@@ -130,20 +182,7 @@ SEMROUTE_ISA_DISPATCH_VECTOR(void, small_block_scores, small_block_scores_body,
 template <typename V>
 inline void small_block_context_body(const float* p, int64_t rows, int64_t keys, const float* v, int64_t v_stride,
                                      int64_t dim, const float* inverse_sums, float* context, int64_t out_stride) {
-  constexpr int64_t kLanes = sizeof(V) / sizeof(float), kVectors = 4;
-  const int64_t padded = small_block_padded(keys);
-  for (int64_t r = 0; r < rows; ++r) {
-    const float* pr = p + r * padded;
-    for (int64_t d0 = 0; d0 < dim; d0 += kVectors * kLanes) {
-      const int64_t vectors = std::min(kVectors, (dim - d0) / kLanes);
-      V acc[kVectors] = {};
-      for (int64_t j = 0; j < keys; ++j)
-        for (int64_t c = 0; c < kVectors; ++c)
-          if (c < vectors) acc[c] += pr[j] * vec::load<V>(v + j * v_stride + d0 + c * kLanes);
-      for (int64_t c = 0; c < vectors; ++c)
-        vec::store(context + r * out_stride + d0 + c * kLanes, acc[c] * inverse_sums[r]);
-    }
-  }
+  small_product<V>({p, small_block_padded(keys), rows, v, v_stride, keys, dim, inverse_sums, 1, context, out_stride});
 }
 SEMROUTE_ISA_DISPATCH_VECTOR(void, small_block_context, small_block_context_body,
                              (const float* p, int64_t rows, int64_t keys, const float* v, int64_t v_stride,

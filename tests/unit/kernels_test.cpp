@@ -66,8 +66,11 @@ TEST(AttentionKernel, EqualsTheOneShotReference) {
       {"multi-query 3/1, window", 61, 3, 1, 64, {12, false}, 10, 0},
       {"softcap", 45, 2, 2, 16, {-1, false}, 8, 5.0},
       {"one token", 1, 2, 2, 16, {-1, true}, 0, 0},
-      // Blocks of up to 32 keys take the small-block loops (dims of 16s).
+      // Blocks of up to 128 keys take the small-block loops (dims of 16s;
+      // tiles of 6 rows and 2 vectors, with their tails).
       {"short, dim 64", 13, 2, 2, 64, {-1, false}, 0, 0},
+      {"128 keys, dim 48", 128, 3, 3, 48, {-1, false}, 0, 0},
+      {"129 keys, dim 48", 129, 3, 3, 48, {-1, false}, 0, 0},
       {"short, softcap", 20, 2, 2, 16, {-1, false}, 0, 5.0},
       {"short, causal grouped-query 4/2", 32, 4, 2, 32, {-1, true}, 0, 0},
       {"long, window 64", 700, 2, 2, 32, {64, false}, 0, 0},
