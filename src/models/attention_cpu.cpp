@@ -266,26 +266,30 @@ class KeysAndValues {
       s.value_panel = kernels::bf16_padded_k(length) * kPanel;
       sequences_.push_back(s);
     }
-    data_.resize(static_cast<size_t>(total));
+    // Not zeroed: pack() writes every element, the padding too. From
+    // libtorch's allocator (the tensor cache), which keeps blocks between
+    // layers, where a vector took fresh pages and zeroed them each time
+    // (at 256 tokens ~40 µs a layer, on the thread that plans).
+    data_ = at::empty({total}, at::kBFloat16);
   }
   // Packs the keys and values of sequence i's kv head, which holds tokens
   // [first, first + length) of k and v.
   void pack(int64_t i, int64_t head, int64_t first, int64_t length, const TokenMajor& k, const TokenMajor& v) {
     const Sequence& s = sequences_[static_cast<size_t>(i)];
     kernels::pack_bf16_panels(k.row(first, head), k.token_stride, 1, length, dim_,
-                              data_.data() + s.keys + head * s.key_size);
+                              data() + s.keys + head * s.key_size);
     kernels::pack_bf16_panels(v.row(first, head), 1, v.token_stride, dim_, length,
-                              data_.data() + s.values + head * s.value_size);
+                              data() + s.values + head * s.value_size);
   }
   // Keys from `first` (a multiple of kPanel) of sequence i's kv head.
   const uint16_t* keys(int64_t i, int64_t head, int64_t first) const {
     const Sequence& s = sequences_[static_cast<size_t>(i)];
-    return data_.data() + s.keys + head * s.key_size + first * kernels::bf16_padded_k(dim_);
+    return data() + s.keys + head * s.key_size + first * kernels::bf16_padded_k(dim_);
   }
   // Values (as Vᵀ) from key `first` (even), panels value_panel(i) apart.
   const uint16_t* values(int64_t i, int64_t head, int64_t first) const {
     const Sequence& s = sequences_[static_cast<size_t>(i)];
-    return data_.data() + s.values + head * s.value_size + first * kPanel;
+    return data() + s.values + head * s.value_size + first * kPanel;
   }
   int64_t value_panel(int64_t i) const { return sequences_[static_cast<size_t>(i)].value_panel; }
 
@@ -295,7 +299,8 @@ class KeysAndValues {
   };
   int64_t dim_ = 0;
   std::vector<Sequence> sequences_;
-  std::vector<uint16_t> data_;
+  uint16_t* data() const { return reinterpret_cast<uint16_t*>(data_.data_ptr<at::BFloat16>()); }
+  at::Tensor data_;  // bf16 values as their bits
 };
 
 // One task: a block of queries of one head of one sequence.
