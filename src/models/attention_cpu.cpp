@@ -426,9 +426,23 @@ void AttentionWork::prepare(int64_t begin, int64_t end) {
   }
 }
 
-void AttentionWork::run(int64_t begin, int64_t end) const {
+// A thread's buffers for its tasks, kept from call to call: vectors made
+// per call cost six allocations each time (a 16-token layer's attention is
+// 12 calls of ~4 µs) and zeroed a long prompt's scores (128 KB a task at 512
+// keys) every time.
+struct TaskBuffers {
   std::vector<float> scores, inverse_sums, rotated_q, rotated_k, transposed_k;
   std::vector<uint16_t> bf16_rows;
+};
+
+TaskBuffers& task_buffers_of_this_thread() {
+  thread_local TaskBuffers buffers;
+  return buffers;
+}
+
+void AttentionWork::run(int64_t begin, int64_t end) const {
+  TaskBuffers& buffers = task_buffers_of_this_thread();
+  auto& [scores, inverse_sums, rotated_q, rotated_k, transposed_k, bf16_rows] = buffers;
   for (int64_t t = begin; t < end; ++t) {
     const Task& task = tasks[static_cast<size_t>(t)];
     const int64_t length = lengths[static_cast<size_t>(task.sequence)];
