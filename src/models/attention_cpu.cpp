@@ -129,9 +129,10 @@ inline void small_product_tile(const SmallProduct& p, int64_t row, int64_t colum
       for (int j = 0; j < J; ++j) acc[i][j] += ai * w[j];
     }
   }
-  for (int i = 0; i < R; ++i)
-    for (int j = 0; j < J; ++j)
-      vec::store(p.out + (row + i) * p.out_stride + column + j * kLanes, acc[i][j] * p.factor[(row + i) * p.factor_step]);
+  for (int i = 0; i < R; ++i) {
+    const float factor = p.factor[(row + i) * p.factor_step];
+    for (int j = 0; j < J; ++j) vec::store(p.out + (row + i) * p.out_stride + column + j * kLanes, acc[i][j] * factor);
+  }
 }
 
 // The rows' tiles: R = rows (1..kTileRows) fixed at compile time.
