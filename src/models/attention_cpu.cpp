@@ -26,6 +26,7 @@
 #include "kernels/bf16_gemm.h"
 #include "models/parallel_chunks.h"
 #include "models/vector_math.h"
+#include "models/workspace.h"
 #include "semroute/error.h"
 
 namespace semroute {
@@ -239,11 +240,11 @@ std::vector<int64_t> offsets_of(const std::vector<int64_t>& lengths) {
 
 // Rows x[r] (row stride `stride`) of one head at positions first + r,
 // rotated (RoPE) into `buffer` (rows x dim): its data.
-const float* rotate_into(std::vector<float>& buffer, const float* x, int64_t stride, int64_t rows, int64_t first,
+const float* rotate_into(Workspace::Slot slot, const float* x, int64_t stride, int64_t rows, int64_t first,
                          const at::Tensor& cos, const at::Tensor& sin, int64_t dim) {
-  buffer.resize(static_cast<size_t>(rows * dim));
-  rotate_rows(x, stride, rows, first, cos.data_ptr<float>(), sin.data_ptr<float>(), dim, buffer.data(), 1);
-  return buffer.data();
+  float* buffer = Workspace::of_this_thread().get<float>(slot, static_cast<size_t>(rows * dim));
+  rotate_rows(x, stride, rows, first, cos.data_ptr<float>(), sin.data_ptr<float>(), dim, buffer, 1);
+  return buffer;
 }
 
 // For bf16 products: every sequence's keys and values, per kv head, packed
@@ -427,23 +428,8 @@ void AttentionWork::prepare(int64_t begin, int64_t end) {
   }
 }
 
-// A thread's buffers for its tasks, kept from call to call: vectors made
-// per call cost six allocations each time (a 16-token layer's attention is
-// 12 calls of ~4 µs) and zeroed a long prompt's scores (128 KB a task at 512
-// keys) every time.
-struct TaskBuffers {
-  std::vector<float> scores, inverse_sums, rotated_q, rotated_k, transposed_k;
-  std::vector<uint16_t> bf16_rows;
-};
-
-TaskBuffers& task_buffers_of_this_thread() {
-  thread_local TaskBuffers buffers;
-  return buffers;
-}
-
 void AttentionWork::run(int64_t begin, int64_t end) const {
-  TaskBuffers& buffers = task_buffers_of_this_thread();
-  auto& [scores, inverse_sums, rotated_q, rotated_k, transposed_k, bf16_rows] = buffers;
+  Workspace& workspace = Workspace::of_this_thread();  // a task's temporaries, kept between calls
   for (int64_t t = begin; t < end; ++t) {
     const Task& task = tasks[static_cast<size_t>(t)];
     const int64_t length = lengths[static_cast<size_t>(task.sequence)];
@@ -458,38 +444,39 @@ void AttentionWork::run(int64_t begin, int64_t end) const {
     const int64_t keys = k1 - k0;
     const bool small = !bf16_products && keys <= kSmallBlockKeys && dim % 16 == 0;
     const int64_t score_stride = small ? small_block_padded(keys) : keys;
-    scores.resize(static_cast<size_t>(rows * score_stride));
-    inverse_sums.resize(static_cast<size_t>(rows));
+    float* scores = workspace.get<float>(Workspace::kScores, static_cast<size_t>(rows * score_stride));
+    float* inverse_sums = workspace.get<float>(Workspace::kInverseSums, static_cast<size_t>(rows));
     const float* qp = q->row(first + q0, task.head);
     int64_t q_stride = q->token_stride;
+    uint16_t* bf16_rows = nullptr;
     if (rotary) {
-      qp = rotate_into(rotated_q, qp, q_stride, rows, q0, cos, sin, dim);
+      qp = rotate_into(Workspace::kRotatedQueries, qp, q_stride, rows, q0, cos, sin, dim);
       q_stride = dim;
     }
     if (bf16_products) {
-      bf16_rows.resize(static_cast<size_t>(rows * kernels::bf16_padded_k(std::max(dim, keys))));
-      kernels::bf16_rows(qp, q_stride, rows, dim, bf16_rows.data());
-      kernels::bf16_gemm(bf16_rows.data(), rows, packed.keys(task.sequence, kv_head, k0), keys, dim,
-                         static_cast<float>(scale), scores.data(), keys);
+      bf16_rows = workspace.get<uint16_t>(Workspace::kBf16Rows,
+                                          static_cast<size_t>(rows * kernels::bf16_padded_k(std::max(dim, keys))));
+      kernels::bf16_rows(qp, q_stride, rows, dim, bf16_rows);
+      kernels::bf16_gemm(bf16_rows, rows, packed.keys(task.sequence, kv_head, k0), keys, dim,
+                         static_cast<float>(scale), scores, keys);
     } else if (small) {
       const float* kp = k->row(first + k0, kv_head);
       int64_t k_stride = k->token_stride;
       if (keys_in_task) {
-        kp = rotate_into(rotated_k, kp, k_stride, keys, k0, cos, sin, dim);
+        kp = rotate_into(Workspace::kRotatedKeys, kp, k_stride, keys, k0, cos, sin, dim);
         k_stride = dim;
       }
-      transposed_k.resize(static_cast<size_t>(dim * score_stride));
-      small_block_scores(qp, q_stride, rows, kp, k_stride, keys, dim, static_cast<float>(scale), transposed_k.data(),
-                         scores.data());
+      float* transposed_k = workspace.get<float>(Workspace::kTransposedKeys, static_cast<size_t>(dim * score_stride));
+      small_block_scores(qp, q_stride, rows, kp, k_stride, keys, dim, static_cast<float>(scale), transposed_k, scores);
     } else if (keys_in_task) {
-      const float* kp = rotate_into(rotated_k, k->row(first + k0, kv_head), k->token_stride, keys, k0, cos, sin, dim);
-      sgemm('T', rows, keys, dim, static_cast<float>(scale), qp, q_stride, kp, dim, scores.data(), keys);
+      const float* kp = rotate_into(Workspace::kRotatedKeys, k->row(first + k0, kv_head), k->token_stride, keys, k0, cos, sin, dim);
+      sgemm('T', rows, keys, dim, static_cast<float>(scale), qp, q_stride, kp, dim, scores, keys);
     } else {
       sgemm('T', rows, keys, dim, static_cast<float>(scale), qp, q_stride, k->row(first + k0, kv_head), k->token_stride,
-            scores.data(), keys);
+            scores, keys);
     }
     for (int64_t r = 0; r < rows; ++r) {
-      float* row = scores.data() + r * score_stride;
+      float* row = scores + r * score_stride;
       const int64_t query = q0 + r;
       int64_t lo = 0, hi = keys;
       if (window >= 0) {
@@ -500,26 +487,26 @@ void AttentionWork::run(int64_t begin, int64_t end) const {
       if (softcap > 0)
         for (int64_t j = lo; j < hi; ++j) row[j] = static_cast<float>(softcap * std::tanh(row[j] / softcap));
       // (bf16_rows held this task's queries: their product is done.)
-      inverse_sums[static_cast<size_t>(r)] =
+      inverse_sums[r] =
           1.0f / (bf16_products ? unnormalized_softmax_to_bf16(row, keys, lo, hi,
-                                                               bf16_rows.data() + r * kernels::bf16_padded_k(keys))
+                                                               bf16_rows + r * kernels::bf16_padded_k(keys))
                                 : unnormalized_softmax(row, keys, lo, hi));
     }
     float* context = out.data_ptr<float>() + (first + q0) * out_stride + task.head * dim;
     if (small) {
-      small_block_context(scores.data(), rows, keys, v->row(first + k0, kv_head), v->token_stride, dim,
-                          inverse_sums.data(), context, out_stride);
+      small_block_context(scores, rows, keys, v->row(first + k0, kv_head), v->token_stride, dim,
+                          inverse_sums, context, out_stride);
       continue;
     }
     if (bf16_products) {
-      kernels::bf16_gemm(bf16_rows.data(), rows, packed.values(task.sequence, kv_head, k0), dim, keys, 1.0f, context,
+      kernels::bf16_gemm(bf16_rows, rows, packed.values(task.sequence, kv_head, k0), dim, keys, 1.0f, context,
                          out_stride, packed.value_panel(task.sequence));
     } else {
-      sgemm('N', rows, dim, keys, 1.0f, scores.data(), keys, v->row(first + k0, kv_head), v->token_stride, context,
+      sgemm('N', rows, dim, keys, 1.0f, scores, keys, v->row(first + k0, kv_head), v->token_stride, context,
             out_stride);
     }
     for (int64_t r = 0; r < rows; ++r)
-      for (int64_t d = 0; d < dim; ++d) context[r * out_stride + d] *= inverse_sums[static_cast<size_t>(r)];
+      for (int64_t d = 0; d < dim; ++d) context[r * out_stride + d] *= inverse_sums[r];
   }
 }
 

@@ -32,6 +32,7 @@
 #include "kernels/int8_gemm.h"
 #include "models/int8_rows.h"
 #include "models/parallel_chunks.h"
+#include "models/workspace.h"
 #include "semroute/error.h"
 
 namespace semroute {
@@ -182,41 +183,6 @@ memory reorder_weight(const at::Tensor& dense, Type type, const memory::desc& la
   stream.wait();
   return packed;
 }
-
-// The temporaries of a product (oneDNN's scratchpad; int8's quantized rows,
-// their scales and the int32 sums), kept per thread between calls. Allocated
-// per call, glibc gave blocks of a few MB back to the kernel and faulted them
-// in again: an int8 product of 2048 rows took 68 ms instead of 5.6.
-class Workspace {
- public:
-  enum Slot { kScratchpad, kQuantized, kScales, kZeroPoints, kSums, kSlots };
-  // `bytes` of slot `slot`, 64-byte aligned, valid until the next call for it.
-  template <typename T>
-  T* get(Slot slot, size_t count) {
-    Buffer& b = buffers_[slot];
-    const size_t bytes = std::max<size_t>(count * sizeof(T), 1);
-    if (b.capacity < bytes) {
-      b.capacity = std::max(bytes, b.capacity * 2);
-      b.data.reset(static_cast<uint8_t*>(std::aligned_alloc(64, (b.capacity + 63) / 64 * 64)));
-      if (!b.data) throw Error(ErrorCode::kOutOfMemory, "cannot allocate " + std::to_string(b.capacity) + " bytes");
-    }
-    return reinterpret_cast<T*>(b.data.get());
-  }
-  static Workspace& of_this_thread() {
-    thread_local Workspace workspace;
-    return workspace;
-  }
-
- private:
-  struct Free {
-    void operator()(uint8_t* p) const { std::free(p); }
-  };
-  struct Buffer {
-    std::unique_ptr<uint8_t, Free> data;
-    size_t capacity = 0;
-  };
-  Buffer buffers_[kSlots];
-};
 
 // Rows an int8 product quantizes, multiplies and scales back at a time: its
 // temporaries stay within a few MB per thread (256 rows × 4 bytes × the
