@@ -16,7 +16,14 @@ void require_bf16() {
 
 void pack_bf16_panels(const float* b, int64_t n_stride, int64_t k_stride, int64_t n, int64_t k, uint16_t* packed) {
   require_bf16();
-  bf16_pack_avx512(b, n_stride, k_stride, n, k, packed);
+  bf16_pack_part_avx512(b, n_stride, k_stride, n, k, 0, n, 0, k, packed);
+}
+
+void pack_bf16_panel_part(const float* b, int64_t n_stride, int64_t k_stride, int64_t n, int64_t k, int64_t i0,
+                          int64_t i1, int64_t j0, int64_t j1, uint16_t* packed) {
+  require_bf16();
+  if (i0 < 0 || i0 > i1 || i1 > n || j0 < 0 || j0 > j1 || j1 > k) throw InternalError("bf16 pack: a part outside B");
+  bf16_pack_part_avx512(b, n_stride, k_stride, n, k, i0, i1, j0, j1, packed);
 }
 
 void bf16_rows(const float* a, int64_t a_stride, int64_t rows, int64_t k, uint16_t* out) {

@@ -27,6 +27,13 @@ inline size_t bf16_panels_size(int64_t n, int64_t k) {
 // Packs B, element (i, j) at b[i * n_stride + j * k_stride], i < n, j < k;
 // the padding is zero.
 void pack_bf16_panels(const float* b, int64_t n_stride, int64_t k_stride, int64_t n, int64_t k, uint16_t* packed);
+// The same for the part of B in rows [i0, i1) and inputs [j0, j1), into the
+// whole B's layout (`b` and `packed` as for the whole): writes that part's
+// elements only, so that parts packed at once (threads) together make the
+// whole; the padding is written by the part that holds B's last row and
+// all inputs (rows), or its last input and all rows (the input).
+void pack_bf16_panel_part(const float* b, int64_t n_stride, int64_t k_stride, int64_t n, int64_t k, int64_t i0,
+                          int64_t i1, int64_t j0, int64_t j1, uint16_t* packed);
 // Rows [rows][k] of a (row stride a_stride) as bf16 rows of bf16_padded_k(k).
 void bf16_rows(const float* a, int64_t a_stride, int64_t rows, int64_t k, uint16_t* out);
 // c[r][i] = alpha · Σⱼ a[r][j] · B[i][j] for r < rows, i < n (c row stride

@@ -3,6 +3,7 @@
 // an inline function can stand in for another translation unit's.
 #include <immintrin.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <cstring>
 
@@ -97,39 +98,63 @@ inline void rows_tail(const Operands& o, int64_t row, int64_t left_rows, int64_t
 
 // Two cases run vectorized: B's rows contiguous (k_stride 1: the keys) and
 // B's columns contiguous (n_stride 1: the values, read as Vᵀ); others, and
-// the tails, one element at a time.
-void bf16_pack_avx512(const float* b, int64_t n_stride, int64_t k_stride, int64_t n, int64_t k, uint16_t* packed) {
-  const int64_t pk = padded(k), count = (n + kLanes - 1) / kLanes;
+// the tails, one element at a time. Only the part's own slots are written
+// (parts packed at once by other threads share panels, and pairs of inputs).
+void bf16_pack_part_avx512(const float* b, int64_t n_stride, int64_t k_stride, int64_t n, int64_t k, int64_t i0,
+                           int64_t i1, int64_t j0, int64_t j1, uint16_t* packed) {
+  const int64_t pk = padded(k);
+  // The padding (rows up to a whole panel, the input up to a pair) is the
+  // part's that reaches B's end.
+  const int64_t i_end = i1 == n ? (n + kLanes - 1) / kLanes * kLanes : i1, j_end = j1 == k ? pk : j1;
+  const auto slot = [&](int64_t i, int64_t j) {
+    return packed + (i / kLanes) * pk * kLanes + (j / 2) * 2 * kLanes + (i % kLanes) * 2 + j % 2;
+  };
   const auto at = [&](int64_t i, int64_t j) { return i < n && j < k ? to_bf16(b[i * n_stride + j * k_stride]) : uint16_t{0}; };
-  for (int64_t panel = 0; panel < count; ++panel) {
-    uint16_t* out = packed + panel * pk * kLanes;
-    const int64_t full_rows = n - panel * kLanes >= kLanes;
-    int64_t j = 0;
-    if (k_stride == 1 && full_rows) {
-      // Each row's inputs to bf16, 16 at a time; its pairs to their panel slots.
-      for (; j + kLanes <= k; j += kLanes)
-        for (int64_t lane = 0; lane < kLanes; ++lane) {
+  if (k_stride == 1) {
+    for (int64_t i = i0; i < i_end; ++i) {
+      int64_t j = j0;
+      // The row's inputs to bf16, 16 at a time; its pairs to their slots.
+      if (i < n && j % 2 == 0)
+        for (; j + kLanes <= j1; j += kLanes) {
           uint32_t pairs[kLanes / 2];
-          const __m256i v = (__m256i)_mm512_cvtneps_pbh(_mm512_loadu_ps(b + (panel * kLanes + lane) * n_stride + j));
+          const __m256i v = (__m256i)_mm512_cvtneps_pbh(_mm512_loadu_ps(b + i * n_stride + j));
           _mm256_storeu_si256(reinterpret_cast<__m256i*>(pairs), v);
-          for (int64_t p = 0; p < kLanes / 2; ++p)
-            std::memcpy(out + (j / 2 + p) * 2 * kLanes + lane * 2, &pairs[p], 4);
+          for (int64_t p = 0; p < kLanes / 2; ++p) std::memcpy(slot(i, j + 2 * p), &pairs[p], 4);
         }
-    } else if (n_stride == 1 && full_rows) {
-      // Two inputs' 16 columns each, interleaved: one panel row of pairs.
-      for (; j + 2 <= k; j += 2) {
-        const __m256i even = (__m256i)_mm512_cvtneps_pbh(_mm512_loadu_ps(b + panel * kLanes + j * k_stride));
-        const __m256i odd = (__m256i)_mm512_cvtneps_pbh(_mm512_loadu_ps(b + panel * kLanes + (j + 1) * k_stride));
-        // maskz forms: the plain ones start from _mm512_undefined, which GCC flags at -O1.
-        const __m512i e = _mm512_maskz_cvtepu16_epi32(0xFFFF, even);
-        const __m512i o = _mm512_maskz_slli_epi32(0xFFFF, _mm512_maskz_cvtepu16_epi32(0xFFFF, odd), 16);
-        _mm512_storeu_si512(out + j * kLanes, _mm512_or_si512(e, o));
+      for (; j < j_end; ++j) *slot(i, j) = at(i, j);
+    }
+    return;
+  }
+  if (n_stride == 1) {
+    int64_t j = j0;
+    if (j % 2 == 1) {  // the second of a pair whose first is another part's
+      for (int64_t i = i0; i < i_end; ++i) *slot(i, j) = at(i, j);
+      ++j;
+    }
+    for (; j + 2 <= j_end; j += 2) {
+      int64_t i = i0;
+      // Two inputs' 16 rows each, interleaved: one panel row of pairs.
+      if (i % kLanes == 0)
+        for (; i + kLanes <= std::min(i1, n); i += kLanes) {
+          const __m256i even = (__m256i)_mm512_cvtneps_pbh(_mm512_loadu_ps(b + i + j * k_stride));
+          const __m256i odd = j + 1 < k ? (__m256i)_mm512_cvtneps_pbh(_mm512_loadu_ps(b + i + (j + 1) * k_stride))
+                                        : _mm256_setzero_si256();
+          // maskz forms: the plain ones start from _mm512_undefined, which GCC flags at -O1.
+          const __m512i e = _mm512_maskz_cvtepu16_epi32(0xFFFF, even);
+          const __m512i o = _mm512_maskz_slli_epi32(0xFFFF, _mm512_maskz_cvtepu16_epi32(0xFFFF, odd), 16);
+          _mm512_storeu_si512(slot(i, j), _mm512_or_si512(e, o));
+        }
+      for (; i < i_end; ++i) {
+        *slot(i, j) = at(i, j);
+        *slot(i, j + 1) = at(i, j + 1);
       }
     }
-    for (int64_t jj = j; jj < pk; ++jj)
-      for (int64_t lane = 0; lane < kLanes; ++lane)
-        out[(jj / 2) * 2 * kLanes + lane * 2 + jj % 2] = at(panel * kLanes + lane, jj);
+    if (j < j_end)  // the first of a pair whose second is another part's
+      for (int64_t i = i0; i < i_end; ++i) *slot(i, j) = at(i, j);
+    return;
   }
+  for (int64_t i = i0; i < i_end; ++i)
+    for (int64_t j = j0; j < j_end; ++j) *slot(i, j) = at(i, j);
 }
 
 void bf16_rows_avx512(const float* a, int64_t a_stride, int64_t rows, int64_t k, uint16_t* out) {

@@ -61,6 +61,37 @@ TEST(Bf16Gemm, EqualsTheRoundedReference) {
         }
 }
 
+TEST(Bf16Gemm, PartsPackedApartMakeTheWhole) {
+  if (!bf16_dot_here()) GTEST_SKIP() << "no AVX-512 BF16 on " << cpu_features().describe();
+  std::mt19937 rng(4);
+  std::uniform_real_distribution<float> unit(-2.0f, 2.0f);
+  // B's rows contiguous (the keys), its columns (the values), neither.
+  for (int layout = 0; layout < 3; ++layout)
+    for (int64_t n : {1, 16, 17, 64, 70})
+      for (int64_t k : {1, 2, 31, 64, 67}) {
+        const int64_t n_stride = layout == 0 ? k : layout == 1 ? 1 : 2 * k, k_stride = layout == 0 ? 1 : layout == 1 ? n : 2;
+        std::vector<float> b(static_cast<size_t>(n * k * 2));
+        for (auto& v : b) v = unit(rng);
+        const size_t size = bf16_panels_size(n, k);
+        std::vector<uint16_t> whole(size, 0xAAAA), parts(size, 0xAAAA);
+        pack_bf16_panels(b.data(), n_stride, k_stride, n, k, whole.data());
+        // Rows or inputs cut at odd and unaligned places (and not at all).
+        const bool by_rows = layout != 1;
+        const int64_t length = by_rows ? n : k;
+        std::vector<int64_t> cuts{0, std::min<int64_t>(length, 5), std::min<int64_t>(length, 21), length};
+        for (size_t c = 0; c + 1 < cuts.size(); ++c) {
+          const int64_t lo = cuts[c], hi = cuts[c + 1];
+          if (lo == hi) continue;
+          pack_bf16_panel_part(b.data(), n_stride, k_stride, n, k, by_rows ? lo : 0, by_rows ? hi : n, by_rows ? 0 : lo,
+                               by_rows ? k : hi, parts.data());
+        }
+        EXPECT_EQ(parts, whole) << "layout " << layout << " n " << n << " k " << k;
+      }
+  std::vector<uint16_t> out(bf16_panels_size(2, 2));
+  const float b[4] = {1, 2, 3, 4};
+  EXPECT_THROW(pack_bf16_panel_part(b, 2, 1, 2, 2, 1, 3, 0, 2, out.data()), InternalError);
+}
+
 TEST(Bf16Gemm, RefusedWithoutTheInstructions) {
   if (bf16_dot_here()) GTEST_SKIP() << "this CPU has AVX-512 BF16";
   std::vector<uint16_t> out(4);
