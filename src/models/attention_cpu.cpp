@@ -25,6 +25,7 @@
 
 #include "kernels/bf16_gemm.h"
 #include "models/parallel_chunks.h"
+#include "models/rope.h"
 #include "models/vector_math.h"
 #include "models/workspace.h"
 #include "semroute/error.h"
@@ -67,24 +68,6 @@ unnormalized_softmax_to_bf16(const float* row, int64_t width, int64_t lo, int64_
   std::fill(out + hi, out + kernels::bf16_padded_k(width), uint16_t{0});
   return sum;
 }
-
-// out[r] = rotate_half RoPE of rows x[r] (row stride `stride`) at positions
-// first + r · step: x·cos + (−x₂, x₁)·sin, with cos/sin rows of `dim` floats
-// (step 0: every row at one position).
-inline void rotate_rows_body(const float* x, int64_t stride, int64_t rows, int64_t first, const float* cos,
-                             const float* sin, int64_t dim, float* out, int64_t step) {
-  const int64_t half = dim / 2;
-  for (int64_t r = 0; r < rows; ++r) {
-    const float *xr = x + r * stride, *c = cos + (first + r * step) * dim, *s = sin + (first + r * step) * dim;
-    float* o = out + r * dim;
-    for (int64_t i = 0; i < half; ++i) o[i] = xr[i] * c[i] - xr[i + half] * s[i];
-    for (int64_t i = half; i < dim; ++i) o[i] = xr[i] * c[i] + xr[i - half] * s[i];
-  }
-}
-SEMROUTE_ISA_DISPATCH(rotate_rows, rotate_rows_body,
-                      (const float* x, int64_t stride, int64_t rows, int64_t first, const float* cos, const float* sin,
-                       int64_t dim, float* out, int64_t step),
-                      (x, stride, rows, first, cos, sin, dim, out, step))
 
 // Scores and context of a block with few keys in our own loops, where
 // oneDNN's sgemm costs more per call than the arithmetic (a 16-token head:
@@ -243,7 +226,7 @@ std::vector<int64_t> offsets_of(const std::vector<int64_t>& lengths) {
 const float* rotate_into(Workspace::Slot slot, const float* x, int64_t stride, int64_t rows, int64_t first,
                          const at::Tensor& cos, const at::Tensor& sin, int64_t dim) {
   float* buffer = Workspace::of_this_thread().get<float>(slot, static_cast<size_t>(rows * dim));
-  rotate_rows(x, stride, rows, first, cos.data_ptr<float>(), sin.data_ptr<float>(), dim, buffer, 1);
+  rotate_rows(x, stride, rows, first, cos.data_ptr<float>(), sin.data_ptr<float>(), dim, 1, buffer, dim);
   return buffer;
 }
 
@@ -274,14 +257,20 @@ class KeysAndValues {
     // (at 256 tokens ~40 µs a layer, on the thread that plans).
     data_ = at::empty({total}, at::kBFloat16);
   }
-  // Packs the keys and values of sequence i's kv head, which holds tokens
-  // [first, first + length) of k and v.
-  void pack(int64_t i, int64_t head, int64_t first, int64_t length, const TokenMajor& k, const TokenMajor& v) {
+  // Packs the keys, or the values, of sequence i's kv head, which holds
+  // tokens [first, first + length) of k or v: its tokens [from, to) only
+  // (parts packed at once make the whole).
+  void pack_keys(int64_t i, int64_t head, int64_t first, int64_t length, int64_t from, int64_t to,
+                 const TokenMajor& k) const {
     const Sequence& s = sequences_[static_cast<size_t>(i)];
-    kernels::pack_bf16_panels(k.row(first, head), k.token_stride, 1, length, dim_,
-                              data() + s.keys + head * s.key_size);
-    kernels::pack_bf16_panels(v.row(first, head), 1, v.token_stride, dim_, length,
-                              data() + s.values + head * s.value_size);
+    kernels::pack_bf16_panel_part(k.row(first, head), k.token_stride, 1, length, dim_, from, to, 0, dim_,
+                                  data() + s.keys + head * s.key_size);
+  }
+  void pack_values(int64_t i, int64_t head, int64_t first, int64_t length, int64_t from, int64_t to,
+                   const TokenMajor& v) const {
+    const Sequence& s = sequences_[static_cast<size_t>(i)];
+    kernels::pack_bf16_panel_part(v.row(first, head), 1, v.token_stride, dim_, length, 0, dim_, from, to,
+                                  data() + s.values + head * s.value_size);
   }
   // Keys from `first` (a multiple of kPanel) of sequence i's kv head.
   const uint16_t* keys(int64_t i, int64_t head, int64_t first) const {
@@ -329,14 +318,19 @@ struct AttentionWork {
   // them into k first.
   std::optional<TokenMajor> q, k, v, given_k;
   KeysAndValues packed;
+  // Where q, k and v arrive by panels (arrive): rotated in place and packed
+  // there, the queries to bf16 rows [heads, tokens, padded dim] (bits).
+  bool arriving = false;
+  at::Tensor bf16_queries;
   double scale = 1, softcap = 0;
   AttentionPattern pattern;
   bool rotary = false, keys_in_task = false, bf16_products = false;
-  int64_t dim = 0, group = 1, out_stride = 0, kv_heads = 1;
+  int64_t dim = 0, group = 1, out_stride = 0, heads = 1, kv_heads = 1, tokens = 0;
 
   // Keys that several query blocks share are rotated, and bf16 keys and
-  // values packed, once before the tasks: a pass over (sequence, kv head).
-  bool needs_preparing() const { return given_k.has_value() || bf16_products; }
+  // values packed, once before the tasks: a pass over (sequence, kv head);
+  // none where they were as they arrived.
+  bool needs_preparing() const { return !arriving && (given_k.has_value() || bf16_products); }
   ChunkSplit prepare_split() const {
     const auto count = static_cast<int64_t>(lengths.size()) * kv_heads;
     return {count, chunk_for(count, 4), 1};
@@ -352,7 +346,27 @@ struct AttentionWork {
   }
   // Tasks [begin, end), on this thread.
   void run(int64_t begin, int64_t end) const;
+
+  // Rows [row, row + rows) of columns [column, column + width) of [q | k |
+  // v], just written: RoPE on q's and k's, and bf16 packing.
+  void arrive(int64_t row, int64_t rows, int64_t column, int64_t width) const;
+  uint16_t* bf16_query_rows(int64_t head, int64_t token) const {
+    return reinterpret_cast<uint16_t*>(bf16_queries.data_ptr<at::BFloat16>()) +
+           (head * tokens + token) * kernels::bf16_padded_k(dim);
+  }
 };
+
+// Whether q, k and v are the columns of one tensor side by side, each head's
+// `dim` floats contiguous: what arrives by panels of it.
+bool side_by_side(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v) {
+  const int64_t dim = q.size(2);
+  const auto heads_packed = [&](const at::Tensor& x) {
+    return x.scalar_type() == at::kFloat && x.stride(2) == 1 && x.stride(1) == dim && x.stride(0) == q.stride(0);
+  };
+  return heads_packed(q) && heads_packed(k) && heads_packed(v) &&
+         k.data_ptr<float>() == q.data_ptr<float>() + q.size(1) * dim &&
+         v.data_ptr<float>() == k.data_ptr<float>() + k.size(1) * dim;
+}
 
 // The tasks of attention_cpu_packed. Without `may_read`, none (null) where
 // setting them up would read q, k or v (copying a strided or non-fp32
@@ -361,7 +375,7 @@ std::shared_ptr<AttentionWork> plan_attention(const at::Tensor& q_in, const at::
                                               const std::vector<int64_t>& lengths, const at::Tensor& cos_in,
                                               const at::Tensor& sin_in, double scale, AttentionPattern pattern,
                                               int64_t forced_block, double softcap, bool bf16_products,
-                                              bool may_read) {
+                                              bool may_read, int64_t arriving_panel = 0) {
   if (bf16_products && !kernels::bf16_dot_here()) throw InternalError("bf16 attention products on a CPU without them");
   // Below 128 tokens packing the keys and values costs what the faster
   // products save (ModernBERT-base int8, 2 threads: 16 tokens 7 % slower,
@@ -376,7 +390,9 @@ std::shared_ptr<AttentionWork> plan_attention(const at::Tensor& q_in, const at::
   if (w.out.numel() == 0) return work;
   w.lengths = lengths;
   w.offsets = offsets_of(w.lengths);
-  w.rotary = cos_in.defined();
+  // Arriving by panels of whole heads, q and k are rotated there, not by the tasks.
+  w.arriving = arriving_panel > 0 && arriving_panel % dim == 0 && side_by_side(q_in, k_in, v_in);
+  w.rotary = cos_in.defined() && !w.arriving;
   // Every block of every head of every sequence is a task: one parallel
   // region for the whole batch, whatever its mix of lengths.
   bool one_block_each = true;  // every (sequence, head) is a single task
@@ -395,8 +411,8 @@ std::shared_ptr<AttentionWork> plan_attention(const at::Tensor& q_in, const at::
   // times per head at 512 global keys), into [kv_heads, tokens, dim] rows.
   w.keys_in_task = w.rotary && one_block_each;
   const bool rotate_keys_first = w.rotary && (!w.keys_in_task || bf16_products);
-  w.cos = w.rotary ? cos_in.to(at::kFloat).contiguous() : at::Tensor();
-  w.sin = w.rotary ? sin_in.to(at::kFloat).contiguous() : at::Tensor();
+  w.cos = cos_in.defined() ? cos_in.to(at::kFloat).contiguous() : at::Tensor();
+  w.sin = cos_in.defined() ? sin_in.to(at::kFloat).contiguous() : at::Tensor();
   w.q.emplace(q_in);
   w.v.emplace(v_in);
   if (rotate_keys_first) {
@@ -406,6 +422,10 @@ std::shared_ptr<AttentionWork> plan_attention(const at::Tensor& q_in, const at::
     w.k.emplace(k_in);
   }
   if (bf16_products) w.packed = KeysAndValues(w.lengths, kv_heads, dim);
+  if (bf16_products && w.arriving)
+    w.bf16_queries = at::empty({heads * tokens * kernels::bf16_padded_k(dim)}, at::kBFloat16);
+  w.heads = heads;
+  w.tokens = tokens;
   w.kv_heads = kv_heads;
   w.scale = scale;
   w.softcap = softcap;
@@ -423,8 +443,40 @@ void AttentionWork::prepare(int64_t begin, int64_t end) {
     const int64_t first = offsets[static_cast<size_t>(i)], length = lengths[static_cast<size_t>(i)];
     if (given_k)
       rotate_rows(given_k->row(first, head), given_k->token_stride, length, 0, cos.data_ptr<float>(),
-                  sin.data_ptr<float>(), dim, k->row_to_write(first, head), 1);
-    if (bf16_products) packed.pack(i, head, first, length, *k, *v);
+                  sin.data_ptr<float>(), dim, 1, k->row_to_write(first, head), k->token_stride);
+    if (bf16_products) {
+      packed.pack_keys(i, head, first, length, 0, length, *k);
+      packed.pack_values(i, head, first, length, 0, length, *v);
+    }
+  }
+}
+
+void AttentionWork::arrive(int64_t row, int64_t rows, int64_t column, int64_t width) const {
+  const int64_t q_columns = heads * dim, k_columns = kv_heads * dim, end = row + rows;
+  // The first sequence these rows reach.
+  const auto first_sequence = static_cast<size_t>(std::upper_bound(offsets.begin(), offsets.end(), row) - offsets.begin() - 1);
+  for (int64_t c = column; c < column + width; c += dim) {
+    const bool is_q = c < q_columns, is_k = !is_q && c < q_columns + k_columns;
+    const int64_t head = (is_q ? c : is_k ? c - q_columns : c - q_columns - k_columns) / dim;
+    const TokenMajor& x = is_q ? *q : is_k ? *k : *v;
+    for (size_t i = first_sequence; i < lengths.size() && offsets[i] < end; ++i) {
+      const int64_t first = offsets[i], length = lengths[i];
+      const int64_t from = std::max(row, first) - first, to = std::min(end, first + length) - first;
+      if (from >= to) continue;
+      float* start = x.row_to_write(first + from, head);
+      if (!is_q && !is_k) {
+        if (bf16_products) packed.pack_values(static_cast<int64_t>(i), head, first, length, from, to, x);
+        continue;
+      }
+      if (cos.defined())
+        rotate_rows(start, x.token_stride, to - from, from, cos.data_ptr<float>(), sin.data_ptr<float>(), dim, 1, start,
+                    x.token_stride);
+      if (!bf16_products) continue;
+      if (is_q)
+        kernels::bf16_rows(start, x.token_stride, to - from, dim, bf16_query_rows(head, first + from));
+      else
+        packed.pack_keys(static_cast<int64_t>(i), head, first, length, from, to, x);
+    }
   }
 }
 
@@ -456,9 +508,13 @@ void AttentionWork::run(int64_t begin, int64_t end) const {
     if (bf16_products) {
       bf16_rows = workspace.get<uint16_t>(Workspace::kBf16Rows,
                                           static_cast<size_t>(rows * kernels::bf16_padded_k(std::max(dim, keys))));
-      kernels::bf16_rows(qp, q_stride, rows, dim, bf16_rows);
-      kernels::bf16_gemm(bf16_rows, rows, packed.keys(task.sequence, kv_head, k0), keys, dim,
-                         static_cast<float>(scale), scores, keys);
+      const uint16_t* queries = bf16_rows;
+      if (arriving)
+        queries = bf16_query_rows(task.head, first + q0);
+      else
+        kernels::bf16_rows(qp, q_stride, rows, dim, bf16_rows);
+      kernels::bf16_gemm(queries, rows, packed.keys(task.sequence, kv_head, k0), keys, dim, static_cast<float>(scale),
+                         scores, keys);
     } else if (small) {
       const float* kp = k->row(first + k0, kv_head);
       int64_t k_stride = k->token_stride;
@@ -534,10 +590,17 @@ at::Tensor attention_cpu_packed(const at::Tensor& q_in, const at::Tensor& k_in, 
 std::optional<AttentionPass> attention_cpu_packed_pass(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v,
                                                        const std::vector<int64_t>& lengths, const at::Tensor& cos,
                                                        const at::Tensor& sin, double scale, AttentionPattern pattern,
-                                                       int64_t block, double softcap, bool bf16_products) {
-  const auto work = plan_attention(q, k, v, lengths, cos, sin, scale, pattern, block, softcap, bf16_products, false);
+                                                       int64_t block, double softcap, bool bf16_products,
+                                                       int64_t arriving_panel) {
+  const auto work =
+      plan_attention(q, k, v, lengths, cos, sin, scale, pattern, block, softcap, bf16_products, false, arriving_panel);
   if (!work) return std::nullopt;
-  return AttentionPass{work->out, passes_of(work)};
+  AttentionPass pass{work->out, passes_of(work), {}};
+  if (work->arriving)
+    pass.arrive = [work](int64_t row, int64_t rows, int64_t column, int64_t width) {
+      work->arrive(row, rows, column, width);
+    };
+  return pass;
 }
 
 at::Tensor attention_cpu(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v, const at::Tensor& cos,

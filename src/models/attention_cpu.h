@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "models/attention.h"
+#include "models/packed_gemm.h"
 #include "models/parallel_chunks.h"
 
 namespace semroute {
@@ -36,19 +37,26 @@ at::Tensor attention_cpu_packed(const at::Tensor& q, const at::Tensor& k, const 
 // One attention_cpu_packed call as passes of a region that runs others too
 // (parallel_passes): keys that several query blocks share rotated and bf16
 // keys and values packed where needed, then the tasks. `out` ([tokens,
-// heads * dim], fp32) holds the answer once the passes have run.
+// heads * dim], fp32) holds the answer once the passes have run. Where
+// `arrive` is set, it must be handed every panel of q, k and v as a pass
+// before these writes it (PanelFinish: columns of [q | k | v]): it rotates
+// and packs them there, while they are in cache, and these passes do not.
 struct AttentionPass {
   at::Tensor out;
   std::vector<ParallelPass> passes;
+  PanelFinish arrive;
 };
 // attention_cpu_packed planned as such passes, which read q, k and v only as
 // they run (they may be the output of a pass before them); none where the
 // call would read them first: inputs that are not fp32 with a contiguous
-// last dimension (copied).
+// last dimension (copied). `arriving_panel` > 0: q, k and v are columns of
+// one tensor, side by side, that a pass before writes by panels of that
+// many columns; the call sets `arrive` where those hold whole heads.
 std::optional<AttentionPass> attention_cpu_packed_pass(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v,
                                                        const std::vector<int64_t>& lengths, const at::Tensor& cos,
                                                        const at::Tensor& sin, double scale, AttentionPattern pattern,
-                                                       int64_t block, double softcap, bool bf16_products = false);
+                                                       int64_t block, double softcap, bool bf16_products = false,
+                                                       int64_t arriving_panel = 0);
 
 // Queries per task: 64, fewer when a task's scores would outgrow L2 (1 MB).
 int64_t attention_query_block(int64_t keys);

@@ -46,6 +46,8 @@ class Linear {
   // or where the product does not run on our int8 kernel.
   std::optional<ProductPasses> passes(const GemmInput& x, const at::Tensor& residual,
                                       const LinearDeltas* deltas = nullptr) const;
+  // The output columns each panel of passes() holds (PackedGemm::panel_columns); 0: no passes.
+  int64_t panel_columns() const { return packed_ != nullptr ? packed_->panel_columns() : 0; }
   int64_t out_features() const { return out_features_; }
   // The checkpoint name of this layer (its weight tensor without ".weight").
   const std::string& module() const { return module_; }

@@ -104,9 +104,13 @@ std::optional<ModernBertEncoder::LayerPasses> ModernBertEncoder::layer_passes(co
   auto qkv = layer.wqkv.passes(attention_input(layer, x), at::Tensor(), range.deltas);
   if (!qkv) return std::nullopt;
   const auto parts = qkv->y.chunk(3, -1);
+  PackedAttention spec = attention_spec(layer, range.attention_block);
+  spec.arriving_panel = layer.wqkv.panel_columns();
   auto attention = attend_packed_pass(parts[0], parts[1], parts[2], range.lengths, rope.cos(layer.global),
-                                      rope.sin(layer.global), attention_spec(layer, range.attention_block));
+                                      rope.sin(layer.global), spec);
   if (!attention) return std::nullopt;
+  // q, k and v rotated and packed by panel as the product writes them, where it can.
+  *qkv->finish = attention->arrive;
   auto tail = tail_passes(layer, x, attention->out, range.deltas);
   if (!tail) return std::nullopt;
   LayerPasses whole{tail->out, {std::move(qkv->quantize), std::move(qkv->multiply)}};

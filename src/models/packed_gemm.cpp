@@ -326,8 +326,9 @@ kernels::Int8Output from_row(kernels::Int8Output out, int64_t row) {
 template <class Weight, class Input, class Output>
 class PanelTasks {
  public:
-  PanelTasks(const Weight& w, const Input* a, int64_t stride, int64_t rows, const Output& out)
-      : w_(w), a_(a), stride_(stride), rows_(rows), out_(out),
+  PanelTasks(const Weight& w, const Input* a, int64_t stride, int64_t rows, const Output& out,
+             std::shared_ptr<const PanelFinish> finish = nullptr)
+      : w_(w), a_(a), stride_(stride), rows_(rows), out_(out), finish_(std::move(finish)),
         block_(rows <= kTaskRows ? rows : kTaskRows), blocks_((rows + block_ - 1) / block_) {}
   // One block (up to 96 rows: bound by streaming the weights): long runs of
   // consecutive panels, which the prefetchers follow; more: finer chunks. At
@@ -342,6 +343,10 @@ class PanelTasks {
       const int64_t panel = task / blocks_, first = task % blocks_, last = std::min(blocks_, first + end - task);
       const int64_t row = first * block_, count = std::min(rows_, last * block_) - row;
       w_.multiply(a_ + row * stride_, stride_, count, panel, panel + 1, from_row(out_, row));
+      if (finish_ && *finish_) {
+        const int64_t column = panel * w_.panel_width();
+        (*finish_)(row, count, column, std::min(w_.panel_width(), w_.n() - column));
+      }
       task += last - first;
     }
   }
@@ -351,6 +356,7 @@ class PanelTasks {
   const Input* a_;
   const int64_t stride_, rows_;
   const Output out_;
+  const std::shared_ptr<const PanelFinish> finish_;
   const int64_t block_, blocks_;
 };
 
@@ -395,7 +401,7 @@ ProductPasses PackedGemm::State::own_int8_passes(const GemmInput& a, const at::T
                                                      scale, zero);
                      }};
   const auto tasks = std::make_shared<const PanelTasks<kernels::PackedInt8Weight, uint8_t, kernels::Int8Output>>(
-      w, q, stride, rows, out);
+      w, q, stride, rows, out, product.finish);
   product.multiply = {tasks->split(), [tasks, buffer, residual, y = product.y](int64_t begin, int64_t end) {
                        (*tasks)(begin, end);
                      }};
@@ -732,6 +738,11 @@ void check_shapes(const Problem& problem, int64_t width, const at::Tensor& resid
 }
 
 }  // namespace
+
+int64_t PackedGemm::panel_columns() const {
+  const State& s = *state_;
+  return s.own_int8 && s.dtype == at::kFloat ? s.own_int8->panel_width() : 0;
+}
 
 std::optional<ProductPasses> PackedGemm::passes(const GemmInput& x, const at::Tensor& residual) const {
   const State& s = *state_;

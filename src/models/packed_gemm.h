@@ -62,9 +62,18 @@ struct GemmInput {
 // with others (parallel_passes, models/parallel_chunks.h): the input's rows
 // quantized, then multiplied into `y` (the residual added). What they read
 // must be made by then: a made input may read tensors earlier passes write.
+// Work on a product's output where a panel of it has just been written, on
+// the thread that wrote it, while it is in cache: rows [row, row + rows),
+// columns [column, column + width) of y (a whole panel, or the last one's
+// valid columns).
+using PanelFinish = std::function<void(int64_t row, int64_t rows, int64_t column, int64_t width)>;
+
 struct ProductPasses {
   at::Tensor y;
   ParallelPass quantize, multiply;
+  // Runs on each panel of y as it is written, where set before the passes
+  // run: a pass planned after this product (that reads y) may set it.
+  std::shared_ptr<PanelFinish> finish = std::make_shared<PanelFinish>();
 };
 
 class PackedGemm {
@@ -88,6 +97,9 @@ class PackedGemm {
   // The passes of add_to(residual, x) (an undefined residual: operator()),
   // for float32 2-D rows on our int8 kernel; none otherwise.
   std::optional<ProductPasses> passes(const GemmInput& x, const at::Tensor& residual) const;
+  // The output columns a panel of passes() holds (what a finish is handed):
+  // 64 on AVX-512, 16 on AVX2; 0 where there are no passes.
+  int64_t panel_columns() const;
   int64_t in_features() const;
   int64_t out_features() const;
   // The dtype the product is computed in: float32 (also for bf16 weights on a

@@ -108,7 +108,7 @@ std::optional<AttentionPass> attend_packed_pass(const at::Tensor& q, const at::T
   const auto rope_rows = [&](const at::Tensor& table) { return table.defined() ? table.narrow(0, 0, longest) : table; };
   return attention_cpu_packed_pass(heads_of(q, spec.heads), heads_of(k, spec.kv_heads), heads_of(v, spec.kv_heads),
                                    lengths, rope_rows(cos), rope_rows(sin), spec.scale, spec.pattern, spec.block,
-                                   spec.softcap, spec.bf16_products);
+                                   spec.softcap, spec.bf16_products, spec.arriving_panel);
 }
 
 at::Tensor gated_self_attention(const GatedProjections& p, const at::Tensor& normed, const std::vector<int64_t>& lengths,

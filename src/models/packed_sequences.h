@@ -54,6 +54,9 @@ struct PackedAttention {
   const RmsNorm* q_norm = nullptr;
   const RmsNorm* k_norm = nullptr;
   bool bf16_products = false;  // see attention_cpu_packed
+  // For attend_packed_pass: q, k and v arrive by panels of this many
+  // columns (attention_cpu_packed_pass); 0: whole, when its passes run.
+  int64_t arriving_panel = 0;
 };
 
 at::Tensor attend_packed(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v,

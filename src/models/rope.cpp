@@ -9,8 +9,10 @@
 #include <ATen/ops/pow.h>
 #include <ATen/ops/sin.h>
 
+#include <algorithm>
 #include <cmath>
 
+#include "models/vector_math.h"
 #include "semroute/error.h"
 
 namespace semroute {
@@ -22,6 +24,31 @@ at::Tensor default_inv_freq(double theta, int64_t dim) {
 }
 
 double yarn_mscale(double scale, double k = 1.0) { return scale <= 1.0 ? 1.0 : 0.1 * k * std::log(scale) + 1.0; }
+
+// One step of rotate_rows: the pairs (i, i + half) of V's lanes from i on.
+template <typename V>
+inline void rotate_pairs(const float* x, const float* c, const float* s, float* o, int64_t i, int64_t half) {
+  const V a = vec::load<V>(x + i), b = vec::load<V>(x + i + half);  // both read before either is written
+  vec::store(o + i, a * vec::load<V>(c + i) - b * vec::load<V>(s + i));
+  vec::store(o + i + half, b * vec::load<V>(c + i + half) + a * vec::load<V>(s + i + half));
+}
+
+template <typename V>
+inline void rotate_rows_body(const float* x, int64_t stride, int64_t rows, int64_t first, const float* cos,
+                             const float* sin, int64_t dim, int64_t heads, float* out, int64_t out_stride) {
+  constexpr int64_t kLanes = sizeof(V) / sizeof(float);
+  const int64_t half = dim / 2, vectors = half / kLanes * kLanes;
+  for (int64_t r = 0; r < rows; ++r) {
+    const float *c = cos + (first + r) * dim, *s = sin + (first + r) * dim;
+    for (int64_t h = 0; h < heads; ++h) {
+      const float* xh = x + r * stride + h * dim;
+      float* oh = out + r * out_stride + h * dim;
+      int64_t i = 0;
+      for (; i < vectors; i += kLanes) rotate_pairs<V>(xh, c, s, oh, i, half);
+      for (; i < half; ++i) rotate_pairs<float>(xh, c, s, oh, i, half);
+    }
+  }
+}
 
 // YaRN (Peng et al.): high-frequency dimensions keep their original
 // frequency, low-frequency ones are interpolated by the factor, with a
@@ -56,6 +83,25 @@ at::Tensor yarn_inv_freq(const RopeScaling& s, double theta, int64_t dim, int64_
 }
 
 }  // namespace
+
+SEMROUTE_ISA_DISPATCH_VECTOR(void, rotate_rows, rotate_rows_body,
+                             (const float* x, int64_t stride, int64_t rows, int64_t first, const float* cos,
+                              const float* sin, int64_t dim, int64_t heads, float* out, int64_t out_stride),
+                             (x, stride, rows, first, cos, sin, dim, heads, out, out_stride))
+
+void rotate_packed_rows(float* x, int64_t stride, int64_t row, int64_t rows, const std::vector<int64_t>& lengths,
+                        const float* cos, const float* sin, int64_t dim, int64_t heads) {
+  const int64_t end = row + rows;
+  int64_t first = 0;  // the sequence's first row
+  for (const int64_t length : lengths) {
+    const int64_t begin = std::max(row, first), stop = std::min(end, first + length);
+    if (begin < stop)
+      rotate_rows(x + begin * stride, stride, stop - begin, begin - first, cos, sin, dim, heads, x + begin * stride,
+                  stride);
+    first += length;
+    if (first >= end) break;
+  }
+}
 
 RotaryEmbedding::RotaryEmbedding(const RopeParams& params, int64_t head_dim, int64_t max_position_embeddings) {
   // Rotary embeddings turn pairs of a head's dimensions: an odd width has a lone one.

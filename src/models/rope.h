@@ -6,6 +6,8 @@
 
 #include <ATen/core/Tensor.h>
 
+#include <vector>
+
 #include "models/configs.h"
 
 namespace semroute {
@@ -30,5 +32,19 @@ class RotaryEmbedding {
   at::Tensor inv_freq_;  // [head_dim / 2], fp32 on CPU
   double attention_scaling_ = 1.0;
 };
+
+// RoPE (rotate_half) of `rows` rows of `heads` heads of `dim` floats side by
+// side (row stride `stride`), row r at position first + r: out = x·cos +
+// (−x₂, x₁)·sin, with fp32 cos / sin rows of `dim` floats per position.
+// `out` (row stride `out_stride`) may be x itself.
+void rotate_rows(const float* x, int64_t stride, int64_t rows, int64_t first, const float* cos, const float* sin,
+                 int64_t dim, int64_t heads, float* out, int64_t out_stride);
+
+// rotate_rows in place over rows [row, row + rows) of `x` (its row 0 the
+// first of the batch), sequences packed one after another (sequence i: the
+// `lengths[i]` rows after those before it), each row at its position in its
+// own sequence.
+void rotate_packed_rows(float* x, int64_t stride, int64_t row, int64_t rows, const std::vector<int64_t>& lengths,
+                        const float* cos, const float* sin, int64_t dim, int64_t heads);
 
 }  // namespace semroute

@@ -124,6 +124,39 @@ TEST(AttentionKernel, AppliesRopeLikeTheEagerPath) {
   }
 }
 
+TEST(Rope, RotatedRowsInPlaceEqualTheEagerFormula) {
+  c10::InferenceMode guard;
+  at::manual_seed(6);
+  // dim 64: whole vectors; 40: halves of 20, a vector and a scalar tail.
+  for (const int64_t dim : {64, 40}) {
+    const int64_t heads = 3, length = 30;
+    const at::Tensor angles = at::arange(length, at::kFloat).unsqueeze(1) * at::rand({dim / 2});
+    const at::Tensor cos = at::cat({angles.cos(), angles.cos()}, -1), sin = at::cat({angles.sin(), angles.sin()}, -1);
+    // Two packed sequences of 18 and 12 rows, inside rows of 5 heads: the
+    // first 3 rotated, the other 2 left as they are.
+    const std::vector<int64_t> lengths{18, 12};
+    const at::Tensor x = at::randn({length, 5 * dim});
+    at::Tensor expected = x.clone();
+    for (int64_t first = 0, i = 0; i < 2; first += lengths[static_cast<size_t>(i)], ++i) {
+      const int64_t n = lengths[static_cast<size_t>(i)];
+      const at::Tensor heads_of = x.narrow(0, first, n).narrow(1, 0, heads * dim).view({n, heads, dim}).transpose(0, 1);
+      expected.narrow(0, first, n).narrow(1, 0, heads * dim)
+          .copy_(RotaryEmbedding::apply(heads_of, cos.narrow(0, 0, n), sin.narrow(0, 0, n)).transpose(0, 1)
+                     .reshape({n, heads * dim}));
+    }
+    // Blocks that start and end inside either sequence and across both.
+    at::Tensor rotated = x.clone();
+    for (const auto& [row, rows] : std::vector<std::pair<int64_t, int64_t>>{{0, 7}, {7, 16}, {23, 7}})
+      rotate_packed_rows(rotated.data_ptr<float>(), 5 * dim, row, rows, lengths, cos.data_ptr<float>(),
+                         sin.data_ptr<float>(), dim, heads);
+    const double error = max_abs_error(rotated, expected);
+    std::printf("    RoPE of packed rows in place, dim %lld, vs the eager formula: max abs error %.3g\n",
+                static_cast<long long>(dim), error);
+    EXPECT_LT(error, 1e-5) << "dim " << dim;
+    EXPECT_TRUE(at::equal(rotated.narrow(1, heads * dim, 2 * dim), x.narrow(1, heads * dim, 2 * dim)));
+  }
+}
+
 TEST(AttentionKernel, PackedSequencesOfMixedLengthsEqualEachAlone) {
   // One call over a packed batch (lengths 1, 37, 130, 5) against each
   // sequence on its own, with RoPE at each sequence's own positions, a
@@ -196,6 +229,61 @@ TEST(AttentionKernel, AsPassesEqualsTheCall) {
   EXPECT_FALSE(attention_cpu_packed_pass(strided, k_data, v_data, lengths, cos, sin, 0.25, AttentionPattern{-1, false},
                                          0, 0)
                    .has_value());
+}
+
+// q, k and v handed to the attention by panels as a product writes them
+// (rotated and packed there, by parts of rows that split sequences, bf16
+// panels of keys and pairs of values): the same answer as the call.
+TEST(AttentionKernel, ArrivingByPanelsEqualsTheCall) {
+  c10::InferenceMode guard;
+  at::manual_seed(15);
+  const ScopedTeam team(2);
+  const int64_t heads = 4, kv_heads = 2, dim = 16, width = (heads + 2 * kv_heads) * dim;
+  const at::Tensor angles = at::arange(300, at::kFloat).unsqueeze(1) * at::rand({dim / 2});
+  const at::Tensor cos = at::cat({angles.cos(), angles.cos()}, -1), sin = at::cat({angles.sin(), angles.sin()}, -1);
+  const auto check = [&](const std::vector<int64_t>& lengths, AttentionPattern pattern, bool bf16, int64_t panel) {
+    const int64_t tokens = std::accumulate(lengths.begin(), lengths.end(), int64_t{0});
+    const std::string what = std::to_string(tokens) + " tokens, window " + std::to_string(pattern.window) +
+                             (bf16 ? ", bf16" : "") + ", panels of " + std::to_string(panel);
+    const at::Tensor data = at::randn({tokens, width});
+    const auto parts_of = [&](const at::Tensor& qkv) {
+      return std::vector<at::Tensor>{qkv.narrow(1, 0, heads * dim).view({tokens, heads, dim}),
+                                     qkv.narrow(1, heads * dim, kv_heads * dim).view({tokens, kv_heads, dim}),
+                                     qkv.narrow(1, (heads + kv_heads) * dim, kv_heads * dim).view({tokens, kv_heads, dim})};
+    };
+    const auto whole = parts_of(data);
+    const at::Tensor called = attention_cpu_packed(whole[0], whole[1], whole[2], lengths, cos, sin, 0.25, pattern, 0, 0, bf16);
+    const at::Tensor qkv = at::empty({tokens, width});
+    const auto parts = parts_of(qkv);
+    auto planned = attention_cpu_packed_pass(parts[0], parts[1], parts[2], lengths, cos, sin, 0.25, pattern, 0, 0, bf16,
+                                             panel);
+    ASSERT_TRUE(planned.has_value()) << what;
+    ASSERT_TRUE(static_cast<bool>(planned->arrive)) << what;
+    EXPECT_EQ(planned->passes.size(), 1u) << what << ": nothing left to prepare";
+    // Blocks of 7 rows (keys' panels and values' pairs split between them),
+    // last panel first, as threads might hand them over.
+    qkv.copy_(data);
+    for (int64_t column = width - panel; column >= 0; column -= panel)
+      for (int64_t row = 0; row < tokens; row += 7) planned->arrive(row, std::min<int64_t>(7, tokens - row), column, panel);
+    parallel_passes(std::move(planned->passes));
+    const double error = max_abs_error(planned->out, called);
+    EXPECT_TRUE(at::equal(planned->out, called)) << what << ": max abs error " << error;
+  };
+  for (const AttentionPattern pattern : {AttentionPattern{-1, false}, AttentionPattern{9, false}}) {
+    check({1, 37, 20, 5}, pattern, false, dim);
+    check({300, 7}, pattern, false, 2 * dim);
+    if (kernels::bf16_dot_here()) check({150, 3, 141}, pattern, true, 4 * dim);
+  }
+  // Panels that split a head, or q, k and v apart: no arrival.
+  const at::Tensor qkv = at::randn({63, width});
+  const auto q = qkv.narrow(1, 0, heads * dim).view({63, heads, dim});
+  const auto k = qkv.narrow(1, heads * dim, kv_heads * dim).view({63, kv_heads, dim});
+  const auto v = qkv.narrow(1, (heads + kv_heads) * dim, kv_heads * dim).view({63, kv_heads, dim});
+  const std::vector<int64_t> lengths = {63};
+  const AttentionPattern all{-1, false};
+  EXPECT_FALSE(static_cast<bool>(attention_cpu_packed_pass(q, k, v, lengths, cos, sin, 0.25, all, 0, 0, false, dim / 2)->arrive));
+  EXPECT_FALSE(static_cast<bool>(attention_cpu_packed_pass(q, v, k, lengths, cos, sin, 0.25, all, 0, 0, false, dim)->arrive));
+  EXPECT_FALSE(static_cast<bool>(attention_cpu_packed_pass(q, k, v, lengths, cos, sin, 0.25, all, 0, 0, false, 0)->arrive));
 }
 
 // bf16 products (int8 models on AVX-512 BF16): against the fp32 kernel on
@@ -1077,6 +1165,40 @@ TEST(PackedGemm, ProductsAsPassesOfOneRegionEqualProductsAlone) {
   EXPECT_FALSE(wo.passes(GemmInput(at::randn({4, width})), at::Tensor(), &delta).has_value());
   EXPECT_FALSE(wo.passes(GemmInput(at::randn({width, 4}).t()), at::Tensor()).has_value());  // not contiguous
   EXPECT_FALSE(wo.passes(GemmInput(at::randn({0, width})), at::Tensor()).has_value());
+}
+
+TEST(PackedGemm, PanelFinishSeesEachPanelOnceAfterItIsWritten) {
+  c10::InferenceMode guard;
+  at::manual_seed(14);
+  const ScopedTeam team(2);
+  const int64_t width = 96, out = 200;  // the last panel partly valid on either path
+  const test::ScopedEnv own("SEMROUTE_INT8_GEMM", "own");
+  const Linear product = Linear::from(at::randn({out, width}) * 0.1, at::randn({out}), "product", true);
+  const int64_t panel = product.panel_columns();
+  ASSERT_GT(panel, 0);
+  for (int64_t rows : {1, 16, 100, 300}) {  // one block of rows, several
+    const std::string what = std::to_string(rows) + " rows";
+    const at::Tensor a = at::randn({rows, width});
+    const at::Tensor alone = product(a);
+    std::mutex lock;
+    int64_t seen = 0;
+    // Each element doubled, after the product wrote it: twice `alone` only if
+    // every panel is handed over once, whole, and after it was written.
+    const auto passes = product.passes(GemmInput(a), at::Tensor());
+    ASSERT_TRUE(passes.has_value()) << what;
+    float* y = passes->y.data_ptr<float>();
+    *passes->finish = [&](int64_t row, int64_t count, int64_t column, int64_t columns) {
+      EXPECT_EQ(column % panel, 0);
+      EXPECT_EQ(columns, std::min(panel, out - column));
+      for (int64_t r = row; r < row + count; ++r)
+        for (int64_t c = column; c < column + columns; ++c) y[r * out + c] *= 2;
+      const std::lock_guard<std::mutex> held(lock);
+      seen += count * columns;
+    };
+    parallel_passes({passes->quantize, passes->multiply});
+    EXPECT_EQ(seen, rows * out) << what;
+    EXPECT_TRUE(at::equal(passes->y, alone * 2)) << what;
+  }
 }
 
 }  // namespace
