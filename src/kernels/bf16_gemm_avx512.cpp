@@ -113,13 +113,17 @@ void bf16_pack_part_avx512(const float* b, int64_t n_stride, int64_t k_stride, i
   if (k_stride == 1) {
     for (int64_t i = i0; i < i_end; ++i) {
       int64_t j = j0;
-      // The row's inputs to bf16, 16 at a time; its pairs to their slots.
+      // The row's inputs to bf16, 16 at a time; its pairs to their slots, a
+      // panel row (2 · kLanes) apart from the row's first.
+      uint16_t* row_slots = slot(i, 0);
       if (i < n && j % 2 == 0)
         for (; j + kLanes <= j1; j += kLanes) {
           uint32_t pairs[kLanes / 2];
           const __m256i v = (__m256i)_mm512_cvtneps_pbh(_mm512_loadu_ps(b + i * n_stride + j));
           _mm256_storeu_si256(reinterpret_cast<__m256i*>(pairs), v);
-          for (int64_t p = 0; p < kLanes / 2; ++p) std::memcpy(slot(i, j + 2 * p), &pairs[p], 4);
+          uint16_t* out = row_slots + j * kLanes;
+#pragma GCC unroll 8
+          for (int p = 0; p < kLanes / 2; ++p) std::memcpy(out + p * 2 * kLanes, &pairs[p], 4);
         }
       for (; j < j_end; ++j) *slot(i, j) = at(i, j);
     }
