@@ -32,11 +32,11 @@ void bf16_rows(const float* a, int64_t a_stride, int64_t rows, int64_t k, uint16
 }
 
 void bf16_gemm(const uint16_t* a, int64_t rows, const uint16_t* packed, int64_t n, int64_t k, float alpha, float* c,
-               int64_t c_stride, int64_t panel_stride) {
+               int64_t c_stride, int64_t panel_stride, const float* row_scales) {
   require_bf16();
   const int64_t own = bf16_padded_k(k) * 16;
   if (panel_stride != 0 && panel_stride < own) throw InternalError("bf16 product: panels closer than the input length");
-  bf16_gemm_avx512(a, rows, packed, n, k, alpha, c, c_stride, panel_stride == 0 ? own : panel_stride);
+  bf16_gemm_avx512(a, rows, packed, n, k, alpha, c, c_stride, panel_stride == 0 ? own : panel_stride, row_scales);
 }
 
 }  // namespace semroute::kernels

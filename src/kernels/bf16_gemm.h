@@ -39,8 +39,9 @@ void bf16_rows(const float* a, int64_t a_stride, int64_t rows, int64_t k, uint16
 // c[r][i] = alpha · Σⱼ a[r][j] · B[i][j] for r < rows, i < n (c row stride
 // c_stride); `a` from bf16_rows, `packed` from pack_bf16_panels, its panels
 // `panel_stride` elements apart (0: packed for this k; more: the first k
-// inputs of a B packed for a longer k).
+// inputs of a B packed for a longer k). With `row_scales`, row r's results
+// are times row_scales[r] too.
 void bf16_gemm(const uint16_t* a, int64_t rows, const uint16_t* packed, int64_t n, int64_t k, float alpha, float* c,
-               int64_t c_stride, int64_t panel_stride = 0);
+               int64_t c_stride, int64_t panel_stride = 0, const float* row_scales = nullptr);
 
 }  // namespace semroute::kernels

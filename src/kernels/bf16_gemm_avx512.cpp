@@ -34,7 +34,7 @@ inline __mmask16 mask(int64_t valid) {
 // Rows [row, row + R) x panels [panel, panel + V).
 template <int R, int V>
 inline void tile(const uint16_t* a, int64_t pk, int64_t row, const uint16_t* packed, int64_t panel_size, int64_t panel,
-                 int64_t n, float alpha, float* c, int64_t c_stride) {
+                 int64_t n, float alpha, const float* row_scales, float* c, int64_t c_stride) {
   __m512 acc[R][V];
 #pragma GCC unroll 8
   for (int r = 0; r < R; ++r)
@@ -57,12 +57,14 @@ inline void tile(const uint16_t* a, int64_t pk, int64_t row, const uint16_t* pac
   }
   const __m512 scale = _mm512_set1_ps(alpha);
 #pragma GCC unroll 8
-  for (int r = 0; r < R; ++r)
+  for (int r = 0; r < R; ++r) {
+    const __m512 row_scale = row_scales != nullptr ? _mm512_set1_ps(alpha * row_scales[row + r]) : scale;
 #pragma GCC unroll 4
     for (int v = 0; v < V; ++v) {
       const int64_t col = (panel + v) * kLanes;
-      _mm512_mask_storeu_ps(c + (row + r) * c_stride + col, mask(n - col), _mm512_mul_ps(acc[r][v], scale));
+      _mm512_mask_storeu_ps(c + (row + r) * c_stride + col, mask(n - col), _mm512_mul_ps(acc[r][v], row_scale));
     }
+  }
 }
 
 // Where a tile reads and writes: B's panels and the output.
@@ -72,6 +74,7 @@ struct Operands {
   const uint16_t* packed;
   int64_t panel_size, n;
   float alpha;
+  const float* row_scales;
   float* c;
   int64_t c_stride;
 };
@@ -79,10 +82,11 @@ struct Operands {
 template <int R>
 inline void panels(const Operands& o, int64_t row, int64_t panel, int64_t left) {
   switch (left) {
-    case 1: return tile<R, 1>(o.a, o.pk, row, o.packed, o.panel_size, panel, o.n, o.alpha, o.c, o.c_stride);
-    case 2: return tile<R, 2>(o.a, o.pk, row, o.packed, o.panel_size, panel, o.n, o.alpha, o.c, o.c_stride);
-    case 3: return tile<R, 3>(o.a, o.pk, row, o.packed, o.panel_size, panel, o.n, o.alpha, o.c, o.c_stride);
-    default: return tile<R, 4>(o.a, o.pk, row, o.packed, o.panel_size, panel, o.n, o.alpha, o.c, o.c_stride);
+    case 1: return tile<R, 1>(o.a, o.pk, row, o.packed, o.panel_size, panel, o.n, o.alpha, o.row_scales, o.c, o.c_stride);
+    case 2: return tile<R, 2>(o.a, o.pk, row, o.packed, o.panel_size, panel, o.n, o.alpha, o.row_scales, o.c, o.c_stride);
+    case 3: return tile<R, 3>(o.a, o.pk, row, o.packed, o.panel_size, panel, o.n, o.alpha, o.row_scales, o.c, o.c_stride);
+    default:
+      return tile<R, 4>(o.a, o.pk, row, o.packed, o.panel_size, panel, o.n, o.alpha, o.row_scales, o.c, o.c_stride);
   }
 }
 
@@ -174,8 +178,8 @@ void bf16_rows_avx512(const float* a, int64_t a_stride, int64_t rows, int64_t k,
 }
 
 void bf16_gemm_avx512(const uint16_t* a, int64_t rows, const uint16_t* packed, int64_t n, int64_t k, float alpha,
-                      float* c, int64_t c_stride, int64_t panel_stride) {
-  const Operands o{a, padded(k), packed, panel_stride, n, alpha, c, c_stride};
+                      float* c, int64_t c_stride, int64_t panel_stride, const float* row_scales) {
+  const Operands o{a, padded(k), packed, panel_stride, n, alpha, row_scales, c, c_stride};
   const int64_t count = (n + kLanes - 1) / kLanes;
   for (int64_t panel = 0; panel < count; panel += kPanels) {
     const int64_t left = count - panel < kPanels ? count - panel : kPanels;

@@ -554,13 +554,12 @@ void AttentionWork::run(int64_t begin, int64_t end) const {
                           inverse_sums, context, out_stride);
       continue;
     }
-    if (bf16_products) {
+    if (bf16_products) {  // each row divided by its sum as it is stored
       kernels::bf16_gemm(bf16_rows, rows, packed.values(task.sequence, kv_head, k0), dim, keys, 1.0f, context,
-                         out_stride, packed.value_panel(task.sequence));
-    } else {
-      sgemm('N', rows, dim, keys, 1.0f, scores, keys, v->row(first + k0, kv_head), v->token_stride, context,
-            out_stride);
+                         out_stride, packed.value_panel(task.sequence), inverse_sums);
+      continue;
     }
+    sgemm('N', rows, dim, keys, 1.0f, scores, keys, v->row(first + k0, kv_head), v->token_stride, context, out_stride);
     for (int64_t r = 0; r < rows; ++r)
       for (int64_t d = 0; d < dim; ++d) context[r * out_stride + d] *= inverse_sums[r];
   }

@@ -45,14 +45,18 @@ TEST(Bf16Gemm, EqualsTheRoundedReference) {
           bf16_rows(a.data(), k + 3, rows, k, rows_bf16.data());
           const int64_t c_stride = n + 2;
           std::vector<float> c(static_cast<size_t>(rows * c_stride), -7.0f);
-          bf16_gemm(rows_bf16.data(), rows, packed.data(), n, k, 0.5f, c.data(), c_stride);
+          // Rows times their own scales too, where there are several.
+          std::vector<float> row_scales(static_cast<size_t>(rows));
+          for (int64_t r = 0; r < rows; ++r) row_scales[static_cast<size_t>(r)] = rows > 1 ? 1.0f + 0.25f * r : 1.0f;
+          bf16_gemm(rows_bf16.data(), rows, packed.data(), n, k, 0.5f, c.data(), c_stride, 0,
+                    rows > 1 ? row_scales.data() : nullptr);
           double worst = 0;
           for (int64_t r = 0; r < rows; ++r) {
             for (int64_t i = 0; i < n; ++i) {
               double want = 0;
               for (int64_t j = 0; j < k; ++j)
                 want += rounded(a[r * (k + 3) + j]) * rounded(b[i * n_stride + j * k_stride]);
-              worst = std::max(worst, std::abs(c[r * c_stride + i] - 0.5 * want));
+              worst = std::max(worst, std::abs(c[r * c_stride + i] - 0.5 * row_scales[static_cast<size_t>(r)] * want));
             }
             for (int64_t i = n; i < c_stride; ++i) ASSERT_EQ(c[r * c_stride + i], -7.0f) << "wrote past n";
           }
