@@ -98,6 +98,35 @@ inline void rows_tail(const Operands& o, int64_t row, int64_t left_rows, int64_t
   }
 }
 
+// rows[r] element c -> rows[c] element r, for 16 rows of 16 32-bit elements:
+// pairs within 128-bit lanes, then the lanes, four at a time (maskz forms:
+// the plain ones start from _mm512_undefined, which GCC 12 flags).
+inline void transpose_16x16(__m512i rows[kLanes]) {
+  __m512i t[kLanes], u[kLanes];
+  for (int k = 0; k < kLanes; k += 2) {
+    t[k] = _mm512_maskz_unpacklo_epi32(0xFFFF, rows[k], rows[k + 1]);
+    t[k + 1] = _mm512_maskz_unpackhi_epi32(0xFFFF, rows[k], rows[k + 1]);
+  }
+  // u[4g + m], lane q: element 4q + m of rows 4g .. 4g + 3.
+  for (int g = 0; g < kLanes; g += 4) {
+    u[g] = _mm512_maskz_unpacklo_epi64(0xFF, t[g], t[g + 2]);
+    u[g + 1] = _mm512_maskz_unpackhi_epi64(0xFF, t[g], t[g + 2]);
+    u[g + 2] = _mm512_maskz_unpacklo_epi64(0xFF, t[g + 1], t[g + 3]);
+    u[g + 3] = _mm512_maskz_unpackhi_epi64(0xFF, t[g + 1], t[g + 3]);
+  }
+  // Row 4q + m gathers lane q of u[m], u[4 + m], u[8 + m], u[12 + m].
+  for (int m = 0; m < 4; ++m) {
+    const __m512i v0 = _mm512_maskz_shuffle_i32x4(0xFFFF, u[m], u[4 + m], 0x44);
+    const __m512i v1 = _mm512_maskz_shuffle_i32x4(0xFFFF, u[m], u[4 + m], 0xEE);
+    const __m512i v2 = _mm512_maskz_shuffle_i32x4(0xFFFF, u[8 + m], u[12 + m], 0x44);
+    const __m512i v3 = _mm512_maskz_shuffle_i32x4(0xFFFF, u[8 + m], u[12 + m], 0xEE);
+    rows[m] = _mm512_maskz_shuffle_i32x4(0xFFFF, v0, v2, 0x88);
+    rows[4 + m] = _mm512_maskz_shuffle_i32x4(0xFFFF, v0, v2, 0xDD);
+    rows[8 + m] = _mm512_maskz_shuffle_i32x4(0xFFFF, v1, v3, 0x88);
+    rows[12 + m] = _mm512_maskz_shuffle_i32x4(0xFFFF, v1, v3, 0xDD);
+  }
+}
+
 }  // namespace
 
 // Two cases run vectorized: B's rows contiguous (k_stride 1: the keys) and
@@ -110,15 +139,15 @@ void bf16_pack_part_avx512(const float* b, int64_t n_stride, int64_t k_stride, i
   // The padding (rows up to a whole panel, the input up to a pair) is the
   // part's that reaches B's end.
   const int64_t i_end = i1 == n ? (n + kLanes - 1) / kLanes * kLanes : i1, j_end = j1 == k ? pk : j1;
-  const auto slot = [&](int64_t i, int64_t j) {
-    return packed + (i / kLanes) * pk * kLanes + (j / 2) * 2 * kLanes + (i % kLanes) * 2 + j % 2;
+  const auto slot = [&](int64_t i, int64_t j) {  // (unsigned: no sign fixes in the divisions)
+    const auto row = static_cast<uint64_t>(i), input = static_cast<uint64_t>(j);
+    return packed + row / kLanes * pk * kLanes + input / 2 * 2 * kLanes + row % kLanes * 2 + input % 2;
   };
   const auto at = [&](int64_t i, int64_t j) { return i < n && j < k ? to_bf16(b[i * n_stride + j * k_stride]) : uint16_t{0}; };
   if (k_stride == 1) {
-    for (int64_t i = i0; i < i_end; ++i) {
-      int64_t j = j0;
-      // The row's inputs to bf16, 16 at a time; its pairs to their slots, a
-      // panel row (2 · kLanes) apart from the row's first.
+    // The row's inputs from j on to bf16, 16 at a time; its pairs to their
+    // slots, a panel row (2 · kLanes) apart from the row's first.
+    const auto pack_row = [&](int64_t i, int64_t j) {
       uint16_t* row_slots = slot(i, 0);
       if (i < n && j % 2 == 0)
         for (; j + kLanes <= j1; j += kLanes) {
@@ -130,7 +159,26 @@ void bf16_pack_part_avx512(const float* b, int64_t n_stride, int64_t k_stride, i
           for (int p = 0; p < kLanes / 2; ++p) std::memcpy(out + p * 2 * kLanes, &pairs[p], 4);
         }
       for (; j < j_end; ++j) *slot(i, j) = at(i, j);
-    }
+    };
+    int64_t i = i0;
+    // Whole panels of 16 rows, 32 inputs at a time: their 16 x 16 pairs
+    // transposed in registers, one store per panel row.
+    if (i % kLanes == 0 && j0 % 2 == 0)
+      for (; i + kLanes <= std::min(i1, n); i += kLanes) {
+        int64_t j = j0;
+        for (; j + 2 * kLanes <= j1; j += 2 * kLanes) {
+          __m512i pairs[kLanes];
+          for (int r = 0; r < kLanes; ++r) {
+            const float* x = b + (i + r) * n_stride + j;
+            pairs[r] = (__m512i)_mm512_cvtne2ps_pbh(_mm512_loadu_ps(x + kLanes), _mm512_loadu_ps(x));
+          }
+          transpose_16x16(pairs);
+          uint16_t* out = slot(i, j);
+          for (int p = 0; p < kLanes; ++p) _mm512_storeu_si512(out + p * 2 * kLanes, pairs[p]);
+        }
+        for (int r = 0; r < kLanes; ++r) pack_row(i + r, j);
+      }
+    for (; i < i_end; ++i) pack_row(i, j0);
     return;
   }
   if (n_stride == 1) {
@@ -141,16 +189,19 @@ void bf16_pack_part_avx512(const float* b, int64_t n_stride, int64_t k_stride, i
     }
     for (; j + 2 <= j_end; j += 2) {
       int64_t i = i0;
-      // Two inputs' 16 rows each, interleaved: one panel row of pairs.
+      // Two inputs' 16 rows each, interleaved: one panel row of pairs, in
+      // each panel (pk · kLanes apart) from pair_row on.
+      uint16_t* const pair_row = packed + j * kLanes;
       if (i % kLanes == 0)
-        for (; i + kLanes <= std::min(i1, n); i += kLanes) {
+        for (uint16_t* out = pair_row + i / kLanes * pk * kLanes; i + kLanes <= std::min(i1, n);
+             i += kLanes, out += pk * kLanes) {
           const __m256i even = (__m256i)_mm512_cvtneps_pbh(_mm512_loadu_ps(b + i + j * k_stride));
           const __m256i odd = j + 1 < k ? (__m256i)_mm512_cvtneps_pbh(_mm512_loadu_ps(b + i + (j + 1) * k_stride))
                                         : _mm256_setzero_si256();
           // maskz forms: the plain ones start from _mm512_undefined, which GCC flags at -O1.
           const __m512i e = _mm512_maskz_cvtepu16_epi32(0xFFFF, even);
           const __m512i o = _mm512_maskz_slli_epi32(0xFFFF, _mm512_maskz_cvtepu16_epi32(0xFFFF, odd), 16);
-          _mm512_storeu_si512(slot(i, j), _mm512_or_si512(e, o));
+          _mm512_storeu_si512(out, _mm512_or_si512(e, o));
         }
       for (; i < i_end; ++i) {
         *slot(i, j) = at(i, j);
