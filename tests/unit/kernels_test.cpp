@@ -948,6 +948,24 @@ TEST(ParallelChunks, NextBatchIsPlannedOnTheCallerWhileTheTeamRuns) {
 // With one thread, or inside a parallel region, the batches run in turn on
 // the calling thread; an exception `next` throws reaches the caller and the
 // other threads stop waiting (a hang here would time out).
+// The team's threads follow the batches from the first while the caller
+// plans more (their list grows, and moves, as the region runs): a thread that
+// starts late must still find them. Many regions of many quick batches.
+TEST(ParallelChunks, ThreadsThatStartLateFindEveryBatch) {
+  const ScopedTeam team(2);
+  constexpr int kRegions = 400, kBatches = 40;
+  for (int region = 0; region < kRegions; ++region) {
+    std::atomic<int64_t> items{0};
+    int planned = 0;
+    const auto batch = [&] { return PassBatch{{{4, 1, 1}, [&](int64_t begin, int64_t end) { items += end - begin; }}}; };
+    parallel_pass_batches(batch(), [&]() -> std::optional<PassBatch> {
+      if (++planned == kBatches) return std::nullopt;
+      return batch();
+    });
+    ASSERT_EQ(items.load(), 4 * kBatches) << "region " << region;
+  }
+}
+
 TEST(ParallelChunks, BatchesRunAloneAndAPlanningExceptionIsRethrown) {
   for (int threads : {1, 2}) {
     const ScopedTeam team(threads);
