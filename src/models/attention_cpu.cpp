@@ -454,7 +454,8 @@ void AttentionWork::prepare(int64_t begin, int64_t end) {
 void AttentionWork::arrive(int64_t row, int64_t rows, int64_t column, int64_t width) const {
   const int64_t q_columns = heads * dim, k_columns = kv_heads * dim, end = row + rows;
   // The first sequence these rows reach.
-  const auto first_sequence = static_cast<size_t>(std::upper_bound(offsets.begin(), offsets.end(), row) - offsets.begin() - 1);
+  const auto first_sequence =
+      static_cast<size_t>(std::upper_bound(offsets.begin(), offsets.end(), row) - offsets.begin() - 1);
   for (int64_t c = column; c < column + width; c += dim) {
     const bool is_q = c < q_columns, is_k = !is_q && c < q_columns + k_columns;
     const int64_t head = (is_q ? c : is_k ? c - q_columns : c - q_columns - k_columns) / dim;

@@ -58,16 +58,16 @@ struct GemmInput {
   Make make;
 };
 
-// The passes of a product on our int8 kernel, to run in a parallel region
-// with others (parallel_passes, models/parallel_chunks.h): the input's rows
-// quantized, then multiplied into `y` (the residual added). What they read
-// must be made by then: a made input may read tensors earlier passes write.
 // Work on a product's output where a panel of it has just been written, on
 // the thread that wrote it, while it is in cache: rows [row, row + rows),
 // columns [column, column + width) of y (a whole panel, or the last one's
 // valid columns).
 using PanelFinish = std::function<void(int64_t row, int64_t rows, int64_t column, int64_t width)>;
 
+// The passes of a product on our int8 kernel, to run in a parallel region
+// with others (parallel_passes, models/parallel_chunks.h): the input's rows
+// quantized, then multiplied into `y` (the residual added). What they read
+// must be made by then: a made input may read tensors earlier passes write.
 struct ProductPasses {
   at::Tensor y;
   ParallelPass quantize, multiply;

@@ -9,7 +9,6 @@
 #include <ATen/ops/pow.h>
 #include <ATen/ops/sin.h>
 
-#include <algorithm>
 #include <cmath>
 
 #include "models/vector_math.h"
@@ -88,20 +87,6 @@ SEMROUTE_ISA_DISPATCH_VECTOR(void, rotate_rows, rotate_rows_body,
                              (const float* x, int64_t stride, int64_t rows, int64_t first, const float* cos,
                               const float* sin, int64_t dim, int64_t heads, float* out, int64_t out_stride),
                              (x, stride, rows, first, cos, sin, dim, heads, out, out_stride))
-
-void rotate_packed_rows(float* x, int64_t stride, int64_t row, int64_t rows, const std::vector<int64_t>& lengths,
-                        const float* cos, const float* sin, int64_t dim, int64_t heads) {
-  const int64_t end = row + rows;
-  int64_t first = 0;  // the sequence's first row
-  for (const int64_t length : lengths) {
-    const int64_t begin = std::max(row, first), stop = std::min(end, first + length);
-    if (begin < stop)
-      rotate_rows(x + begin * stride, stride, stop - begin, begin - first, cos, sin, dim, heads, x + begin * stride,
-                  stride);
-    first += length;
-    if (first >= end) break;
-  }
-}
 
 RotaryEmbedding::RotaryEmbedding(const RopeParams& params, int64_t head_dim, int64_t max_position_embeddings) {
   // Rotary embeddings turn pairs of a head's dimensions: an odd width has a lone one.

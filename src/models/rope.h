@@ -6,8 +6,6 @@
 
 #include <ATen/core/Tensor.h>
 
-#include <vector>
-
 #include "models/configs.h"
 
 namespace semroute {
@@ -39,12 +37,5 @@ class RotaryEmbedding {
 // `out` (row stride `out_stride`) may be x itself.
 void rotate_rows(const float* x, int64_t stride, int64_t rows, int64_t first, const float* cos, const float* sin,
                  int64_t dim, int64_t heads, float* out, int64_t out_stride);
-
-// rotate_rows in place over rows [row, row + rows) of `x` (its row 0 the
-// first of the batch), sequences packed one after another (sequence i: the
-// `lengths[i]` rows after those before it), each row at its position in its
-// own sequence.
-void rotate_packed_rows(float* x, int64_t stride, int64_t row, int64_t rows, const std::vector<int64_t>& lengths,
-                        const float* cos, const float* sin, int64_t dim, int64_t heads);
 
 }  // namespace semroute
