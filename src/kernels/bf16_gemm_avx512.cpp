@@ -31,10 +31,23 @@ inline __mmask16 mask(int64_t valid) {
   return valid >= kLanes ? __mmask16(0xFFFF) : __mmask16((1u << valid) - 1u);
 }
 
+// Where a tile reads and writes: B's panels and the output.
+struct Operands {
+  const uint16_t* a;
+  int64_t pk;
+  const uint16_t* packed;
+  int64_t panel_size, n;
+  float alpha;
+  const float* row_scales;
+  float* c;
+  int64_t c_stride;
+};
+
 // Rows [row, row + R) x panels [panel, panel + V).
 template <int R, int V>
-inline void tile(const uint16_t* a, int64_t pk, int64_t row, const uint16_t* packed, int64_t panel_size, int64_t panel,
-                 int64_t n, float alpha, const float* row_scales, float* c, int64_t c_stride) {
+inline void tile(const Operands& o, int64_t row, int64_t panel) {
+  const uint16_t *a = o.a, *packed = o.packed;
+  const int64_t pk = o.pk, panel_size = o.panel_size;
   __m512 acc[R][V];
 #pragma GCC unroll 8
   for (int r = 0; r < R; ++r)
@@ -55,38 +68,24 @@ inline void tile(const uint16_t* a, int64_t pk, int64_t row, const uint16_t* pac
       for (int v = 0; v < V; ++v) acc[r][v] = _mm512_dpbf16_ps(acc[r][v], x, w[v]);
     }
   }
-  const __m512 scale = _mm512_set1_ps(alpha);
 #pragma GCC unroll 8
   for (int r = 0; r < R; ++r) {
-    const __m512 row_scale = row_scales != nullptr ? _mm512_set1_ps(alpha * row_scales[row + r]) : scale;
+    const __m512 scale = _mm512_set1_ps(o.row_scales != nullptr ? o.alpha * o.row_scales[row + r] : o.alpha);
 #pragma GCC unroll 4
     for (int v = 0; v < V; ++v) {
       const int64_t col = (panel + v) * kLanes;
-      _mm512_mask_storeu_ps(c + (row + r) * c_stride + col, mask(n - col), _mm512_mul_ps(acc[r][v], row_scale));
+      _mm512_mask_storeu_ps(o.c + (row + r) * o.c_stride + col, mask(o.n - col), _mm512_mul_ps(acc[r][v], scale));
     }
   }
 }
 
-// Where a tile reads and writes: B's panels and the output.
-struct Operands {
-  const uint16_t* a;
-  int64_t pk;
-  const uint16_t* packed;
-  int64_t panel_size, n;
-  float alpha;
-  const float* row_scales;
-  float* c;
-  int64_t c_stride;
-};
-
 template <int R>
 inline void panels(const Operands& o, int64_t row, int64_t panel, int64_t left) {
   switch (left) {
-    case 1: return tile<R, 1>(o.a, o.pk, row, o.packed, o.panel_size, panel, o.n, o.alpha, o.row_scales, o.c, o.c_stride);
-    case 2: return tile<R, 2>(o.a, o.pk, row, o.packed, o.panel_size, panel, o.n, o.alpha, o.row_scales, o.c, o.c_stride);
-    case 3: return tile<R, 3>(o.a, o.pk, row, o.packed, o.panel_size, panel, o.n, o.alpha, o.row_scales, o.c, o.c_stride);
-    default:
-      return tile<R, 4>(o.a, o.pk, row, o.packed, o.panel_size, panel, o.n, o.alpha, o.row_scales, o.c, o.c_stride);
+    case 1: return tile<R, 1>(o, row, panel);
+    case 2: return tile<R, 2>(o, row, panel);
+    case 3: return tile<R, 3>(o, row, panel);
+    default: return tile<R, 4>(o, row, panel);
   }
 }
 
