@@ -11,8 +11,10 @@
 #include <algorithm>
 #include <atomic>
 #include <cstdint>
+#include <exception>
 #include <functional>
 #include <optional>
+#include <thread>
 #include <vector>
 
 #include "core/free_cpus.h"
@@ -71,11 +73,34 @@ inline int64_t threads_for(int64_t count, int64_t chunk) {
 }
 
 // Runs body() on `threads` of libtorch's threads, or serially on this one.
+// Under ThreadSanitizer the team is made of std::threads instead: libgomp is
+// not instrumented, so TSan would not see that an OpenMP team starts after
+// the caller's writes and ends before the caller goes on, and would report
+// every region. It sees thread creation and join, and so checks the team's
+// own handoffs (the ParallelChunks tests make teams of two on purpose).
 template <class Body>
 void run_team(int64_t threads, const Body& body) {
+#if defined(__SANITIZE_THREAD__)
+  if (threads <= 1 || at::in_parallel_region()) return body();
+  std::vector<std::exception_ptr> failures(static_cast<size_t>(threads));
+  const auto member = [&](size_t t) {
+    try {
+      body();
+    } catch (...) {
+      failures[t] = std::current_exception();
+    }
+  };
+  std::vector<std::thread> team;
+  for (size_t t = 1; t < failures.size(); ++t) team.emplace_back(member, t);
+  member(0);
+  for (std::thread& thread : team) thread.join();
+  for (const std::exception_ptr& failure : failures)
+    if (failure) std::rethrow_exception(failure);
+#else
   std::optional<ScopedTeam> serial;  // one thread takes every chunk, here
   if (threads <= 1) serial.emplace(1);
   at::parallel_for(0, std::max<int64_t>(threads, 1), 1, [&](int64_t, int64_t) { body(); });
+#endif
 }
 
 }  // namespace detail

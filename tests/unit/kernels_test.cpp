@@ -942,9 +942,6 @@ TEST(ParallelChunks, NextBatchIsPlannedOnTheCallerWhileTheTeamRuns) {
   EXPECT_EQ(kept.load(), 0) << "a batch's passes outlived the start of the batch after";
 }
 
-// With one thread, or inside a parallel region, the batches run in turn on
-// the calling thread; an exception `next` throws reaches the caller and the
-// other threads stop waiting (a hang here would time out).
 // The team's threads follow the batches from the first while the caller
 // plans more (their list grows, and moves, as the region runs): a thread that
 // starts late must still find them. Many regions of many quick batches.
@@ -963,6 +960,9 @@ TEST(ParallelChunks, ThreadsThatStartLateFindEveryBatch) {
   }
 }
 
+// With one thread, or inside a parallel region, the batches run in turn on
+// the calling thread; an exception `next` throws reaches the caller and the
+// other threads stop waiting (a hang here would time out).
 TEST(ParallelChunks, BatchesRunAloneAndAPlanningExceptionIsRethrown) {
   for (int threads : {1, 2}) {
     const ScopedTeam team(threads);
