@@ -148,6 +148,10 @@ LayerState ModernBertEncoder::embed(const ModelInputs& inputs) const {
   return state;
 }
 
+namespace {
+constexpr int64_t kPlanAheadTokens = 1024;  // below: layers planned ahead, in one region
+}  // namespace
+
 void ModernBertEncoder::run_range(LayerState& state, const LayerRange& range) const {
   Rope rope;
   std::tie(rope.cos_global, rope.sin_global) = global_rope_.cos_sin(state.packed.longest(), dtype(), device());
@@ -156,6 +160,11 @@ void ModernBertEncoder::run_range(LayerState& state, const LayerRange& range) co
     return layer_passes(layers_[static_cast<size_t>(i)], x, range, rope);
   };
   int64_t unplannable = -1;  // a layer whose plan, made in the region before, had no passes
+  // A plan allocates its layer's activations (~35 KB a token): planned while
+  // the layer before runs, two layers' are held at once. Long inputs, where
+  // that is memory and the planning's few µs are nothing, plan each layer
+  // once the one before has ended (8,192 tokens: peak RSS 1.14 -> 0.87 GB).
+  const bool plan_ahead = state.hidden.size(0) <= kPlanAheadTokens;
   for (int64_t i = range.begin; i < range.end; ++i) {
     std::optional<LayerPasses> layer = i == unplannable ? std::nullopt : plan(i, state.hidden);
     if (!layer) {
@@ -166,7 +175,7 @@ void ModernBertEncoder::run_range(LayerState& state, const LayerRange& range) co
     // shapes, so each next layer is planned while the team runs this one.
     at::Tensor out = layer->out;
     parallel_pass_batches(std::move(layer->passes), [&]() -> std::optional<PassBatch> {
-      if (i + 1 == range.end) return std::nullopt;
+      if (i + 1 == range.end || !plan_ahead) return std::nullopt;
       std::optional<LayerPasses> next = plan(i + 1, out);
       if (!next) {
         unplannable = i + 1;

@@ -4,7 +4,13 @@
 #include <ATen/ATen.h>
 #include <gtest/gtest.h>
 
+#include <c10/core/CPUAllocator.h>
+#include <torch/csrc/api/include/torch/version.h>
+
+#include <atomic>
+#include <cstring>
 #include <fstream>
+#include <functional>
 
 #include "models/model_factory.h"
 #include "models/modernbert.h"
@@ -132,11 +138,8 @@ size_t rss_bytes() {
   return resident * 4096;
 }
 
-// 32K tokens on a tiny config: memory grows by activations only (tokens ×
-// hidden), never by a 32K × 32K mask or score matrix (4 GB in fp32). The
-// sliding layers run at 32K; the global layer (quadratic compute) at 8K.
-TEST(ModernBert, LongInputsRunInBoundedMemory) {
-  test::TempDir dir;
+// A tiny ModernBERT with 32K positions: 3 layers, the last one global.
+std::filesystem::path write_long_model(const std::filesystem::path& dir) {
   std::ofstream(dir / "config.json") << R"({"model_type": "modernbert", "vocab_size": 64, "hidden_size": 32,
     "num_hidden_layers": 3, "num_attention_heads": 2, "intermediate_size": 48, "local_attention": 128,
     "layer_types": ["sliding_attention", "sliding_attention", "full_attention"], "max_position_embeddings": 32768})";
@@ -153,7 +156,15 @@ TEST(ModernBert, LongInputsRunInBoundedMemory) {
     tensors.emplace_back(p + "mlp.Wo.weight", at::randn({32, 48}) * 0.2);
   }
   save_safetensors(dir / "model.safetensors", tensors);
-  const auto model = load_core_model(dir.path());
+  return dir;
+}
+
+// 32K tokens on a tiny config: memory grows by activations only (tokens ×
+// hidden), never by a 32K × 32K mask or score matrix (4 GB in fp32). The
+// sliding layers run at 32K; the global layer (quadratic compute) at 8K.
+TEST(ModernBert, LongInputsRunInBoundedMemory) {
+  test::TempDir dir;
+  const auto model = load_core_model(write_long_model(dir.path()));
   const size_t before = rss_bytes();
   ForwardOptions sliding_only;
   sliding_only.layers = 2;
@@ -168,6 +179,75 @@ TEST(ModernBert, LongInputsRunInBoundedMemory) {
   if (!test::kSanitized) {  // ASan's quarantine holds freed blocks
     EXPECT_LT(growth, 256u << 20);
   }
+}
+
+// Counts the bytes of libtorch's CPU tensors alive at once, while installed
+// above whatever allocator the process has (the tensor cache, say).
+class PeakTensorBytes final : public c10::Allocator {
+ public:
+  // The most bytes alive at once while fn() ran (those alive before excluded).
+  static size_t during(const std::function<void()>& fn) {
+    static PeakTensorBytes counter;  // tensors it made may outlive the call
+    counter.base_ = c10::GetCPUAllocator();
+    counter.live_ = counter.peak_ = 0;
+    c10::SetCPUAllocator(&counter, kPriority);
+    fn();
+    c10::SetCPUAllocator(counter.base_, kPriority);
+    return static_cast<size_t>(counter.peak_.load());
+  }
+
+#if TORCH_VERSION_MAJOR >= 2  // allocate() lost its const; copy_data() is new
+  c10::DataPtr allocate(size_t bytes) override { return counted(bytes); }
+  void copy_data(void* dest, const void* src, std::size_t count) const override { std::memcpy(dest, src, count); }
+#else
+  c10::DataPtr allocate(size_t bytes) const override { return counted(bytes); }
+#endif
+
+ private:
+  static constexpr uint8_t kPriority = 100;  // above every allocator the library installs
+  struct Block {
+    c10::DataPtr data;
+    int64_t bytes;
+    const PeakTensorBytes* counter;
+  };
+
+  c10::DataPtr counted(size_t bytes) const {
+    auto* block = new Block{base_->allocate(bytes), static_cast<int64_t>(bytes), this};
+    const int64_t live = live_ += block->bytes;
+    for (int64_t peak = peak_.load(); live > peak && !peak_.compare_exchange_weak(peak, live);) {
+    }
+    return {block->data.get(), block, &release, block->data.device()};
+  }
+  static void release(void* context) {
+    auto* block = static_cast<Block*>(context);
+    block->counter->live_ -= block->bytes;
+    delete block;
+  }
+
+  c10::Allocator* base_ = nullptr;
+  mutable std::atomic<int64_t> live_{0}, peak_{0};
+};
+
+// Long int8 forwards plan each layer once the one before has ended, so a
+// layer's activations (its products' outputs, the attention's packed keys
+// and values) are alive one layer at a time: three layers at 2,048 tokens
+// hold what the first one alone does (planned ahead: 1.9 times as much).
+TEST(ModernBert, LongInt8ForwardsHoldOneLayerAtATime) {
+  test::TempDir dir;
+  LoadOptions int8;
+  int8.int8 = true;
+  const auto model = load_core_model(write_long_model(dir.path()), int8);
+  const at::Tensor ids = at::randint(0, 64, {1, 2048}, at::kLong);
+  ForwardOptions first_layer;
+  first_layer.layers = 1;
+  at::Tensor one, all;
+  const size_t one_layer = PeakTensorBytes::during([&] { one = model->forward({ids, at::ones_like(ids), {}}, first_layer); });
+  const size_t three_layers = PeakTensorBytes::during([&] { all = model->forward({ids, at::ones_like(ids), {}}); });
+  std::printf("    2048 tokens int8: tensors alive at most %.2f MB (first layer), %.2f MB (all three)\n",
+              one_layer / 1e6, three_layers / 1e6);
+  EXPECT_TRUE(all.isfinite().all().item<bool>());
+  EXPECT_GT(one_layer, size_t{0});
+  EXPECT_LT(three_layers, one_layer * 5 / 4);
 }
 
 }  // namespace
