@@ -204,7 +204,10 @@ class PeakTensorBytes final : public c10::Allocator {
 #endif
 
  private:
-  static constexpr uint8_t kPriority = 100;  // above every allocator the library installs
+  // Above every allocator the library installs; the base goes back at this
+  // priority, so one installed later would be refused: loading a model
+  // installs the tensor cache (ensure_runtime_initialized) before any count.
+  static constexpr uint8_t kPriority = 100;
   struct Block {
     c10::DataPtr data;
     int64_t bytes;
